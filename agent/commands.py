@@ -1,8 +1,88 @@
-"""CLI subcommands of this package (placeholder until its issue lands)."""
+"""`python cli.py ask`: one question through the agent, step by step or as JSON."""
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+
+
+def add_agent_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags shared by every command that runs the agent (ask, frames, compare)."""
+    parser.add_argument("--k", type=int, default=5, help="search queries per step (default 5)")
+    parser.add_argument("--n", type=int, default=5, help="retrieval steps (default 5)")
+    parser.add_argument("--n-docs", type=int, default=10, help="hits per query (default 10)")
+    parser.add_argument("--model", default="local:qwen2.5-coder-1.5b", help="model spec, e.g. gemini:gemini-1.5-pro, openai:gpt-4o-mini")
+    parser.add_argument("--base-url", default=None, help="OpenAI-compatible server for openai: models")
+    parser.add_argument("--prompt", default="planning", help="planning prompt: vanilla, planning, or a file path")
+    parser.add_argument("--index", default="default", help="index name or directory (default: the embedded index)")
+    parser.add_argument("--tools", default="wiki", help="wiki, crag, crag:<domain>, comma-separated (default wiki)")
+    parser.add_argument("--adaptive", action="store_true", help="stop early when the model says it has enough")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the LLM call cache")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add this package's subcommands to the CLI."""
+    """Add the `ask` subcommand."""
+    parser = sub.add_parser("ask", help="answer one question with the multi-step agent")
+    parser.add_argument("question")
+    add_agent_flags(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of the step-by-step view")
+    parser.set_defaults(handler=run_ask)
+
+
+def agent_config(args: argparse.Namespace):
+    """AgentConfig from CLI flags, with budgets sized for the model; bad values become one-line errors."""
+    from pydantic import ValidationError
+
+    from agent.config import AgentConfig
+    from agent.nodes import AgentError
+
+    try:
+        return AgentConfig.for_model(args.model, k=args.k, n=args.n, n_docs=args.n_docs, prompt=args.prompt,
+                                     adaptive=args.adaptive)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise AgentError(f"--{'-'.join(map(str, err['loc'])).replace('_', '-')}: {err['msg']}") from None
+
+
+def build_agent(args: argparse.Namespace, cache: bool = True):
+    """A FramesAgent wired from CLI flags: model, index, tools, config."""
+    from agent.api import FramesAgent
+    from agent.llm import resolve_model
+    from index.build import open_retriever
+    from retrieval.crag import build_tools
+
+    config = agent_config(args)
+    use_wiki, tools = build_tools(args.tools)
+    retriever = open_retriever(args.index) if use_wiki else None
+    llm = resolve_model(args.model, base_url=args.base_url, cache=cache and not args.no_cache)
+    return FramesAgent(llm, retriever, tools, config)
+
+
+def _print_event(event) -> None:
+    if event.kind == "step_started":
+        print(f"\n── step {event.step}", flush=True)
+    elif event.kind == "queries":
+        note = "  (fallback)" if event.fallback else ""
+        print(f"   queries: {' | '.join(event.queries)}{note}", flush=True)
+        for call in event.tool_calls:
+            print(f"   tool: {call.name}({json.dumps(call.args, ensure_ascii=False)})", flush=True)
+    elif event.kind == "documents_added":
+        titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
+        print(f"   +{len(event.documents)} new: {titles[:300]}", flush=True)
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    """Answer one question; stream the steps, or print the --json object."""
+    agent = build_agent(args, cache=False)
+    if args.json:
+        print(json.dumps(agent.invoke(args.question).summary(), ensure_ascii=False))
+        return 0
+    result = None
+    for event in agent.stream(args.question):
+        _print_event(event)
+        if event.kind == "answer":
+            result = event.result
+    print(f"\nAnswer: {result.answer}")
+    print(f"({result.llm_calls} LLM calls, {result.tokens.prompt}+{result.tokens.completion} tokens, "
+          f"{len(result.documents)} documents, {result.seconds:.1f}s)", file=sys.stderr)
+    return 0

@@ -1,0 +1,54 @@
+"""FRAMES Algorithm 1 as a LangGraph state machine: plan -> retrieve -> merge, n times, then answer."""
+from __future__ import annotations
+
+from typing import Literal, Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import BaseTool
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from agent.config import AgentConfig
+from agent.nodes import Nodes
+from agent.prompts import load_prompt
+from agent.state import AgentState
+from retrieval.base import Retriever
+
+
+def after_plan(state: AgentState) -> Literal["retrieve", "answer", "__end__"]:
+    """Retrieve, unless the model already has what it needs (adaptive mode)."""
+    if state.get("done"):
+        return END if state.get("skip_answer") else "answer"
+    return "retrieve"
+
+
+def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__"]:
+    """Plan again until n steps are done, then answer (or end, for retrieval-only runs)."""
+    if state["step"] < n:
+        return "plan"
+    return END if state.get("skip_answer") else "answer"
+
+
+def build_nodes(llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool], config: AgentConfig) -> Nodes:
+    """The nodes with their prompts loaded and checked."""
+    return Nodes(llm, retriever, tools, config, load_prompt(config.prompt), load_prompt(config.answer_prompt))
+
+
+def build_graph(llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool] = (),
+                config: AgentConfig | None = None, nodes: Nodes | None = None) -> CompiledStateGraph:
+    """Compile the agent graph; every dependency is passed in."""
+    config = config or AgentConfig()
+    nodes = nodes or build_nodes(llm, retriever, tools, config)
+    graph = StateGraph(AgentState)
+    # Each node has a sync and an async body, so ainvoke never parks LLM calls in a small thread pool.
+    graph.add_node("plan", RunnableLambda(nodes.plan, afunc=nodes.aplan, name="plan"))
+    graph.add_node("retrieve", RunnableLambda(nodes.retrieve, afunc=nodes.aretrieve, name="retrieve"))
+    graph.add_node("merge", nodes.merge)
+    graph.add_node("answer", RunnableLambda(nodes.answer, afunc=nodes.aanswer, name="answer"))
+    graph.add_edge(START, "plan")
+    graph.add_conditional_edges("plan", after_plan)
+    graph.add_edge("retrieve", "merge")
+    graph.add_conditional_edges("merge", lambda state: after_merge(state, config.n), ["plan", "answer", END])
+    graph.add_edge("answer", END)
+    return graph.compile()

@@ -1,0 +1,212 @@
+"""The graph's nodes: plan, retrieve, merge, answer (each with an async twin where it waits on I/O)."""
+from __future__ import annotations
+
+import asyncio
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any, Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.config import get_stream_writer
+from pydantic import BaseModel, Field, field_validator
+
+from agent.config import AgentConfig
+from agent.llm import Structured, astructured, structured
+from agent.prompts import Prompt
+from agent.state import AgentState, ContextCut, DocumentsAdded, QueriesPlanned, StepRecord, StepStarted, ToolCall
+from agent.tools import describe_tools, run_tool
+from retrieval import context as ctx
+from retrieval.base import FramesAgentError, Retriever
+from retrieval.types import Document
+
+PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "tools"}
+ANSWER_VARIABLES = {"question", "context"}
+
+
+class AgentError(FramesAgentError):
+    """The agent cannot run or finish this question."""
+
+
+class PlanReply(BaseModel):
+    """What the planner writes each step."""
+
+    thought: str = Field("", json_schema_extra={"maxLength": 300})
+    # maxLength steers constrained decoding towards short entity-style queries; validation stays lenient.
+    queries: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "maxLength": 60}})
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    enough: bool = False
+
+    @field_validator("queries", mode="before")
+    @classmethod
+    def _strings(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [value]
+        return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
+
+
+_QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|query\s*\d*:)\s*", re.I)
+
+
+def fallback_plan(raw: str) -> PlanReply:
+    """Queries salvaged from a reply that is not valid JSON: quoted strings, else list-like lines."""
+    quoted = [q for q in _QUOTED.findall(raw) if q.lower() not in {"queries", "thought", "tool_calls", "enough"}]
+    if quoted:
+        return PlanReply(queries=quoted)
+    lines = [_BULLET.sub("", line).strip(" \"'`,") for line in raw.splitlines()]
+    return PlanReply(queries=[line for line in lines if line and len(line.split()) <= 12 and not line.endswith(":")])
+
+
+def normalise_query(query: str) -> str:
+    """Lower-cased, whitespace-collapsed form used to spot repeated queries."""
+    return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
+
+
+def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int, max_words: int) -> tuple[list[str], list[str]]:
+    """At most k short, distinct, new queries; returns (kept, dropped repeats)."""
+    seen = {normalise_query(q) for q in earlier}
+    kept, dropped = [], []
+    for query in raw:
+        query = " ".join(_BULLET.sub("", query).strip(" \"'`").split()[:max_words])
+        norm = normalise_query(query)
+        if not norm:
+            continue
+        if norm in seen:
+            dropped.append(query)
+            continue
+        seen.add(norm)
+        kept.append(query)
+    return kept[:k], dropped
+
+
+_ANSWER_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:：]\s*(.+?)\s*$", re.I | re.M)
+
+
+def extract_answer(reply: str) -> str:
+    """The short answer: the last "Answer:" line, else the last non-empty line."""
+    found = _ANSWER_LINE.findall(reply or "")
+    if found:
+        return found[-1].strip().strip("*").strip()
+    lines = [line.strip() for line in (reply or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _emit(event: BaseModel) -> None:
+    get_stream_writer()(event)
+
+
+class Nodes:
+    """The four nodes of FRAMES Algorithm 1, bound to their injected dependencies."""
+
+    def __init__(self, llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool],
+                 config: AgentConfig, plan_prompt: Prompt, answer_prompt: Prompt) -> None:
+        self.llm, self.retriever, self.config = llm, retriever, config
+        self.tools = {tool.name: tool for tool in tools}
+        self.tools_text = describe_tools(list(tools), config.max_tool_calls)
+        self.plan_prompt, self.answer_prompt = plan_prompt, answer_prompt
+        plan_prompt.check(PLAN_VARIABLES | set(config.variables))
+        answer_prompt.check(ANSWER_VARIABLES | set(config.variables))
+
+    # --- plan -------------------------------------------------------------------------------------
+    def _plan_text(self, state: AgentState, step: int) -> str:
+        cfg = self.config
+        shown = ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens)
+        earlier = state.get("queries", [])
+        return self.plan_prompt.render(
+            **{**cfg.variables, **state.get("variables", {})}, question=state["question"], context=shown.text,
+            previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
+            k=cfg.k, step=step, n=cfg.n, tools=self.tools_text)
+
+    def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply]) -> dict:
+        cfg, plan = self.config, reply.value
+        queries, dropped = clean_queries(plan.queries, state.get("queries", []), cfg.k, cfg.max_query_words)
+        calls = [c for c in plan.tool_calls if c.name in self.tools][: cfg.max_tool_calls] if self.tools else []
+        fallback = reply.fallback
+        if not queries and not calls:
+            # A model that gives nothing usable still searches: the question itself, as BM25-R would.
+            queries, fallback = [" ".join(state["question"].split()[:32])], True
+        record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
+                            fallback=fallback, dropped_queries=dropped,
+                            errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [])
+        _emit(QueriesPlanned(step=step, queries=queries, tool_calls=calls, fallback=fallback))
+        done = cfg.adaptive and plan.enough and step > 1
+        return {"step": step, "pending_queries": [] if done else queries, "pending_tools": [] if done else calls,
+                "queries": [*state.get("queries", []), *queries], "steps": [*state.get("steps", []), record],
+                "done": done}
+
+    def plan(self, state: AgentState, config: RunnableConfig) -> dict:
+        """Ask the model for k queries (and tool calls) from the question and the context so far."""
+        step = state.get("step", 0) + 1
+        _emit(StepStarted(step=step))
+        reply = structured(self.llm, self._plan_text(state, step), PlanReply, fallback_plan, config=config)
+        return self._plan_update(state, step, reply)
+
+    async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
+        """Async plan."""
+        step = state.get("step", 0) + 1
+        _emit(StepStarted(step=step))
+        reply = await astructured(self.llm, self._plan_text(state, step), PlanReply, fallback_plan, config=config)
+        return self._plan_update(state, step, reply)
+
+    # --- retrieve ---------------------------------------------------------------------------------
+    def retrieve(self, state: AgentState) -> dict:
+        """Run the step's queries (one batch, parallel on the Java side) and tool calls (parallel threads)."""
+        queries, calls, step = state.get("pending_queries", []), state.get("pending_tools", []), state["step"]
+        found: list[tuple[int, Document]] = []
+        errors: list[str] = []
+        with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
+            futures = [pool.submit(run_tool, self.tools, call) for call in calls]
+            if queries and self.retriever is not None:
+                try:
+                    for hits in self.retriever.batch_search(queries, self.config.n_docs):
+                        found.extend(enumerate(hits))
+                except FramesAgentError as exc:
+                    raise AgentError(f"retrieval failed at step {step}: {exc}") from exc
+            for call, future in zip(calls, futures):
+                try:
+                    found.extend((0, doc) for doc in future.result())
+                except Exception as exc:  # a failing tool is recorded; the question goes on
+                    errors.append(f"tool {call.name} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        steps = state["steps"]
+        if errors:
+            steps = [*steps[:-1], steps[-1].model_copy(update={"errors": [*steps[-1].errors, *errors]})]
+        return {"retrieved": found, "steps": steps}
+
+    async def aretrieve(self, state: AgentState) -> dict:
+        """Async retrieve: the blocking searches run in a worker thread."""
+        return await asyncio.to_thread(self.retrieve, state)
+
+    # --- merge ------------------------------------------------------------------------------------
+    def merge(self, state: AgentState) -> dict:
+        """C <- C ∪ (D \\ C): only documents not yet in the context enter, deduped per article."""
+        context = [replace(entry, documents=list(entry.documents)) for entry in state.get("context", [])]
+        added = ctx.merge(context, state.get("retrieved", []), state["step"])
+        steps = state["steps"]
+        steps = [*steps[:-1], steps[-1].model_copy(update={"new_doc_ids": [d.id for d in added]})]
+        _emit(DocumentsAdded(step=state["step"], documents=added))
+        return {"context": context, "steps": steps, "retrieved": []}
+
+    # --- answer -----------------------------------------------------------------------------------
+    def answer_text(self, question: str, context: Sequence[ctx.ContextEntry], variables: dict[str, str]) -> tuple[str, ContextCut]:
+        """The answer prompt for a question and context, and how much of the context it had to cut."""
+        cfg = self.config
+        shown = ctx.render(context, cfg.answer_budget, cfg.answer_doc_tokens, empty="(no documents)")
+        text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question, context=shown.text)
+        return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut)
+
+    def _answer_update(self, reply: Any, cut: ContextCut) -> dict:
+        raw = str(reply.content or "")
+        return {"answer": extract_answer(raw), "raw_answer": raw, "answer_context": cut}
+
+    def answer(self, state: AgentState, config: RunnableConfig) -> dict:
+        """Answer from the question and the context under the answer budget."""
+        text, cut = self.answer_text(state["question"], state.get("context", []), state.get("variables", {}))
+        return self._answer_update(self.llm.invoke(text, config=config), cut)
+
+    async def aanswer(self, state: AgentState, config: RunnableConfig) -> dict:
+        """Async answer."""
+        text, cut = self.answer_text(state["question"], state.get("context", []), state.get("variables", {}))
+        return self._answer_update(await self.llm.ainvoke(text, config=config), cut)

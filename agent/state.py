@@ -1,0 +1,128 @@
+"""The agent's graph state, its typed result and its streamed events."""
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from pydantic import BaseModel, Field
+
+from retrieval.context import ContextEntry
+from retrieval.types import Document
+
+
+class ToolCall(BaseModel):
+    """A tool the planner asked for, with its arguments."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class StepRecord(BaseModel):
+    """What one planning step asked for and what it added."""
+
+    step: int
+    queries: list[str] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    new_doc_ids: list[str] = Field(default_factory=list)
+    thought: str = ""
+    # The plan reply was unusable and the agent fell back (e.g. to the question itself).
+    fallback: bool = False
+    dropped_queries: list[str] = Field(default_factory=list, description="repeats of earlier queries, not run again")
+    errors: list[str] = Field(default_factory=list)
+
+
+class TokenUsage(BaseModel):
+    """Prompt and completion tokens."""
+
+    prompt: int = 0
+    completion: int = 0
+
+
+class ContextCut(BaseModel):
+    """How much of the context a prompt could not show under its token budget."""
+
+    documents_shown: int = 0
+    documents_cut: int = 0
+    tokens_cut: int = 0
+
+
+class AgentResult(BaseModel):
+    """Everything one question produced: answer, steps, documents, cost."""
+
+    question: str
+    answer: str = ""
+    raw_answer: str = ""
+    steps: list[StepRecord] = Field(default_factory=list)
+    documents: list[Document] = Field(default_factory=list)
+    llm_calls: int = 0
+    tokens: TokenUsage = Field(default_factory=TokenUsage)
+    seconds: float = 0.0
+    stopped_early: bool = False
+    answer_context: ContextCut = Field(default_factory=ContextCut)
+    error: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """The CLI's --json object."""
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "steps": [{"step": s.step, "queries": s.queries, "new_doc_ids": s.new_doc_ids} for s in self.steps],
+            "documents": [{"id": d.id, "title": d.title, "source": d.source, "score": d.score} for d in self.documents],
+            "llm_calls": self.llm_calls,
+            "tokens": self.tokens.model_dump(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class AgentState(TypedDict, total=False):
+    """LangGraph state: FRAMES Algorithm 1's question, step counter, queries, context and answer."""
+
+    question: str
+    variables: dict[str, str]
+    step: int
+    queries: list[str]
+    pending_queries: list[str]
+    pending_tools: list[ToolCall]
+    retrieved: list[tuple[str, list[Document]]]
+    context: list[ContextEntry]
+    skip_answer: bool
+    steps: list[StepRecord]
+    done: bool
+    answer: str
+    raw_answer: str
+    answer_context: ContextCut
+
+
+class StepStarted(BaseModel):
+    """A planning step begins."""
+
+    kind: Literal["step_started"] = "step_started"
+    step: int
+
+
+class QueriesPlanned(BaseModel):
+    """The planner's queries and tool calls for a step."""
+
+    kind: Literal["queries"] = "queries"
+    step: int
+    queries: list[str]
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    fallback: bool = False
+
+
+class DocumentsAdded(BaseModel):
+    """Documents that entered the context at a step (only new ones)."""
+
+    kind: Literal["documents_added"] = "documents_added"
+    step: int
+    documents: list[Document]
+
+
+class AnswerReady(BaseModel):
+    """The final answer and the whole result."""
+
+    kind: Literal["answer"] = "answer"
+    answer: str
+    result: AgentResult
+
+
+AgentEvent = StepStarted | QueriesPlanned | DocumentsAdded | AnswerReady
