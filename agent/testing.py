@@ -30,12 +30,15 @@ class ScriptedLLM(BaseChatModel):
 
     A reply may be text, a dict/list/pydantic model (sent as JSON), an exception (raised),
     or a callable of the messages (for endless benchmark fakes). `delay` sleeps per call.
+    `supports_json_schema=True` makes it receive response_format like the real providers.
     """
 
     replies: list[Any] = []
     responder: Callable[[list[BaseMessage]], Any] | None = None
     delay: float = 0.0
     model_name: str = "scripted"
+    # Set True to have structured() send response_format (a JSON schema), as it does to our providers.
+    supports_json_schema: bool = False
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _prompts: list[str] = PrivateAttr(default_factory=list)
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)

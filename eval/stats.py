@@ -1,0 +1,78 @@
+"""Paired tests for two systems on the same questions: McNemar's exact test and a paired bootstrap CI."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+
+BOOTSTRAP_SEED = 0
+BOOTSTRAP_RESAMPLES = 10_000
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """B minus A on the same questions: accuracy difference, its bootstrap CI, and McNemar's exact p."""
+
+    n: int
+    accuracy_a: float
+    accuracy_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    only_a: int  # questions A got right and B wrong
+    only_b: int
+    p_value: float
+
+    @property
+    def significant(self) -> bool:
+        """McNemar p < 0.05 (and then the CI excludes 0 too, barring ties at the edge)."""
+        return self.p_value < 0.05
+
+    def sentence(self, name_a: str, name_b: str) -> str:
+        """One line a user can act on."""
+        verdict = "a real difference (p < 0.05)" if self.significant else "not distinguishable from chance (p ≥ 0.05)"
+        return (f"{name_b} vs {name_a}: {self.diff * 100:+.1f} points accuracy on {self.n} paired questions, "
+                f"95% CI [{self.ci_low * 100:+.1f}, {self.ci_high * 100:+.1f}] (paired bootstrap, "
+                f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}); McNemar exact p = {self.p_value:.3g} "
+                f"({self.only_a} only {name_a} right, {self.only_b} only {name_b} right): {verdict}")
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts (binomial test with p = 1/2)."""
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def paired_bootstrap(a: Sequence[bool], b: Sequence[bool], *, resamples: int = BOOTSTRAP_RESAMPLES,
+                     seed: int = BOOTSTRAP_SEED, level: float = 0.95) -> tuple[float, float]:
+    """Percentile CI of mean(b) - mean(a), resampling questions (pairs stay together)."""
+    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    if diffs.size == 0:
+        return 0.0, 0.0
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    for start in range(0, resamples, 1000):  # chunks bound memory for large question sets
+        stop = min(resamples, start + 1000)
+        idx = rng.integers(0, diffs.size, size=(stop - start, diffs.size))
+        means[start:stop] = diffs[idx].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def compare_paired(a: Sequence[bool], b: Sequence[bool]) -> PairedComparison:
+    """Everything about B vs A on paired per-question correctness."""
+    if len(a) != len(b):
+        raise ValueError("paired samples must have the same length")
+    n = len(a)
+    only_a = sum(1 for x, y in zip(a, b) if x and not y)
+    only_b = sum(1 for x, y in zip(a, b) if y and not x)
+    acc_a, acc_b = (sum(a) / n, sum(b) / n) if n else (0.0, 0.0)
+    low, high = paired_bootstrap(a, b)
+    return PairedComparison(n=n, accuracy_a=acc_a, accuracy_b=acc_b, diff=acc_b - acc_a, ci_low=low, ci_high=high,
+                            only_a=only_a, only_b=only_b, p_value=mcnemar_exact(only_a, only_b))

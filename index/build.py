@@ -1,0 +1,300 @@
+"""Building Lucene BM25 indexes (Anserini JsonCollection, stored raw docs, positions), idempotently and atomically."""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import platform
+import shutil
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from index.corpus import (JSONL_SUFFIXES, XML_SUFFIXES, Article, CorpusError, ShardWriter, article_units,
+                          check_xml_path, default_corpus_paths, expand_corpus_paths, read_jsonl, read_mediawiki_xml)
+from retrieval.bm25 import MANIFEST_FILE, NAME_PATTERN, TITLES_FILE, BM25Retriever, normalize_title, resolve_index
+from retrieval.paths import indexes_dir
+
+UNITS = ("article", "passage")
+DEFAULT_NAME = "default"
+FORMAT_VERSION = 1
+SHARD_DOCS = 20_000  # Anserini indexes one collection file per thread at a time, so shard for parallelism
+PASSAGE_WORDS = 100
+
+
+@dataclass
+class BuildSpec:
+    """What to index: JSONL files, XML dumps, and the unit of one Lucene document."""
+
+    jsonl: list[Path] = field(default_factory=list)
+    xml: list[Path] = field(default_factory=list)
+    unit: str = "article"
+
+    def fingerprint(self) -> dict:
+        """Identity of the inputs; a finished index with the same fingerprint is reused."""
+        def describe(path: Path, kind: str) -> dict:
+            stat = path.stat()
+            return {"path": str(path.resolve()), "kind": kind, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+        inputs = [describe(p, "jsonl") for p in self.jsonl] + [describe(p, "xml") for p in self.xml]
+        return {"format": FORMAT_VERSION, "unit": self.unit, "inputs": inputs}
+
+
+def make_spec(corpus: Iterable[str | Path] = (), xml: Iterable[str | Path] = (), unit: str = "article") -> BuildSpec:
+    """A checked BuildSpec; no corpus and no dump means the default corpus."""
+    if unit not in UNITS:
+        raise CorpusError(f"unknown unit {unit!r}: use one of {', '.join(UNITS)}")
+    corpus, xml = [Path(p) for p in corpus], [Path(p) for p in xml]
+    xml += [p for p in corpus if p.name.endswith(XML_SUFFIXES) and not p.name.endswith(JSONL_SUFFIXES)]
+    corpus = [p for p in corpus if p not in xml]
+    xml = [check_xml_path(p) for p in xml]
+    jsonl = expand_corpus_paths(corpus) if corpus else ([] if xml else default_corpus_paths())
+    return BuildSpec(jsonl=jsonl, xml=xml, unit=unit)
+
+
+def default_spec(name: str = DEFAULT_NAME) -> BuildSpec:
+    """The spec of the embedded default index ("default": articles, "default-passage": passages)."""
+    return make_spec(unit="passage" if name.endswith("-passage") else "article")
+
+
+def is_default_name(name: str) -> bool:
+    """Whether a name refers to the embedded default index, built on demand."""
+    return name in (DEFAULT_NAME, f"{DEFAULT_NAME}-passage")
+
+
+def finished_manifest(index_dir: Path) -> dict | None:
+    """The manifest of a finished index at index_dir, or None."""
+    try:
+        manifest = json.loads((index_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) and manifest.get("complete") is True else None
+
+
+def build_index(spec: BuildSpec, out_dir: Path, *, name: str | None = None, threads: int = 2,
+                force: bool = False, progress: bool = True) -> dict:
+    """Build (or reuse) the index at out_dir; returns its manifest."""
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock(out_dir):
+        fingerprint = spec.fingerprint()
+        current = finished_manifest(out_dir)
+        if current and not force and current.get("fingerprint") == fingerprint:
+            _say(progress, f"index {out_dir} is up to date ({current['docs']} docs); --force rebuilds it")
+            return current
+        _remove_stale_partials(out_dir)
+        work = out_dir.parent / f".{out_dir.name}.partial-{os.getpid()}"
+        shutil.rmtree(work, ignore_errors=True)
+        try:
+            manifest = _build_into(spec, work, name or out_dir.name, threads, progress)
+            manifest["fingerprint"] = fingerprint
+            _write_json(work / "index" / MANIFEST_FILE, manifest)  # last file written: marks the build finished
+            _swap_in(work / "index", out_dir)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    _say(progress, f"built {out_dir}: {manifest['docs']} docs from {manifest['articles']} articles "
+                   f"in {manifest['build_seconds']:.0f} s")
+    return manifest
+
+
+def build_named(spec: BuildSpec, name: str, **kwargs) -> Path:
+    """Build (or reuse) the index called name under indexes_dir(); returns its directory."""
+    if not NAME_PATTERN.match(name):
+        raise CorpusError(f"bad index name {name!r}: use letters, digits, '.', '_' or '-'")
+    out_dir = indexes_dir() / name
+    build_index(spec, out_dir, name=name, **kwargs)
+    return out_dir
+
+
+def ensure_index(name: str = DEFAULT_NAME, *, progress: bool = True, threads: int = 2) -> Path:
+    """Directory of an index name or path; the default index is built first when missing or stale."""
+    if is_default_name(name):
+        out_dir = indexes_dir() / name
+        manifest = finished_manifest(out_dir)
+        spec = default_spec(name)
+        if manifest is None or manifest.get("fingerprint") != spec.fingerprint():
+            _say(progress, f"building the default index {name!r} (first use; later runs reuse it)")
+            build_index(spec, out_dir, name=name, threads=threads, progress=progress)
+    return resolve_index(name)
+
+
+def open_index(name_or_dir: str | Path = DEFAULT_NAME, *, threads: int = 4, progress: bool = True) -> BM25Retriever:
+    """A BM25Retriever on an index name (the default is built when missing), directory or prebuilt name."""
+    path = ensure_index(str(name_or_dir), progress=progress) if isinstance(name_or_dir, str) else Path(name_or_dir)
+    name = name_or_dir if isinstance(name_or_dir, str) and "/" not in name_or_dir else None
+    return BM25Retriever(path, name=name, threads=threads)
+
+
+# -- building steps -----------------------------------------------------------------------------------------------
+def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: bool) -> dict:
+    started = time.monotonic()
+    collection = work / "collection"
+    collection.mkdir(parents=True)
+    stats = _write_collection(spec, collection, work / "index", progress, threads)
+    if stats["docs"] == 0:
+        raise CorpusError("the corpus has no documents with text; nothing to index")
+    indexed = _run_anserini(collection, work / "index", stats["docs"], threads, progress)
+    return {
+        "format": FORMAT_VERSION, "name": name, "unit": spec.unit, "complete": True,
+        "docs": indexed, "articles": stats["articles"], "skipped_empty": stats["empty"],
+        "skipped_duplicates": stats["duplicates"], "passage_words": PASSAGE_WORDS if spec.unit == "passage" else None,
+        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "build_seconds": round(time.monotonic() - started, 1), "versions": _versions(),
+    }
+
+
+def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progress: bool, threads: int) -> dict:
+    """JsonCollection shards plus the title table; the title goes into the searchable contents too."""
+    stats = {"docs": 0, "articles": 0, "empty": 0, "duplicates": 0}
+    seen: set[str] = set()
+    titles: dict[str, tuple[str, int, int]] = {}  # normalised title -> (article id, units, text length)
+    with ShardWriter(collection, SHARD_DOCS) as shards:
+        for article in _read_all(spec, progress, threads):
+            if not article.text.strip() or article.id in seen:
+                stats["empty" if article.id not in seen else "duplicates"] += 1
+                continue
+            seen.add(article.id)
+            units = article_units(article, spec.unit, PASSAGE_WORDS)
+            for unit in units:
+                shards.write(unit)
+            stats["articles"] += 1
+            stats["docs"] += len(units)
+            key = normalize_title(article.title)
+            if key and (key not in titles or len(article.text) > titles[key][2]):  # full article beats a summary
+                titles[key] = (article.id, len(units), len(article.text))
+    index_dir.mkdir(parents=True, exist_ok=True)
+    with (index_dir / TITLES_FILE).open("w", encoding="utf-8") as handle:
+        for key, (article_id, count, _) in sorted(titles.items()):
+            handle.write(f"{key}\t{article_id}\t{count}\n")
+    return stats
+
+
+def _read_all(spec: BuildSpec, progress: bool, threads: int) -> Iterator[Article]:
+    from tqdm import tqdm
+
+    def read_xml(path, report):
+        return read_mediawiki_xml(path, report, workers=threads)
+
+    files = [(p, read_jsonl) for p in spec.jsonl] + [(p, read_xml) for p in spec.xml]
+    total = sum(p.stat().st_size for p, _ in files)
+    with tqdm(total=total, unit="B", unit_scale=True, desc="reading corpus", disable=not progress,
+              file=sys.stderr, mininterval=_bar_interval()) as bar:
+        for path, reader in files:
+            done_before = bar.n
+            yield from reader(path, lambda pos: bar.update(done_before + pos - bar.n))
+
+
+def _run_anserini(collection: Path, index_dir: Path, total: int, threads: int, progress: bool) -> int:
+    """Run Anserini's IndexCollection on a Java thread while a progress bar polls its counters."""
+    from tqdm import tqdm
+
+    from retrieval.jvm import start_jvm
+
+    start_jvm()
+    from jnius import autoclass
+
+    args = autoclass("io.anserini.index.IndexCollection$Args")()
+    args.input, args.index = str(collection), str(index_dir)
+    args.collectionClass, args.generatorClass = "JsonCollection", "DefaultLuceneDocumentGenerator"
+    args.threads, args.storePositions, args.storeRaw, args.storeDocvectors = max(1, threads), True, True, False
+    args.optimize, args.quiet = True, True
+    indexer = autoclass("io.anserini.index.IndexCollection")(args)
+    counters = indexer.getCounters()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            indexer.run()
+        except BaseException as exc:  # reported on the calling thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="anserini-index", daemon=True)
+    with tqdm(total=total, unit="doc", desc="indexing", disable=not progress, file=sys.stderr,
+              mininterval=_bar_interval()) as bar:
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.25)
+            bar.update(int(counters.indexed.get()) - bar.n)
+            if bar.n >= total:  # Anserini then merges segments, which takes a while on big corpora
+                bar.set_description("indexing (merging segments)", refresh=False)
+    if failure:
+        raise CorpusError(f"Anserini indexing failed: {str(failure[0]).strip().splitlines()[0]}")
+    indexed = int(counters.indexed.get())
+    if indexed != total:
+        raise CorpusError(f"Anserini indexed {indexed} of {total} documents "
+                          f"(errors {counters.errors.get()}, unindexable {counters.unindexable.get()})")
+    return indexed
+
+
+def _swap_in(new: Path, out_dir: Path) -> None:
+    """Replace out_dir with new using renames, so readers never see a partial directory at out_dir."""
+    old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+    if out_dir.exists():
+        os.replace(out_dir, old)
+    os.replace(new, out_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove_stale_partials(out_dir: Path) -> None:
+    """Delete work directories left by builds that crashed (their process is gone)."""
+    for path in out_dir.parent.glob(f".{out_dir.name}.partial-*"):
+        pid = path.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _build_lock(out_dir: Path):
+    """One builder per index at a time; a second one waits and then finds the index finished."""
+    with open(out_dir.parent / f".{out_dir.name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _versions() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from retrieval.jvm import anserini_jar
+
+    def installed(package: str) -> str | None:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return None
+
+    return {"frames-agent": installed("frames-agent"), "pyserini": installed("pyserini"),
+            "anserini_jar": Path(anserini_jar()).name, "python": platform.python_version()}
+
+
+def _bar_interval() -> float:
+    """Progress refresh: live on a terminal, every 30 s in a log file."""
+    return 0.1 if sys.stderr.isatty() else 30.0
+
+
+def _say(enabled: bool, message: str) -> None:
+    if enabled:
+        print(message, file=sys.stderr)
