@@ -25,6 +25,8 @@ class AgentConfig(BaseModel):
     answer_budget: int = Field(SMALL_MODEL_BUDGETS["answer_budget"], ge=0, description="context tokens shown to answer")
     plan_doc_tokens: int = Field(SMALL_MODEL_BUDGETS["plan_doc_tokens"], ge=1, description="tokens per document when planning")
     answer_doc_tokens: int = Field(SMALL_MODEL_BUDGETS["answer_doc_tokens"], ge=1, description="tokens per document when answering")
+    fill_queries: bool = Field(True, description="top a step up to k queries with entities from the question, "
+                               "the thought and the documents read, when the model writes fewer new ones")
     max_query_words: int = Field(12, ge=1, description="longer queries are cut: BM25 wants short entity-style queries")
     variables: dict[str, str] = Field(default_factory=dict, description="extra prompt variables and their defaults")
 

@@ -82,6 +82,30 @@ def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int, max_words:
     return kept[:k], dropped
 
 
+# Capitalised spans ("University of Oxford", "Jørn Utzon") and quoted titles name entities: good BM25 queries.
+_SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|von|van|and|for|in|on)\s+)*[A-Z0-9][\w'’.-]*)*")
+_SPAN_STOP = {"a", "an", "the", "in", "on", "of", "if", "i", "what", "which", "who", "whom", "whose", "when", "where",
+              "why", "how", "as", "at", "by", "for", "and", "or", "but", "step", "now", "then", "this", "that",
+              "these", "those", "it", "its", "my", "we", "they", "he", "she", "his", "her", "their", "documents",
+              "question", "answer", "first", "next", "also"}
+
+
+def candidate_queries(question: str, thought: str, titles: Sequence[str]) -> list[str]:
+    """Entity-like queries to top a step up to k: quoted and capitalised spans, then titles read so far."""
+    spans = []
+    for text in (question, thought):
+        spans += _QUOTED.findall(text)
+        clauses = re.split(r"[.,;:?!()]+(?:\s+|$)|\n", text)
+        for span in (found for clause in clauses for found in _SPAN.findall(clause)):
+            span = re.sub(r"(?:'s|’s|['’])$", "", span)
+            words = span.split()
+            while words and words[0].lower() in _SPAN_STOP:
+                words.pop(0)
+            if words and not (len(words) == 1 and words[0].lower() in _SPAN_STOP):
+                spans.append(" ".join(words))
+    return [*spans, *titles]
+
+
 _ANSWER_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:：]\s*(.+?)\s*$", re.I | re.M)
 
 
@@ -122,14 +146,23 @@ class Nodes:
 
     def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply]) -> dict:
         cfg, plan = self.config, reply.value
-        queries, dropped = clean_queries(plan.queries, state.get("queries", []), cfg.k, cfg.max_query_words)
+        earlier = state.get("queries", [])
+        queries, dropped = clean_queries(plan.queries, earlier, cfg.k, cfg.max_query_words)
+        filled: list[str] = []
+        if cfg.fill_queries and len(queries) < cfg.k:
+            # Small models give fewer than k queries or repeat old ones; entities from the question, the
+            # thought and the documents read keep the step searching for something new.
+            titles = [entry.title for entry in ctx.ordered(state.get("context", []))[:20]]
+            candidates = candidate_queries(state["question"], plan.thought, titles)
+            filled, _ = clean_queries(candidates, [*earlier, *queries], cfg.k - len(queries), cfg.max_query_words)
+            queries = [*queries, *filled]
         calls = [c for c in plan.tool_calls if c.name in self.tools][: cfg.max_tool_calls] if self.tools else []
         fallback = reply.fallback
         if not queries and not calls:
             # A model that gives nothing usable still searches: the question itself, as BM25-R would.
             queries, fallback = [" ".join(state["question"].split()[:32])], True
         record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
-                            fallback=fallback, dropped_queries=dropped,
+                            fallback=fallback, dropped_queries=dropped, filled_queries=filled,
                             errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [])
         _emit(QueriesPlanned(step=step, queries=queries, tool_calls=calls, fallback=fallback))
         done = cfg.adaptive and plan.enough and step > 1

@@ -27,6 +27,7 @@ class StepRecord(BaseModel):
     # The plan reply was unusable and the agent fell back (e.g. to the question itself).
     fallback: bool = False
     dropped_queries: list[str] = Field(default_factory=list, description="repeats of earlier queries, not run again")
+    filled_queries: list[str] = Field(default_factory=list, description="queries the agent added to reach k")
     errors: list[str] = Field(default_factory=list)
 
 

@@ -63,7 +63,8 @@ def test_exactly_k_times_n_searches(tiny_retriever):
 def test_documents_never_enter_twice(tiny_retriever):
     # Step 2 repeats a query (dropped) and asks others that hit documents already in context.
     llm = ScriptedLLM([plan("Brennick", "Olse River"), plan("brennick", "Brennick Olse", "Port Alder Olse"), "Answer: x"])
-    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=3, n=2, n_docs=5)).invoke("Where is Brennick?")
+    config = AgentConfig(k=3, n=2, n_docs=5, fill_queries=False)
+    result = FramesAgent(llm, tiny_retriever, config=config).invoke("Where is Brennick?")
     ids = [d.id for d in result.documents]
     assert len(ids) == len(set(ids))
     step1, step2 = (set(s.new_doc_ids) for s in result.steps)
@@ -145,10 +146,23 @@ def test_prompt_errors(tmp_path, tiny_retriever):
 
 def test_unusable_plan_falls_back_to_question(tiny_retriever):
     llm = ScriptedLLM(["", 'Sure, here: {"queries": ["Port Alder", "Gannet Park"', "Answer: 1962"])
-    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=3, n=2)).invoke("When did Gannet Park open?")
+    config = AgentConfig(k=3, n=2, fill_queries=False)
+    result = FramesAgent(llm, tiny_retriever, config=config).invoke("When did Gannet Park open?")
     first, second = result.steps
     assert first.fallback and first.queries == ["When did Gannet Park open?"] and first.errors
     assert second.queries == ["Port Alder", "Gannet Park"] and not second.fallback
+
+
+def test_short_or_repeated_plans_are_topped_up_to_k(tiny_retriever):
+    # Step 1 gives nothing usable, step 2 only repeats: entities of the question and titles read fill in.
+    llm = ScriptedLLM(["", plan("Gannet Park"), "Answer: 1962"])
+    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=3, n=2, n_docs=4)).invoke(
+        "When did the stadium of Kestrel Valley FC, Gannet Park, open?")
+    first, second = result.steps
+    assert first.fallback and first.queries == ["Kestrel Valley FC", "Gannet Park"] == first.filled_queries
+    assert second.dropped_queries == ["Gannet Park"] and len(second.queries) >= 2
+    assert second.filled_queries == second.queries and set(second.queries).isdisjoint(first.queries)
+    assert all(q in {d.title for d in result.documents} for q in second.queries), "filled from titles read"
 
 
 def test_long_and_too_many_queries_are_trimmed(tiny_retriever):
