@@ -1,7 +1,6 @@
 """FramesAgent: the one entry point for embedding the agent (sync, async, streamed, typed results)."""
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any, AsyncIterator, Iterator, Sequence
 
@@ -87,8 +86,7 @@ class FramesAgent:
                 yield chunk
             else:
                 final = chunk
-        result = self._result(final, tracker, started)
-        yield AnswerReady(answer=result.answer, result=result)
+        yield self._answer_event(final, tracker, started)
 
     async def astream(self, question: str, *, variables: dict[str, str] | None = None, answer: bool = True) -> AsyncIterator[AgentEvent]:
         """Async stream."""
@@ -100,8 +98,11 @@ class FramesAgent:
                 yield chunk
             else:
                 final = chunk
+        yield self._answer_event(final, tracker, started)
+
+    def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float) -> AnswerReady:
         result = self._result(final, tracker, started)
-        yield AnswerReady(answer=result.answer, result=result)
+        return AnswerReady(answer=result.answer, result=result)
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
     def _answer_state(self, question: str, documents: Sequence[Document], variables: dict[str, str] | None):

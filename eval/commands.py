@@ -123,7 +123,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
     from agent.commands import agent_config
     from eval.report import comparison
-    from eval.runner import RunDir, RunSettings, default_out, run_frames
+    from eval.rundir import RunDir
+    from eval.runner import RunSettings, default_out, run_frames
     from retrieval.base import FramesAgentError
 
     base = RunSettings.from_args(args)

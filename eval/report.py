@@ -42,7 +42,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = ()) -> dict:
 
 def rerender(path: Path) -> tuple[dict, dict, list[dict]]:
     """Re-render an existing run directory; returns (config, summary, records)."""
-    from eval.runner import RunDir
+    from eval.rundir import RunDir
 
     run_dir = RunDir(Path(path))
     config = run_dir.read_config()
