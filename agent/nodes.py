@@ -90,8 +90,16 @@ _SPAN_STOP = {"a", "an", "the", "in", "on", "of", "if", "i", "what", "which", "w
               "question", "answer", "first", "next", "also"}
 
 
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.lower()) if len(w) > 2 and w not in _SPAN_STOP}
+
+
 def candidate_queries(question: str, thought: str, titles: Sequence[str]) -> list[str]:
-    """Entity-like queries to top a step up to k: quoted and capitalised spans, then titles read so far."""
+    """Entity-like queries to top a step up to k: quoted and capitalised spans, then titles read so far.
+
+    Only titles sharing a word with the question or the thought qualify: BM25 also returns off-topic hits,
+    and searching their titles would pull the context further off topic.
+    """
     spans = []
     for text in (question, thought):
         spans += _QUOTED.findall(text)
@@ -103,7 +111,8 @@ def candidate_queries(question: str, thought: str, titles: Sequence[str]) -> lis
                 words.pop(0)
             if words and not (len(words) == 1 and words[0].lower() in _SPAN_STOP):
                 spans.append(" ".join(words))
-    return [*spans, *titles]
+    topic = _content_words(f"{question} {thought}")
+    return [*spans, *(title for title in titles if _content_words(title) & topic)]
 
 
 _ANSWER_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:：]\s*(.+?)\s*$", re.I | re.M)

@@ -154,15 +154,23 @@ def test_unusable_plan_falls_back_to_question(tiny_retriever):
 
 
 def test_short_or_repeated_plans_are_topped_up_to_k(tiny_retriever):
-    # Step 1 gives nothing usable, step 2 only repeats: entities of the question and titles read fill in.
-    llm = ScriptedLLM(["", plan("Gannet Park"), "Answer: 1962"])
+    # Step 1 gives nothing usable, step 2 only repeats: entities of the question and the thought fill in.
+    repeat = {**plan("Gannet Park"), "thought": "The club plays in Port Alder, downstream of Brennick."}
+    llm = ScriptedLLM(["", repeat, "Answer: 1962"])
     result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=3, n=2, n_docs=4)).invoke(
         "When did the stadium of Kestrel Valley FC, Gannet Park, open?")
     first, second = result.steps
     assert first.fallback and first.queries == ["Kestrel Valley FC", "Gannet Park"] == first.filled_queries
     assert second.dropped_queries == ["Gannet Park"] and len(second.queries) >= 2
     assert second.filled_queries == second.queries and set(second.queries).isdisjoint(first.queries)
-    assert all(q in {d.title for d in result.documents} for q in second.queries), "filled from titles read"
+    assert second.queries == ["Port Alder", "Brennick"]
+
+
+def test_fill_takes_only_on_topic_titles():
+    from agent.nodes import candidate_queries
+
+    titles = ["Gannet Park", "Sex-selective abortion", "Kestrel Valley FC", "Fair use"]
+    assert candidate_queries("When did the stadium of the Kestrel club open?", "", titles) == ["Kestrel", "Kestrel Valley FC"]
 
 
 def test_long_and_too_many_queries_are_trimmed(tiny_retriever):
