@@ -32,7 +32,7 @@ _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s+(thousand|million|billion))?")
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 
-Method = Literal["exact", "judge", "unparsed", "error", "empty", "exact-miss", "number-mismatch"]
+Method = Literal["exact", "judge", "unparsed", "error", "empty", "exact-miss", "number-mismatch", "no-overlap"]
 
 
 class Verdict(BaseModel):
@@ -93,6 +93,18 @@ def number_mismatch(response: str, gold: str) -> bool:
     return bool(stated) and float(gold_norm) not in stated
 
 
+def no_overlap(response: str, gold: str) -> bool:
+    """The response shares no word with a gold answer that has no number in it.
+
+    The ground truth cannot be present in such a response short of a paraphrase ("USA" for "United States"),
+    and a small judge model readily calls a different name the same; used only for small judges.
+    """
+    gold_words = set(normalize_answer(gold).split())
+    if not gold_words or any(w.replace(".", "").isdigit() for w in gold_words):
+        return False
+    return not gold_words & set(normalize_answer(response).split())
+
+
 def exact_match(response: str, gold: str) -> bool:
     """The normalised gold answer appears, as whole words, in a response not much longer than it."""
     gold_norm, resp_norm = normalize_answer(gold), normalize_answer(response)
@@ -151,8 +163,11 @@ def parse_verdict(raw: str) -> tuple[bool | None, str]:
 class Autorater:
     """Rates responses against gold answers: exact match first, then (if any) the judge model."""
 
-    def __init__(self, llm: BaseChatModel | None, name: str, prompt: Prompt | None = None) -> None:
+    def __init__(self, llm: BaseChatModel | None, name: str, prompt: Prompt | None = None,
+                 strict: bool | None = None) -> None:
         self.llm, self.name = llm, name
+        # Small local judges get the deterministic no-overlap check before they are asked.
+        self.strict = name.startswith("local:") if strict is None else strict
         self.prompt = prompt or load_prompt(JUDGE_PROMPT)
         self.prompt.check({"question", "response", "ground_truth"})
 
@@ -165,6 +180,9 @@ class Autorater:
             stated = ", ".join(f"{n:g}" for n in sorted(numbers_in(response))[:8])
             return Verdict(correct=False, method="number-mismatch", judge=self.name,
                            explanation=f"the gold answer is the number {gold.strip()}; the response states {stated}")
+        if self.strict and no_overlap(response, gold):
+            return Verdict(correct=False, method="no-overlap", judge=self.name,
+                           explanation=f"the response shares no word with the gold answer {gold.strip()!r}")
         if self.llm is None:
             return Verdict(correct=False, method="exact-miss", explanation="no exact match; no judge", judge=self.name)
         return None

@@ -207,3 +207,19 @@ def test_summary_by_hand():
 def test_summary_retrieval_only_has_no_accuracy():
     s = summarize([_record("1", None, [], ["A"], ["A"], {"A": 1}, 1)])
     assert s["accuracy"] is None and s["recall"] == 1.0
+
+
+def test_small_judges_get_the_no_overlap_check():
+    from agent.testing import ScriptedLLM
+    from eval.autorater import Autorater, no_overlap
+
+    assert no_overlap("The future wife's name is Laura Bush.", "Jane Ballou")
+    assert not no_overlap("Her name would be Jane Smith.", "Jane Ballou")
+    assert not no_overlap("It opened in 1962.", "1962")
+    # A local judge is not asked when nothing overlaps; a hosted judge still is (paraphrases).
+    local = Autorater(ScriptedLLM([]), "local:qwen2.5-coder-1.5b")
+    verdict, _ = asyncio.run(local.arate("Who?", "The name is Laura Bush.", "Jane Ballou"))
+    assert verdict.method == "no-overlap" and verdict.correct is False
+    hosted = Autorater(ScriptedLLM(["Explanation: USA is the United States.\nDecision: TRUE"]), "gemini:gemini-1.5-pro")
+    verdict, _ = asyncio.run(hosted.arate("Where?", "USA", "United States"))
+    assert verdict.method == "judge" and verdict.correct is True
