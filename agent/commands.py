@@ -84,5 +84,7 @@ def run_ask(args: argparse.Namespace) -> int:
             result = event.result
     print(f"\nAnswer: {result.answer}")
     print(f"({result.llm_calls} LLM calls, {result.tokens.prompt}+{result.tokens.completion} tokens, "
-          f"{len(result.documents)} documents, {result.seconds:.1f}s)", file=sys.stderr)
+          f"{len(result.documents)} documents, {result.seconds:.1f}s; the answer prompt showed "
+          f"{result.answer_context.documents_shown} articles and cut {result.answer_context.documents_cut} "
+          f"(~{result.answer_context.tokens_cut} tokens) to fit its budget)", file=sys.stderr)
     return 0
