@@ -97,7 +97,7 @@ def _content_words(text: str) -> set[str]:
 def candidate_queries(question: str, thought: str, titles: Sequence[str]) -> list[str]:
     """Entity-like queries to top a step up to k: quoted and capitalised spans, then titles read so far.
 
-    Only titles sharing a word with the question or the thought qualify: BM25 also returns off-topic hits,
+    Only titles sharing enough words with the question or the thought qualify: BM25 also returns off-topic hits,
     and searching their titles would pull the context further off topic.
     """
     spans = []
@@ -112,7 +112,14 @@ def candidate_queries(question: str, thought: str, titles: Sequence[str]) -> lis
             if words and not (len(words) == 1 and words[0].lower() in _SPAN_STOP):
                 spans.append(" ".join(words))
     topic = _content_words(f"{question} {thought}")
-    return [*spans, *(title for title in titles if _content_words(title) & topic)]
+    return [*spans, *(title for title in titles if _on_topic(title, topic))]
+
+
+def _on_topic(title: str, topic: set[str]) -> bool:
+    """Two shared words, or every word of the title: one common word ("name", "state") is not enough."""
+    words = _content_words(title)
+    shared = words & topic
+    return len(shared) >= 2 or (bool(shared) and shared == words)
 
 
 _ANSWER_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:：]\s*(.+?)\s*$", re.I | re.M)

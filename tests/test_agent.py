@@ -169,8 +169,9 @@ def test_short_or_repeated_plans_are_topped_up_to_k(tiny_retriever):
 def test_fill_takes_only_on_topic_titles():
     from agent.nodes import candidate_queries
 
-    titles = ["Gannet Park", "Sex-selective abortion", "Kestrel Valley FC", "Fair use"]
-    assert candidate_queries("When did the stadium of the Kestrel club open?", "", titles) == ["Kestrel", "Kestrel Valley FC"]
+    titles = ["Gannet Park", "Sex-selective abortion", "Kestrel Valley FC", "Fair use", "Stage name", "Valley"]
+    question = "What is the name of the stadium of the Kestrel Valley club?"
+    assert candidate_queries(question, "", titles) == ["Kestrel Valley", "Kestrel Valley FC", "Valley"]
 
 
 def test_long_and_too_many_queries_are_trimmed(tiny_retriever):
