@@ -11,7 +11,7 @@ from agent.config import AgentConfig
 from agent.graph import build_graph, build_nodes
 from agent.llm import UsageTracker
 from agent.nodes import AgentError
-from agent.state import AgentEvent, AgentResult, AgentState, AnswerReady, TokenUsage
+from agent.state import AgentEvent, AgentResult, AgentState, AnswerReady, ContextCut, TokenUsage
 from retrieval import context as ctx
 from retrieval.base import Retriever
 from retrieval.types import Document
@@ -61,7 +61,7 @@ class FramesAgent:
             steps=state.get("steps", []), documents=docs, llm_calls=usage.calls,
             tokens=TokenUsage(prompt=usage.prompt_tokens, completion=usage.completion_tokens),
             seconds=time.perf_counter() - started, stopped_early=bool(state.get("done")),
-            answer_context=state.get("answer_context") or AgentResult.model_fields["answer_context"].default_factory())
+            answer_context=state.get("answer_context") or ContextCut())
 
     # --- the public API ---------------------------------------------------------------------------
     def invoke(self, question: str, *, variables: dict[str, str] | None = None, answer: bool = True) -> AgentResult:

@@ -19,7 +19,7 @@ from retrieval.tokens import count_tokens
 T = TypeVar("T", bound=BaseModel)
 
 __all__ = ["Structured", "Usage", "UsageTracker", "astructured", "parse_structured", "resolve_model",
-           "response_format_for", "structured"]
+           "message_text", "response_format_for", "structured"]
 
 
 def resolve_model(spec: str | BaseChatModel = "local:qwen2.5-coder-1.5b", **kwargs: Any) -> BaseChatModel:
@@ -63,7 +63,7 @@ def structured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type
         reply = llm.invoke(_as_messages(prompt), config=config, **kwargs)
     except EmptyReplyError as exc:
         return Structured(fallback(""), "", fallback=True, error=str(exc))
-    return parse_structured(_text(reply.content), schema, fallback)
+    return parse_structured(message_text(reply.content), schema, fallback)
 
 
 async def astructured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type[T],
@@ -75,10 +75,10 @@ async def astructured(llm: BaseChatModel, prompt: str | list[BaseMessage], schem
         reply = await llm.ainvoke(_as_messages(prompt), config=config, **kwargs)
     except EmptyReplyError as exc:
         return Structured(fallback(""), "", fallback=True, error=str(exc))
-    return parse_structured(_text(reply.content), schema, fallback)
+    return parse_structured(message_text(reply.content), schema, fallback)
 
 
-def _text(content: Any) -> str:
+def message_text(content: Any) -> str:
     """Message content as text (providers may return a list of content blocks)."""
     if isinstance(content, list):
         return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
@@ -120,7 +120,7 @@ class UsageTracker(BaseCallbackHandler):
 
     def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], *, run_id: Any,
                             **kwargs: Any) -> None:
-        text = "\n".join(_text(m.content) for batch in messages for m in batch)
+        text = "\n".join(message_text(m.content) for batch in messages for m in batch)
         with self._lock:
             self._prompts[run_id] = count_tokens(text)
 

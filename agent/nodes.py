@@ -14,7 +14,7 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel, Field, field_validator
 
 from agent.config import AgentConfig
-from agent.llm import Structured, astructured, structured
+from agent.llm import Structured, astructured, message_text, structured
 from agent.prompts import Prompt
 from agent.state import AgentState, ContextCut, DocumentsAdded, QueriesPlanned, StepRecord, StepStarted, ToolCall
 from agent.tools import describe_tools, run_tool
@@ -247,7 +247,7 @@ class Nodes:
         return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut)
 
     def _answer_update(self, reply: Any, cut: ContextCut) -> dict:
-        raw = str(reply.content or "")
+        raw = message_text(reply.content)
         return {"answer": extract_answer(raw), "raw_answer": raw, "answer_context": cut}
 
     def answer(self, state: AgentState, config: RunnableConfig) -> dict:

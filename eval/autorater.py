@@ -10,7 +10,7 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel
 
-from agent.llm import Usage, UsageTracker
+from agent.llm import Usage, UsageTracker, message_text
 from agent.prompts import Prompt, load_prompt
 
 JUDGE_PROMPT = "frames_judge"
@@ -206,7 +206,7 @@ class Autorater:
         except Exception as exc:  # provider errors of any kind: the question keeps its answer, unrated
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return Verdict(correct=False, method="error", judge=self.name, error=f"judge failed: {first}"), tracker.usage
-        return self._verdict(str(reply.content or "")), tracker.usage
+        return self._verdict(message_text(reply.content)), tracker.usage
 
 
 def agreement(first: Sequence[bool], second: Sequence[bool]) -> dict:

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
+from agent.llm import message_text
 from retrieval.tokens import truncate_tokens
 
 MAX_PREDICTION_TOKENS = 75
@@ -69,7 +70,7 @@ def parse_judge_reply(reply: str) -> tuple[int | None, str]:
 def _ask_judge(judge: BaseChatModel, template: Any, question: str, truth: str, prediction: str) -> str:
     prompt = template.render(question=question, ground_truth=truth, prediction=prediction)
     try:
-        return str(judge.invoke([HumanMessage(content=prompt)]).content or "")
+        return message_text(judge.invoke([HumanMessage(content=prompt)]).content)
     except Exception as exc:  # a failing judge call is recorded like an unparsable reply
         return f"(judge call failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
 

@@ -257,3 +257,17 @@ def test_retrieval_only_skips_the_answer(tiny_retriever):
     llm = ScriptedLLM([plan("Brennick")])
     result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=1, n=1)).invoke("Where?", answer=False)
     assert result.answer == "" and result.llm_calls == 1 and result.documents
+
+
+def test_answers_from_content_block_replies(tiny_retriever):
+    from langchain_core.messages import AIMessage
+
+    class Blocks(ScriptedLLM):
+        def _next(self, messages, kwargs):
+            result = super()._next(messages, kwargs)
+            text = result.generations[0].message.content
+            result.generations[0].message = AIMessage(content=[{"type": "text", "text": text}])
+            return result
+
+    result = FramesAgent(Blocks(["Answer: Brennick"]), tiny_retriever).answer_from("Where?", [])
+    assert result.answer == "Brennick"
