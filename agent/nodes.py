@@ -26,6 +26,9 @@ PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "
 ANSWER_VARIABLES = {"question", "context"}
 
 
+_IO_THREADS = 64
+
+
 class AgentError(FramesAgentError):
     """The agent cannot run or finish this question."""
 
@@ -147,6 +150,9 @@ class Nodes:
         self.tools = {tool.name: tool for tool in tools}
         self.tools_text = describe_tools(list(tools), config.max_tool_calls)
         self.plan_prompt, self.answer_prompt = plan_prompt, answer_prompt
+        # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
+        # calls well below what callers ask for, so the agent brings its own (threads start on demand).
+        self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
         plan_prompt.check(PLAN_VARIABLES | set(config.variables))
         answer_prompt.check(ANSWER_VARIABLES | set(config.variables))
 
@@ -225,8 +231,8 @@ class Nodes:
         return {"retrieved": found, "steps": steps}
 
     async def aretrieve(self, state: AgentState) -> dict:
-        """Async retrieve: the blocking searches run in a worker thread."""
-        return await asyncio.to_thread(self.retrieve, state)
+        """Async retrieve: the blocking searches run in the agent's own worker threads."""
+        return await asyncio.get_running_loop().run_in_executor(self._io_pool, self.retrieve, state)
 
     # --- merge ------------------------------------------------------------------------------------
     def merge(self, state: AgentState) -> dict:

@@ -259,8 +259,8 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
     from tqdm import tqdm
 
     semaphore = asyncio.Semaphore(max(1, concurrency))
-    # Retrieval runs in asyncio.to_thread; the default pool (cores + 4 threads) would cap I/O-bound retrievers
-    # and tools below the requested concurrency.
+    # Baseline systems search and fetch in asyncio.to_thread; the default pool (cores + 4 threads) would cap
+    # I/O-bound retrievers below the requested concurrency.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=max(8, 2 * concurrency)))
     bar = tqdm(total=len(todo), unit="q", desc=components.system.name, file=sys.stderr, disable=not progress,
                dynamic_ncols=True)

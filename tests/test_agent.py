@@ -271,3 +271,34 @@ def test_answers_from_content_block_replies(tiny_retriever):
 
     result = FramesAgent(Blocks(["Answer: Brennick"]), tiny_retriever).answer_from("Where?", [])
     assert result.answer == "Brennick"
+
+
+def test_concurrent_ainvoke_is_not_capped_by_the_default_thread_pool():
+    import concurrent.futures
+    import threading
+    import time
+
+    class Slow:
+        """An I/O-bound retriever (a remote index, an HTTP tool) that records how many calls overlap."""
+
+        name, lock, in_flight, most = "slow", threading.Lock(), 0, 0
+
+        def batch_search(self, queries, k=10):
+            with self.lock:
+                self.in_flight += 1
+                self.most = max(self.most, self.in_flight)
+            time.sleep(0.2)
+            with self.lock:
+                self.in_flight -= 1
+            return [[Document(id=q, title=q, text=q, article_id=q)] for q in queries]
+
+    slow = Slow()
+    llm = ScriptedLLM(responder=lambda m: json.dumps(plan("x")) if "JSON" in m[-1].content else "Answer: a")
+    agent = FramesAgent(llm, slow, config=AgentConfig(k=1, n=1))
+
+    async def main():
+        asyncio.get_running_loop().set_default_executor(concurrent.futures.ThreadPoolExecutor(max_workers=1))
+        await asyncio.gather(*(agent.ainvoke(f"question {i}") for i in range(12)))
+
+    asyncio.run(main())
+    assert slow.most >= 4, "retrievals of concurrent questions overlap even when the loop's own pool has 1 thread"
