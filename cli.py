@@ -9,10 +9,10 @@ import sys
 # Each module exposes register(subparsers); handlers import their heavy dependencies lazily.
 COMMAND_MODULES = (
     "index.commands",  # index build, search
-    "agent.llm_commands",  # llm
+    "agent.llm.commands",  # llm
     "agent.commands",  # ask
-    "eval.commands",  # frames, compare, report
-    "eval.crag_commands",  # crag, crag-server
+    "eval.frames.commands",  # frames, compare, report
+    "eval.crag.commands",  # crag, crag-server
 )
 
 
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return its exit code."""
-    from retrieval.base import FramesAgentError
+    from retrieval.errors import FramesAgentError
 
     args = build_parser().parse_args(argv)
     try:

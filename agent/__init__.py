@@ -1,8 +1,8 @@
 """frames-agent's agent: FRAMES multi-step retrieval as a LangGraph state machine."""
 from agent.api import FramesAgent
 from agent.config import AgentConfig
+from agent.errors import AgentError
 from agent.graph import build_graph
-from agent.nodes import AgentError
 from agent.state import AgentEvent, AgentResult
 
 __all__ = ["FramesAgent", "AgentConfig", "AgentError", "AgentResult", "AgentEvent", "build_graph"]

@@ -8,13 +8,19 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from agent.config import AgentConfig
+from agent.errors import AgentError
 from agent.graph import build_graph, build_nodes
-from agent.llm import UsageTracker
-from agent.nodes import AgentError
-from agent.state import AgentEvent, AgentResult, AgentState, AnswerReady, ContextCut, TokenUsage
+from agent.llm.calls import UsageTracker
+from agent.state import (
+    AgentEvent,
+    AgentResult,
+    AgentState,
+    AnswerReady,
+    ContextCut,
+    TokenUsage,
+)
 from retrieval import context as ctx
-from retrieval.base import Retriever
-from retrieval.types import Document
+from retrieval.types import Document, Retriever
 
 # Room for n steps of plan/retrieve/merge plus the answer, with margin.
 _RECURSION_PER_STEP = 4

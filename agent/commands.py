@@ -34,7 +34,7 @@ def agent_config(args: argparse.Namespace):
     from pydantic import ValidationError
 
     from agent.config import AgentConfig
-    from agent.nodes import AgentError
+    from agent.errors import AgentError
 
     try:
         return AgentConfig.for_model(args.model, k=args.k, n=args.n, n_docs=args.n_docs, prompt=args.prompt,
@@ -49,7 +49,7 @@ def build_agent(args: argparse.Namespace, cache: bool = True):
     from agent.api import FramesAgent
     from agent.llm import resolve_model
     from index.build import open_index
-    from retrieval.crag import build_tools
+    from retrieval.crag.tools import build_tools
 
     config = agent_config(args)
     use_wiki, tools = build_tools(args.tools)

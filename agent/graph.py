@@ -13,7 +13,7 @@ from agent.config import AgentConfig
 from agent.nodes import Nodes
 from agent.prompts import load_prompt
 from agent.state import AgentState
-from retrieval.base import Retriever
+from retrieval.types import Retriever
 
 
 def after_plan(state: AgentState) -> Literal["retrieve", "answer", "__end__"]:

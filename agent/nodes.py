@@ -14,23 +14,28 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel, Field, field_validator
 
 from agent.config import AgentConfig
-from agent.llm import Structured, astructured, message_text, structured
+from agent.errors import AgentError
+from agent.llm.calls import Structured, astructured, message_text, structured
 from agent.prompts import Prompt
-from agent.state import AgentState, ContextCut, DocumentsAdded, QueriesPlanned, StepRecord, StepStarted, ToolCall
+from agent.state import (
+    AgentState,
+    ContextCut,
+    DocumentsAdded,
+    QueriesPlanned,
+    StepRecord,
+    StepStarted,
+    ToolCall,
+)
 from agent.tools import describe_tools, run_tool
 from retrieval import context as ctx
-from retrieval.base import FramesAgentError, Retriever
-from retrieval.types import Document
+from retrieval.errors import FramesAgentError
+from retrieval.types import Document, Retriever
 
 PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "tools"}
 ANSWER_VARIABLES = {"question", "context"}
 
 
 _IO_THREADS = 64
-
-
-class AgentError(FramesAgentError):
-    """The agent cannot run or finish this question."""
 
 
 class PlanReply(BaseModel):

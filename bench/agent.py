@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent import AgentConfig, FramesAgent  # noqa: E402
 from agent.llm import parse_structured  # noqa: E402
+from agent.llm.testing import ScriptedLLM  # noqa: E402
 from agent.nodes import PlanReply, fallback_plan  # noqa: E402
 from agent.prompts import load_prompt  # noqa: E402
-from agent.testing import ScriptedLLM  # noqa: E402
 from retrieval import context as ctx  # noqa: E402
 
 # Short entity-style queries of the kind the planning prompt asks for; 25 distinct ones = 5 steps x 5.

@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.api import FramesAgent
 from agent.config import AgentConfig
-from agent.testing import ScriptedLLM
-from eval.autorater import Autorater
-from eval.runner import Components, RunSettings, run_frames
-from eval.systems import CoverageChecker, MultiStep
+from agent.llm.testing import ScriptedLLM
+from eval.frames.autorater import Autorater
+from eval.frames.runner import Components, RunSettings, run_frames
+from eval.frames.systems import CoverageChecker, MultiStep
 from retrieval.types import Document
 
 TOPICS = [f"Topic {i}" for i in range(200)]

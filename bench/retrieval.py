@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     start_raw_jvm()
     from index.build import ensure_index
     from index.corpus import default_corpus_paths
-    from retrieval.bm25 import BM25Retriever
+    from retrieval.lucene.searcher import BM25Retriever
     from retrieval.paths import cache_dir
 
     index_dir = ensure_index(args.index)

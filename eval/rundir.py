@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from retrieval.base import FramesAgentError
+from retrieval.errors import FramesAgentError
 
 CONFIG_FILE, RESULTS_FILE, LOCK_FILE = "config.json", "results.jsonl", ".lock"
 

@@ -1,0 +1,8 @@
+"""Index building: corpus readers (JSONL of {id, title, contents}, MediaWiki XML dumps) and BM25 Lucene builds with
+an atomic swap and a manifest.
+
+    from index import open_index, build_named, ensure_index
+"""
+from index.build import build_named, ensure_index, open_index
+
+__all__ = ["build_named", "ensure_index", "open_index"]

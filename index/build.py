@@ -1,8 +1,6 @@
 """Building Lucene BM25 indexes (Anserini JsonCollection, stored raw docs, positions), idempotently and atomically."""
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import platform
@@ -15,9 +13,27 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from index.corpus import (JSONL_SUFFIXES, XML_SUFFIXES, Article, CorpusError, ShardWriter, article_units,
-                          check_xml_path, default_corpus_paths, expand_corpus_paths, read_jsonl, read_mediawiki_xml)
-from retrieval.bm25 import MANIFEST_FILE, NAME_PATTERN, TITLES_FILE, BM25Retriever, normalize_title, resolve_index
+from index.atomic import build_lock, remove_stale_partials, swap_in, write_json
+from index.corpus import (
+    JSONL_SUFFIXES,
+    XML_SUFFIXES,
+    Article,
+    CorpusError,
+    ShardWriter,
+    article_units,
+    check_xml_path,
+    default_corpus_paths,
+    expand_corpus_paths,
+    read_jsonl,
+    read_mediawiki_xml,
+)
+from retrieval.lucene.layout import (
+    MANIFEST_FILE,
+    NAME_PATTERN,
+    TITLES_FILE,
+    resolve_index,
+)
+from retrieval.lucene.searcher import BM25Retriever, normalize_title
 from retrieval.paths import indexes_dir
 
 UNITS = ("article", "passage")
@@ -81,20 +97,20 @@ def build_index(spec: BuildSpec, out_dir: Path, *, name: str | None = None, thre
     """Build (or reuse) the index at out_dir; returns its manifest."""
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    with _build_lock(out_dir):
+    with build_lock(out_dir):
         fingerprint = spec.fingerprint()
         current = finished_manifest(out_dir)
         if current and not force and current.get("fingerprint") == fingerprint:
             _say(progress, f"index {out_dir} is up to date ({current['docs']} docs); --force rebuilds it")
             return current
-        _remove_stale_partials(out_dir)
+        remove_stale_partials(out_dir)
         work = out_dir.parent / f".{out_dir.name}.partial-{os.getpid()}"
         shutil.rmtree(work, ignore_errors=True)
         try:
             manifest = _build_into(spec, work, name or out_dir.name, threads, progress)
             manifest["fingerprint"] = fingerprint
-            _write_json(work / "index" / MANIFEST_FILE, manifest)  # last file written: marks the build finished
-            _swap_in(work / "index", out_dir)
+            write_json(work / "index" / MANIFEST_FILE, manifest)  # last file written: marks the build finished
+            swap_in(work / "index", out_dir)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     _say(progress, f"built {out_dir}: {manifest['docs']} docs from {manifest['articles']} articles "
@@ -193,7 +209,7 @@ def _run_anserini(collection: Path, index_dir: Path, total: int, threads: int, p
     """Run Anserini's IndexCollection on a Java thread while a progress bar polls its counters."""
     from tqdm import tqdm
 
-    from retrieval.jvm import start_jvm
+    from retrieval.lucene.jvm import start_jvm
 
     start_jvm()
     from jnius import autoclass
@@ -231,54 +247,10 @@ def _run_anserini(collection: Path, index_dir: Path, total: int, threads: int, p
     return indexed
 
 
-def _swap_in(new: Path, out_dir: Path) -> None:
-    """Replace out_dir with new using renames, so readers never see a partial directory at out_dir."""
-    old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
-    if out_dir.exists():
-        os.replace(out_dir, old)
-    os.replace(new, out_dir)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _remove_stale_partials(out_dir: Path) -> None:
-    """Delete work directories left by builds that crashed (their process is gone)."""
-    for path in out_dir.parent.glob(f".{out_dir.name}.partial-*"):
-        pid = path.name.rsplit("-", 1)[-1]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def _build_lock(out_dir: Path):
-    """One builder per index at a time; a second one waits and then finds the index finished."""
-    with open(out_dir.parent / f".{out_dir.name}.lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
-    from retrieval.jvm import anserini_jar
+    from retrieval.lucene.jvm import anserini_jar
 
     def installed(package: str) -> str | None:
         try:

@@ -62,7 +62,7 @@ def default_index_name(inputs: list[str], unit: str) -> str:
 def run_list(args: argparse.Namespace) -> int:
     """Print one line per index: name, unit, documents, state."""
     from index.build import finished_manifest
-    from retrieval.bm25 import known_index_names
+    from retrieval.lucene.layout import known_index_names
     from retrieval.paths import indexes_dir
 
     names = known_index_names()
@@ -79,7 +79,7 @@ def run_list(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     """Search one index and print the hits."""
     from index.build import open_index
-    from retrieval.bm25 import check_query
+    from retrieval.lucene.searcher import check_query
 
     check_query(args.query)  # fail before building or opening anything
     with open_index(args.index, threads=1) as retriever:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 from xml.etree.ElementTree import ParseError, iterparse
 
-from retrieval.base import FramesAgentError
+from index.errors import CorpusError
 from retrieval.paths import shared_dir
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".jsonl.bz2")
@@ -25,10 +25,6 @@ _MAGIC_WORD = re.compile(r"__[A-Z]+__")
 _PASSAGE_TOKEN = re.compile(r"\S+\s*")
 
 Progress = Callable[[int], None]  # called with the number of input bytes consumed so far in the current file
-
-
-class CorpusError(FramesAgentError):
-    """A corpus file is missing or malformed."""
 
 
 @dataclass(frozen=True)

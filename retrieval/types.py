@@ -1,6 +1,8 @@
 """Typed values shared by retrievers, tools, the agent and the evaluation."""
 from __future__ import annotations
 
+from typing import Protocol, Sequence, runtime_checkable
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -22,3 +24,26 @@ class Document(BaseModel):
     def key(self) -> str:
         """Dedup key: the article for passages, else the document itself."""
         return self.article_id or self.id
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Anything that finds documents for a query."""
+
+    name: str
+
+    def search(self, query: str, k: int = 10) -> list[Document]:
+        """Top-k documents for one query, best first."""
+        ...
+
+    def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Document]]:
+        """Top-k documents for each query, in the order of the queries."""
+        ...
+
+    def doc(self, doc_id: str) -> Document | None:
+        """The stored document with this id, if any."""
+        ...
+
+    def by_title(self, title: str) -> Document | None:
+        """The whole article with this title (case and underscores ignored), if any."""
+        ...

@@ -88,7 +88,7 @@ TINY_CORPUS: list[dict] = [
 @pytest.fixture(scope="session", autouse=True)
 def jvm() -> None:
     """Start Java once for the whole session, before anything imports pyserini."""
-    from retrieval.jvm import start_jvm
+    from retrieval.lucene.jvm import start_jvm
 
     start_jvm()
 
@@ -130,7 +130,7 @@ def tiny_passage_index(tmp_path_factory, tiny_corpus_file) -> Path:
 @pytest.fixture(scope="session")
 def tiny_retriever(tiny_index):
     """BM25Retriever over tiny_index (name "tiny"); thread-safe, shared by the whole session."""
-    from retrieval.bm25 import BM25Retriever
+    from retrieval.lucene.searcher import BM25Retriever
 
     retriever = BM25Retriever(tiny_index, name="tiny")
     yield retriever

@@ -5,15 +5,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from retrieval.base import FramesAgentError
+from agent.errors import PromptError
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 # Only `{identifier}` is a variable, so JSON examples like {"queries": [...]} need no escaping.
 _VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class PromptError(FramesAgentError):
-    """A prompt file is missing, unreadable, or uses variables nobody provides."""
 
 
 @dataclass(frozen=True)

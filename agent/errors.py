@@ -1,0 +1,12 @@
+"""Errors of the agent layer."""
+from __future__ import annotations
+
+from retrieval.errors import FramesAgentError
+
+
+class AgentError(FramesAgentError):
+    """The agent cannot run or finish this question, or was configured with something it cannot use."""
+
+
+class PromptError(AgentError):
+    """A prompt file is missing, unreadable, or does not fit its variables."""

@@ -1,0 +1,71 @@
+"""The LLM layer's user-facing errors: one line each, never carrying a key."""
+from __future__ import annotations
+
+import os
+import re
+
+from retrieval.errors import FramesAgentError, InstallError
+
+KEY_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+class LLMError(FramesAgentError):
+    """A model could not be resolved or called."""
+
+
+class ModelSpecError(LLMError):
+    """The model spec names no known provider or model."""
+
+
+class MissingKeyError(LLMError):
+    """The provider needs an API key that is not set."""
+
+
+class AuthError(LLMError):
+    """The provider rejected the API key."""
+
+
+class ModelNotFoundError(LLMError):
+    """The provider does not serve the named model."""
+
+
+class UnreachableError(LLMError):
+    """The provider's server could not be reached."""
+
+
+class TransientLLMError(LLMError):
+    """A failure worth retrying: timeout, rate limit, quota, 5xx."""
+
+
+class QuotaError(TransientLLMError):
+    """Rate limit or quota exhausted (still so after the retries)."""
+
+
+class LLMTimeoutError(TransientLLMError):
+    """A call took longer than its timeout (still so after the retries)."""
+
+
+class ServerError(TransientLLMError):
+    """The provider failed with a 5xx (still so after the retries)."""
+
+
+class EmptyReplyError(LLMError):
+    """The model returned no text at all."""
+
+
+class SafetyBlockError(EmptyReplyError):
+    """The provider withheld the reply for safety reasons."""
+
+
+class WeightsError(LLMError, InstallError):
+    """Local model weights are missing, truncated or corrupt."""
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """text on one line with every known key (and anything key-shaped) masked."""
+    values = [s for s in secrets if s] + [os.environ.get(v, "") for v in KEY_VARIABLES]
+    for value in sorted((v for v in values if len(v) >= 4), key=len, reverse=True):
+        text = text.replace(value, "***")
+    text = re.sub(r"\b(sk-|AIza)[A-Za-z0-9_\-*]{6,}", "***", text)
+    text = " ".join(text.split())
+    return text[:300]

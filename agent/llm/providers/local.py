@@ -1,0 +1,177 @@
+"""local:<model> — GGUF weights served by llama.cpp (xllamacpp) in-process, spoken to as an OpenAI server."""
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from pathlib import Path
+from typing import Any, AsyncIterator, Iterator
+
+from pydantic import PrivateAttr
+
+from agent.llm.errors import LLMError, WeightsError
+from agent.llm.providers.openai_compat import PLACEHOLDER_KEY, OpenAICompatChat
+
+DEFAULT_CTX = 8192
+# A hard server-side cap, so a small model that never stops cannot fill the whole context.
+MAX_PREDICT = 2048
+
+
+def cores() -> int:
+    """Cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def default_threads() -> tuple[int, int]:
+    """(generation, prompt) threads; FRAMES_AGENT_LLM_THREADS sets both.
+
+    Generation syncs its threads once per layer per token, so a single descheduled thread stalls
+    all of them: on 2 busy cores, 2 threads fell to 0.5-2 tok/s where 1 kept 12 (Qwen 1.5B). So
+    generation leaves one core free; prompt reading (large matrix products) uses every core.
+    """
+    env = os.environ.get("FRAMES_AGENT_LLM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env), int(env)
+    return max(1, cores() - 1), cores()
+
+
+class LocalRuntime:
+    """A llama.cpp OpenAI-compatible server on 127.0.0.1 (free port), started on first use, stopped at exit."""
+
+    def __init__(self, model_path: Path, *, name: str, n_ctx: int = DEFAULT_CTX, threads: int | None = None,
+                 parallel: int = 1) -> None:
+        self.model_path, self.name, self.n_ctx = Path(model_path), name, n_ctx
+        self.threads, self.batch_threads = (threads, threads) if threads else default_threads()
+        self.parallel = parallel
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._address: str | None = None
+        atexit.register(self.close)
+
+    @property
+    def started(self) -> bool:
+        """Whether the server is up."""
+        return self._server is not None
+
+    def server(self) -> Any:
+        """The xllamacpp Server (for raw in-process calls, e.g. benchmarks), started if needed."""
+        self.base_url()
+        return self._server
+
+    def base_url(self) -> str:
+        """The server's OpenAI base URL (…/v1), starting it first if needed."""
+        with self._lock:
+            if self._server is None:
+                self._server, self._address = self._start()
+            return f"{self._address}/v1"
+
+    def _start(self) -> tuple[Any, str]:
+        try:
+            import xllamacpp
+        except ImportError:
+            raise LLMError("local models need the llama.cpp runtime: pip install 'frames-agent[local]'") from None
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self.model_path)
+        params.model_alias = self.name
+        params.hostnames, params.port = ["127.0.0.1"], 0  # port 0: the OS picks a free one
+        params.n_ctx, params.n_parallel, params.n_predict = self.n_ctx * self.parallel, self.parallel, MAX_PREDICT
+        params.cpuparams.n_threads, params.cpuparams_batch.n_threads = self.threads, self.batch_threads
+        params.verbosity = -1  # llama.cpp's log lines would drown the CLI's output
+        try:
+            server = xllamacpp.Server(params)
+        except RuntimeError:
+            raise WeightsError(f"{self.name}: llama.cpp could not load {self.model_path} "
+                               "(corrupt or truncated GGUF, or not enough memory)") from None
+        return server, server.listening_address
+
+    def close(self) -> None:
+        """Stop the server (idempotent)."""
+        with self._lock:
+            server, self._server = self._server, None
+        del server  # xllamacpp stops its threads in the destructor
+
+
+class RuntimePool:
+    """Runtimes by (model file, context, threads): one loaded copy of a model per process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runtimes: dict[tuple, LocalRuntime] = {}
+
+    def get(self, model_path: Path, *, name: str, n_ctx: int = DEFAULT_CTX, threads: int | None = None,
+            parallel: int = 1) -> LocalRuntime:
+        """The shared runtime for these settings (not started yet if new)."""
+        key = (str(Path(model_path).resolve()), n_ctx, threads or default_threads(), parallel)
+        with self._lock:
+            if key not in self._runtimes:
+                self._runtimes[key] = LocalRuntime(model_path, name=name, n_ctx=n_ctx, threads=threads,
+                                                   parallel=parallel)
+            return self._runtimes[key]
+
+    def close(self) -> None:
+        """Stop every runtime."""
+        with self._lock:
+            runtimes, self._runtimes = list(self._runtimes.values()), {}
+        for runtime in runtimes:
+            runtime.close()
+
+
+# Loading a model costs ~1 GB and seconds, so every resolve_model("local:…") in a process
+# shares it by default; pass your own RuntimePool to isolate.
+SHARED_POOL = RuntimePool()
+
+
+class LocalChat(OpenAICompatChat):
+    """The local model as a ChatOpenAI pointed at its in-process server (started on the first call)."""
+
+    _runtime: LocalRuntime | None = PrivateAttr(default=None)
+
+    def attach(self, runtime: LocalRuntime) -> "LocalChat":
+        """Serve this chat model from runtime."""
+        self._runtime = runtime
+        return self
+
+    @property
+    def runtime(self) -> LocalRuntime | None:
+        """The runtime this model calls."""
+        return self._runtime
+
+    def _ensure_server(self) -> None:
+        if self._runtime is None:
+            raise LLMError(f"{self.spec}: no local runtime attached")
+        url = self._runtime.base_url()
+        for client in (self.root_client, self.root_async_client):
+            if client is not None and str(client.base_url).rstrip("/") != url:
+                client.base_url = url
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        self._ensure_server()
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        self._ensure_server()
+        return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Iterator[Any]:
+        self._ensure_server()
+        yield from super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                       **kwargs: Any) -> AsyncIterator[Any]:
+        self._ensure_server()
+        async for chunk in super()._astream(messages, stop=stop, run_manager=run_manager, **kwargs):
+            yield chunk
+
+
+def make_local_chat(name: str, runtime: LocalRuntime, *, timeout: float = 600.0, max_retries: int = 0,
+                    temperature: float = 0.0, max_tokens: int | None = 1024, seed: int = 0) -> LocalChat:
+    """local:<name> served by runtime (greedy and seeded, so reruns repeat)."""
+    # The URL is a placeholder until the runtime starts; timeouts are long because a 1.5B model
+    # on two cores reads ~26 tok/s, and retrying a slow local call would only double the wait.
+    chat = LocalChat(model=name, spec=f"local:{name}", base_url="http://127.0.0.1:1/v1", api_key=PLACEHOLDER_KEY,
+                     timeout=timeout, max_retries=max_retries, temperature=temperature, max_tokens=max_tokens,
+                     seed=seed, stream_usage=True, legacy_max_tokens=True)
+    return chat.attach(runtime)

@@ -1,0 +1,108 @@
+"""ScriptedLLM: the one fake chat model for tests and benchmarks."""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from typing import Any, Callable, Iterable
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, PrivateAttr
+
+Reply = str | dict | list | BaseModel | Exception | Callable[[list[BaseMessage]], Any]
+
+
+class ScriptExhausted(AssertionError):
+    """The test asked the fake model for more replies than it scripted."""
+
+
+def render_messages(messages: list[BaseMessage]) -> str:
+    """The prompt as one string, the way tests assert on it."""
+    return "\n\n".join(f"[{m.type}]\n{m.content}" for m in messages)
+
+
+class ScriptedLLM(BaseChatModel):
+    """Pops scripted replies in order, records every prompt, fails loudly when exhausted.
+
+    A reply may be text, a dict/list/pydantic model (sent as JSON), an exception (raised),
+    or a callable of the messages (for endless benchmark fakes). `delay` sleeps per call.
+    `supports_json_schema=True` makes it receive response_format like the real providers.
+    """
+
+    replies: list[Any] = []
+    responder: Callable[[list[BaseMessage]], Any] | None = None
+    delay: float = 0.0
+    model_name: str = "scripted"
+    # Set True to have structured() send response_format (a JSON schema), as it does to our providers.
+    supports_json_schema: bool = False
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _prompts: list[str] = PrivateAttr(default_factory=list)
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _kwargs: list[dict] = PrivateAttr(default_factory=list)
+
+    def __init__(self, replies: Iterable[Reply] = (), **kwargs: Any) -> None:
+        super().__init__(replies=list(replies), **kwargs)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def prompts(self) -> list[str]:
+        """Every prompt seen, rendered as text, in call order."""
+        return list(self._prompts)
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        """Every message list seen, in call order."""
+        return list(self._calls)
+
+    @property
+    def call_kwargs(self) -> list[dict]:
+        """The keyword arguments (stop, response_format, ...) of every call."""
+        return list(self._kwargs)
+
+    @property
+    def remaining(self) -> int:
+        """Scripted replies not yet used."""
+        return len(self.replies)
+
+    def _next(self, messages: list[BaseMessage], kwargs: dict) -> ChatResult:
+        with self._lock:
+            self._prompts.append(render_messages(messages))
+            self._calls.append(list(messages))
+            self._kwargs.append(dict(kwargs))
+            if self.replies:
+                reply = self.replies.pop(0)
+            elif self.responder is not None:
+                reply = self.responder
+            else:
+                raise ScriptExhausted(f"ScriptedLLM has no reply left for call {len(self._prompts)}:\n{self._prompts[-1][:500]}")
+        if callable(reply) and not isinstance(reply, BaseModel):
+            reply = reply(messages)
+        if isinstance(reply, Exception):
+            raise reply
+        if isinstance(reply, BaseModel):
+            reply = reply.model_dump_json()
+        elif isinstance(reply, (dict, list)):
+            reply = json.dumps(reply)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=str(reply)))])
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        if self.delay:
+            time.sleep(self.delay)
+        return self._next(messages, kwargs)
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                         run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return self._next(messages, kwargs)

@@ -1,0 +1,12 @@
+"""Errors of the evaluation layer."""
+from __future__ import annotations
+
+from retrieval.errors import FramesAgentError, UsageError
+
+
+class EvalError(FramesAgentError):
+    """An evaluation run cannot start, resume or finish as asked."""
+
+
+class DataError(EvalError, UsageError):
+    """A dataset file, row or cell cannot be read as questions."""

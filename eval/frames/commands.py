@@ -1,0 +1,168 @@
+"""`python cli.py frames | compare | report`: run the FRAMES evaluation, compare planning prompts, re-render runs."""
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from agent.commands import add_agent_flags
+
+SYSTEM_CHOICES = ("multistep", "naive", "bm25", "oracle")
+
+
+def _add_eval_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--system", default="multistep", choices=SYSTEM_CHOICES,
+                        help="multistep (the agent), naive (no retrieval), bm25 (top --n-docs for the question), "
+                             "oracle (the gold articles)")
+    parser.add_argument("--judge", default="same",
+                        help="autorater model spec; 'same' (default) = --model, 'none' = exact match only")
+    parser.add_argument("--judge2", default=None, help="a second judge; the report gives their agreement (kappa)")
+    parser.add_argument("--data", default=None,
+                        help="questions: .tsv/.csv/.jsonl, or hf:google/frames-benchmark (online); "
+                             "default $FRAMES_DATA, else the shared dev split")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N questions (a quick look)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="questions in flight (default 1 for local models, 8 for hosted ones)")
+    parser.add_argument("--out", default=None, help="run directory (default runs/<system>-...-<model> here)")
+    parser.add_argument("--retrieval-only", action="store_true", help="stop before answering; report recall only")
+    parser.add_argument("--retry-failed", action="store_true", help="run the questions recorded as failed again")
+    parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add frames, compare and report."""
+    frames = sub.add_parser(
+        "frames", help="evaluate on FRAMES questions (accuracy, recall, coverage, cost)",
+        description="Run a system on FRAMES questions. OUT gets config.json, results.jsonl (one line per finished "
+                    "question; a killed run resumes where it stopped), summary.json, report.md and PNG plots. "
+                    "A second run into the same OUT must have the same configuration (--limit, --concurrency "
+                    "and --no-cache may change). The judge checks a normalised exact match and a number "
+                    "mismatch first, then asks the --judge model for TRUE/FALSE.")
+    add_agent_flags(frames)
+    _add_eval_flags(frames)
+    frames.set_defaults(handler=run_frames_command)
+
+    compare = sub.add_parser(
+        "compare", help="run several planning prompts on the same questions, with paired tests",
+        description="Run each planning prompt on the same questions (OUT/<prompt>/ each, resumable) and print "
+                    "accuracy, recall, calls and tokens side by side, with McNemar's exact test and a paired "
+                    "bootstrap CI (10,000 resamples, seed 0) of each prompt against the first.")
+    compare.add_argument("--prompts", nargs="+", required=True, metavar="PROMPT",
+                         help="prompt names (vanilla, planning) or prompt files; the first is the baseline")
+    add_agent_flags(compare)
+    _add_eval_flags(compare)
+    compare.set_defaults(handler=run_compare_command)
+
+    report = sub.add_parser("report", help="re-render report.md/summary.json of finished runs; compare several")
+    report.add_argument("runs", nargs="+", metavar="OUT_DIR")
+    report.set_defaults(handler=run_report_command)
+
+
+def build_components(settings, agent_config):
+    """The agent, the chosen system, the coverage checker and the judge(s), wired from the settings."""
+    from agent.commands import build_agent
+    from eval.frames.runner import Components, judge_spec
+    from eval.frames.systems import CoverageChecker, WikipediaFetcher, make_system
+    from retrieval.paths import cache_dir
+
+    agent = build_agent(settings, cache=not settings.no_cache)
+    fetcher = WikipediaFetcher(cache_dir() / "wikipedia") if settings.system == "oracle" else None
+    system = make_system(settings.system, agent, n_docs=agent_config.n_docs, fetcher=fetcher)
+    raters = [_rater(agent, spec, settings) for spec in (judge_spec(settings), settings.judge2)]
+    return Components(system=system, coverage=CoverageChecker(agent.retriever), rater=raters[0],
+                      rater2=raters[1] if settings.judge2 and not settings.retrieval_only else None)
+
+
+def _rater(agent, spec: str | None, settings):
+    from eval.frames.autorater import Autorater
+
+    if spec is None:
+        return None
+    if spec == "none":
+        return Autorater(None, "none")
+    if spec == settings.model:
+        return Autorater(agent.llm, spec)
+    from agent.llm import resolve_model
+
+    return Autorater(resolve_model(spec, cache=not settings.no_cache), spec)
+
+
+def _one_line(out: Path, s: dict) -> str:
+    n = max(1, s["n"])
+    parts = [f"{s['n']} question(s)"]
+    if s.get("accuracy") is not None:
+        right = round(s["accuracy"] * s["n"])
+        parts.append(f"accuracy {s['accuracy'] * 100:.1f}% ({right}/{s['n']})")
+    parts.append("recall " + ("–" if s["recall"] is None else f"{s['recall']:.2f}"))
+    parts.append("covered recall " + ("–" if s["covered_recall"] is None else f"{s['covered_recall']:.2f}"))
+    parts.append("coverage " + ("unknown" if s["coverage"] is None else f"{s['coverage'] * 100:.0f}%"))
+    parts.append(f"{s['calls'] / n:.1f} calls/q, {(s['tokens']['prompt'] + s['tokens']['completion']) / n:.0f} tokens/q")
+    if s["failed"]:
+        parts.append(f"{s['failed']} failed")
+    return " | ".join(parts) + f"\nreport: {out / 'report.md'}"
+
+
+def run_frames_command(args: argparse.Namespace) -> int:
+    """Run (or resume) one evaluation and print its figures."""
+    from agent.commands import agent_config
+    from eval.frames.runner import RunSettings, run_frames
+
+    settings = RunSettings.from_args(args)
+    outcome = run_frames(settings, agent_config(settings), build=build_components)
+    print(_one_line(outcome.out, outcome.summary))
+    return 0
+
+
+def _prompt_slug(prompt: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", Path(prompt).stem).strip("-") or "prompt"
+
+
+def run_compare_command(args: argparse.Namespace) -> int:
+    """Each planning prompt on the same questions (own OUT subdir each, resumable), then the paired table."""
+    from dataclasses import replace
+
+    from agent.commands import agent_config
+    from eval.frames.report import comparison
+    from eval.frames.runner import RunSettings, default_out, run_frames
+    from eval.rundir import RunDir
+    from retrieval.errors import FramesAgentError
+
+    base = RunSettings.from_args(args)
+    if base.system != "multistep":
+        raise FramesAgentError("compare varies the planning prompt, which only --system multistep uses")
+    slugs = [_prompt_slug(p) for p in args.prompts]
+    if len(set(slugs)) != len(slugs):
+        raise FramesAgentError(f"--prompts names two variants the same way ({', '.join(slugs)}); rename a file")
+    root = Path(base.out) if base.out else Path("runs") / ("compare-" + default_out(base).name.split("-", 2)[-1])
+    runs = []
+    for prompt, slug in zip(args.prompts, slugs):
+        settings = replace(base, prompt=prompt, out=str(root / slug))
+        outcome = run_frames(settings, agent_config(settings), build=build_components)
+        records, _ = RunDir(outcome.out).load_records()
+        runs.append((slug, outcome.summary, list(records.values())))
+    print(comparison(runs))
+    print(f"runs: {root}")
+    return 0
+
+
+def _expand_runs(paths: list[Path]) -> list[Path]:
+    """A compare directory stands for its variant run directories (in name order)."""
+    expanded = []
+    for path in paths:
+        children = sorted(p for p in path.iterdir() if (p / "config.json").exists()) if path.is_dir() else []
+        expanded += children if not (path / "config.json").exists() and children else [path]
+    return expanded
+
+
+def run_report_command(args: argparse.Namespace) -> int:
+    """Re-render each run directory; with several, the side-by-side table and paired tests."""
+    from eval.frames.report import comparison, rerender
+
+    runs = []
+    for path in _expand_runs([Path(p) for p in args.runs]):
+        _, summary, records = rerender(path)
+        print(f"{path}: " + _one_line(path, summary))
+        runs.append((path.name, summary, records))
+    if len(runs) > 1:
+        print(comparison(runs))
+    return 0

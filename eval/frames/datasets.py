@@ -1,0 +1,285 @@
+"""FRAMES questions: the original TSV/CSV layout, JSONL, or the Hugging Face dataset, as typed Questions."""
+from __future__ import annotations
+
+import ast
+import csv
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from pydantic import BaseModel, ConfigDict
+
+from eval.errors import DataError
+from retrieval.lucene.searcher import normalize_title
+from retrieval.paths import shared_dir
+
+__all__ = [
+    "REASONING_TYPES",
+    "DataError",
+    "Dataset",
+    "Question",
+    "default_data",
+    "load_questions",
+    "normalize_title",
+    "split_urls",
+    "title_from_url",
+]
+
+REASONING_TYPES = ("Numerical reasoning", "Tabular reasoning", "Multiple constraints", "Temporal reasoning",
+                   "Post processing")
+HF_PREFIX = "hf:"
+_LINK_COLUMN = re.compile(r"^wikipedia_link_\d+\+?$", re.IGNORECASE)
+# A cell may hold several links joined by commas; titles contain commas too ("Lincoln,_Nebraska"), so only a
+# comma followed by the start of another link separates two links.
+_URL_SEPARATOR = re.compile(r"\s*,\s*(?=(?:https?://|[a-z.]*wikipedia\.org/|w\.wiki/))", re.IGNORECASE)
+_ALIASES = {"prompt": ("prompt", "question"), "answer": ("answer", "gold_answer", "ground_truth")}
+
+
+class Question(BaseModel):
+    """One FRAMES question with its gold answer and gold Wikipedia articles."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    prompt: str
+    answer: str
+    reasoning_types: tuple[str, ...] = ()
+    gold_urls: tuple[str, ...] = ()
+    gold_titles: tuple[str, ...] = ()
+
+
+@dataclass
+class Dataset:
+    """Questions plus what loading them noticed (skipped rows, odd links, unknown reasoning types)."""
+
+    questions: list[Question]
+    source: str
+    fingerprint: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def default_data() -> str:
+    """--data default: FRAMES_DATA, else the shared dev split."""
+    return os.environ.get("FRAMES_DATA") or str(shared_dir() / "data" / "frames" / "frames_dev.tsv")
+
+
+def title_from_url(url: str) -> str | None:
+    """Article title of a Wikipedia link: URL-decoded, fragment dropped, underscores as spaces; None if none."""
+    text = url.strip().strip("'\"")
+    if not text:
+        return None
+    if "://" not in text:
+        text = "https://" + text
+    parts = urlsplit(text)
+    if "/wiki/" in parts.path:
+        raw = parts.path.split("/wiki/", 1)[1]
+    else:  # /w/index.php?title=Bronco&redirect=no
+        raw = (parse_qs(parts.query).get("title") or [""])[0]
+    title = " ".join(unquote(raw).replace("_", " ").split())
+    return title or None
+
+
+def split_urls(cell: str) -> list[str]:
+    """The links in one cell (several may be comma-joined)."""
+    return [u.strip() for u in _URL_SEPARATOR.split(cell.strip()) if u.strip()] if cell else []
+
+
+def load_questions(spec: str | os.PathLike | None = None, limit: int | None = None) -> Dataset:
+    """Questions from a TSV/CSV/JSONL path or `hf:<dataset>` (default: default_data())."""
+    spec = str(spec) if spec is not None else default_data()
+    if spec.startswith(HF_PREFIX):
+        rows, fingerprint = _hf_rows(spec[len(HF_PREFIX):]), spec
+    else:
+        path = Path(spec).expanduser()
+        rows, fingerprint = _file_rows(path), _fingerprint(path)
+    if limit is not None and limit < 1:
+        raise DataError(f"--limit must be at least 1, got {limit}")
+    return _parse_rows(rows, spec, fingerprint, limit)
+
+
+# --- reading -----------------------------------------------------------------------------------------------
+def _fingerprint(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _file_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        raise DataError(f"no data file at {path} (give --data PATH or set FRAMES_DATA)")
+    if path.is_dir():
+        raise DataError(f"--data {path} is a directory; give a .tsv, .csv or .jsonl file")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"data file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise DataError(f"cannot read data file {path}: {exc.strerror or exc}") from exc
+    if not text.strip():
+        raise DataError(f"data file {path} is empty")
+    if path.suffix.lower() in (".jsonl", ".json") or text.lstrip().startswith("{"):
+        return _jsonl_rows(text, path)
+    return _table_rows(text, path)
+
+
+def _jsonl_rows(text: str, path: Path) -> list[dict]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise DataError(f"{path} line {number} is not JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise DataError(f"{path} line {number} is not a JSON object")
+        rows.append(row)
+    return rows
+
+
+def _table_rows(text: str, path: Path) -> list[dict]:
+    header = text.split("\n", 1)[0]
+    delimiter = "," if path.suffix.lower() == ".csv" or ("\t" not in header and "," in header) else "\t"
+    csv.field_size_limit(sys.maxsize)
+    try:
+        reader = csv.DictReader(text.splitlines(keepends=True), delimiter=delimiter)
+        return [{k: v for k, v in row.items() if k is not None} for row in reader]
+    except csv.Error as exc:
+        raise DataError(f"{path} is not a readable {'CSV' if delimiter == ',' else 'TSV'} file: {exc}") from exc
+
+
+def _hf_rows(name: str) -> list[dict]:
+    try:
+        import datasets  # only online users of hf:google/frames-benchmark need it
+    except ImportError as exc:
+        raise DataError("hf: data needs the `datasets` package: pip install datasets") from exc
+    try:
+        loaded = datasets.load_dataset(name or "google/frames-benchmark", split="test")
+    except Exception as exc:  # offline, unknown dataset, hub errors: all one line for the user
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot load Hugging Face dataset {name!r} (needs internet): {first}") from exc
+    return [dict(row) for row in loaded]
+
+
+# --- parsing -----------------------------------------------------------------------------------------------
+def _column(columns: Iterable[str], role: str) -> str | None:
+    lowered = {c.strip().lower(): c for c in columns if c}
+    return next((lowered[a] for a in _ALIASES[role] if a in lowered), None)
+
+
+def _parse_rows(rows: list[dict], source: str, fingerprint: str, limit: int | None = None) -> Dataset:
+    if not rows:
+        raise DataError(f"{source} holds no questions")
+    columns = list(rows[0].keys())
+    prompt_col, answer_col = _column(columns, "prompt"), _column(columns, "answer")
+    missing = [name for name, col in (("Prompt", prompt_col), ("Answer", answer_col)) if col is None]
+    if missing:
+        raise DataError(f"{source} lacks column(s) {', '.join(missing)} (found: {', '.join(map(str, columns[:20]))})")
+    dataset = Dataset([], source, fingerprint)
+    link_cols = [c for c in columns if c and _LINK_COLUMN.match(c.strip())]
+    if not link_cols and "wiki_links" not in columns:
+        dataset.warnings.append("no wiki_links / wikipedia_link_* columns: gold-article recall cannot be measured")
+    seen: set[str] = set()
+    for number, row in enumerate(rows):
+        if limit is not None and len(dataset.questions) >= limit:
+            break  # rows past the limit are not read, so their warnings do not show either
+        question = _parse_row(row, number, prompt_col, answer_col, link_cols, dataset.warnings)
+        if question is None:
+            continue
+        if question.id in seen:
+            dataset.warnings.append(f"question id {question.id} repeats; the later row is kept as {question.id}-{number}")
+            question = question.model_copy(update={"id": f"{question.id}-{number}"})
+        seen.add(question.id)
+        dataset.questions.append(question)
+    if not dataset.questions:
+        raise DataError(f"{source}: no usable questions ({'; '.join(dataset.warnings[:3])})")
+    return dataset
+
+
+def _row_id(row: dict, number: int) -> str:
+    for key in ("id", "Unnamed: 0", ""):
+        value = row.get(key)
+        if value is not None and str(value).strip():
+            return str(value).strip()
+    return str(number)
+
+
+def _parse_row(row: dict, number: int, prompt_col: str, answer_col: str, link_cols: list[str],
+               warnings: list[str]) -> Question | None:
+    qid = _row_id(row, number)
+    prompt, answer = _text(row.get(prompt_col)), _text(row.get(answer_col))
+    if not prompt or not answer:
+        warnings.append(f"question {qid}: empty {'prompt' if not prompt else 'answer'}; skipped")
+        return None
+    urls = _gold_urls(row, link_cols, qid, warnings)
+    return Question(id=qid, prompt=prompt, answer=answer, reasoning_types=_reasoning_types(row, qid, warnings),
+                    gold_urls=tuple(urls), gold_titles=tuple(_gold_titles(urls, qid, warnings)))
+
+
+def _text(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):  # NaN from pandas-made rows
+        return ""
+    return " ".join(str(value).split())
+
+
+def _reasoning_types(row: dict, qid: str, warnings: list[str]) -> tuple[str, ...]:
+    raw = row.get("reasoning_types")
+    if isinstance(raw, (list, tuple)):
+        parts = [str(p) for p in raw]
+    else:
+        parts = _text(raw).split("|")
+    canonical = {t.lower(): t for t in REASONING_TYPES}
+    found = []
+    for part in (" ".join(p.split()) for p in parts):
+        if not part:
+            continue
+        if part.lower() not in canonical:
+            warnings.append(f"question {qid}: unknown reasoning type {part!r} (kept; known: {', '.join(REASONING_TYPES)})")
+        found.append(canonical.get(part.lower(), part))
+    return tuple(dict.fromkeys(found))
+
+
+def _listed_links(raw: object, qid: str, warnings: list[str]) -> list[str]:
+    if isinstance(raw, (list, tuple)):
+        return [str(u) for u in raw]
+    text = _text(raw)
+    if not text:
+        return []
+    try:
+        value = ast.literal_eval(text)  # a Python-list string; literal_eval never runs code
+    except (ValueError, SyntaxError):
+        warnings.append(f"question {qid}: wiki_links is not a list literal; using the link columns")
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, (list, tuple)):
+        warnings.append(f"question {qid}: wiki_links is not a list; using the link columns")
+        return []
+    return [str(u) for u in value]
+
+
+def _gold_urls(row: dict, link_cols: list[str], qid: str, warnings: list[str]) -> list[str]:
+    urls = [u for col in link_cols for u in split_urls(_text(row.get(col)))]
+    urls += [u for item in _listed_links(row.get("wiki_links"), qid, warnings) for u in split_urls(item)]
+    return list(dict.fromkeys(urls))
+
+
+def _gold_titles(urls: list[str], qid: str, warnings: list[str]) -> list[str]:
+    titles: dict[str, str] = {}
+    for url in urls:
+        title = title_from_url(url)
+        if title is None:
+            # Counted as a gold article nobody can match rather than dropped: the question still needs it.
+            warnings.append(f"question {qid}: cannot tell the article of gold link {url!r}; counted as not found")
+            title = url.strip()
+        titles.setdefault(normalize_title(title), title)
+    return list(titles.values())

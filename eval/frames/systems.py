@@ -1,0 +1,213 @@
+"""The systems FRAMES compares: multistep (the agent), naive, BM25-R and oracle; one answer prompt, one result type."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from agent.api import FramesAgent
+from agent.state import AgentResult, StepRecord
+from eval.frames.datasets import Question, normalize_title
+from retrieval.errors import FramesAgentError
+from retrieval.types import Document, Retriever
+
+SYSTEMS = ("multistep", "naive", "bm25", "oracle")
+
+
+@dataclass
+class SystemOutput:
+    """A system's AgentResult plus, for the oracle, which gold articles it could and could not supply."""
+
+    result: AgentResult
+    oracle: dict | None = None
+
+
+class System(Protocol):
+    """Anything the runner can ask to answer (or only retrieve for) a question."""
+
+    name: str
+
+    async def run(self, question: Question, answer: bool = True) -> SystemOutput:
+        """Answer one question (answer=False: retrieval only)."""
+        ...
+
+
+class MultiStep:
+    """The FRAMES agent: k queries per step for n steps, then the answer."""
+
+    name = "multistep"
+
+    def __init__(self, agent: FramesAgent) -> None:
+        self.agent = agent
+
+    async def run(self, question: Question, answer: bool = True) -> SystemOutput:
+        return SystemOutput(await self.agent.ainvoke(question.prompt, answer=answer))
+
+
+class Naive:
+    """The question alone, no retrieval (the paper's naive prompt)."""
+
+    name = "naive"
+
+    def __init__(self, agent: FramesAgent) -> None:
+        self.agent = agent
+
+    async def run(self, question: Question, answer: bool = True) -> SystemOutput:
+        if not answer:
+            return SystemOutput(AgentResult(question=question.prompt))
+        return SystemOutput(await self.agent.aanswer_from(question.prompt, []))
+
+
+class BM25R:
+    """BM25-R: the top n_docs hits for the question itself, then the answer."""
+
+    name = "bm25"
+
+    def __init__(self, agent: FramesAgent, retriever: Retriever, n_docs: int) -> None:
+        self.agent, self.retriever, self.n_docs = agent, retriever, n_docs
+
+    async def run(self, question: Question, answer: bool = True) -> SystemOutput:
+        docs = await asyncio.to_thread(self.retriever.search, question.prompt, self.n_docs)
+        step = StepRecord(step=1, queries=[question.prompt], new_doc_ids=[d.id for d in docs])
+        if not answer:
+            return SystemOutput(AgentResult(question=question.prompt, documents=docs, steps=[step]))
+        result = await self.agent.aanswer_from(question.prompt, docs)
+        return SystemOutput(result.model_copy(update={"steps": [step]}))
+
+
+class WikipediaFetcher:
+    """Whole Wikipedia pages via the `wikipedia` package, cached on disk; offline it reports, never waits."""
+
+    def __init__(self, cache: Path, *, online: bool = True,
+                 fetch: Callable[[str], tuple[str, str]] | None = None) -> None:
+        self.cache, self.online = Path(cache), online
+        self._fetch = fetch or _wikipedia_page
+        self._lock = threading.Lock()
+
+    def _path(self, title: str) -> Path:
+        return self.cache / (hashlib.sha1(normalize_title(title).encode()).hexdigest()[:24] + ".json")
+
+    def get(self, title: str) -> tuple[Document | None, str | None]:
+        """(document, None) or (None, why it is missing)."""
+        path = self._path(title)
+        if path.exists():
+            try:
+                return Document.model_validate_json(path.read_text(encoding="utf-8")), None
+            except (OSError, ValueError):
+                pass  # a damaged cache entry is fetched again
+        if not self.online:
+            return None, "not in the index; offline and not in the Wikipedia cache"
+        try:
+            page_title, text = self._fetch(title)
+        except Exception as exc:  # the package raises requests and its own errors alike
+            if _is_network_error(exc):
+                with self._lock:
+                    self.online = False  # one failed connection is enough: later titles skip the network
+                return None, "not in the index; Wikipedia unreachable (offline)"
+            return None, f"not in the index; Wikipedia: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        doc = Document(id=f"wikipedia:{page_title}", title=title, text=text, source="wikipedia",
+                       article_id=f"wikipedia:{page_title}")
+        self._store(path, doc)
+        return doc, None
+
+    def _store(self, path: Path, doc: Document) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(doc.model_dump_json(), encoding="utf-8")
+        os.replace(tmp, path)
+
+
+def _wikipedia_page(title: str) -> tuple[str, str]:
+    import wikipedia
+
+    page = wikipedia.page(title, auto_suggest=False, redirect=True)
+    return page.title, page.content
+
+
+def _is_network_error(exc: Exception) -> bool:
+    try:
+        import requests
+    except ImportError:  # pragma: no cover - requests comes with wikipedia
+        return isinstance(exc, OSError)
+    return isinstance(exc, (requests.exceptions.ConnectionError, requests.exceptions.Timeout, OSError))
+
+
+class Oracle:
+    """The gold articles themselves: from the index by title, else Wikipedia (online), else reported missing."""
+
+    name = "oracle"
+
+    def __init__(self, agent: FramesAgent, retriever: Retriever | None, fetcher: WikipediaFetcher | None) -> None:
+        self.agent, self.retriever, self.fetcher = agent, retriever, fetcher
+
+    def _lookup(self, title: str) -> tuple[Document | None, str]:
+        doc = self.retriever.by_title(title) if self.retriever is not None else None
+        if doc is not None:
+            return doc, "index"
+        if self.fetcher is None:
+            return None, "not in the index"
+        fetched, why = self.fetcher.get(title)
+        return (fetched, "wikipedia") if fetched is not None else (None, why or "missing")
+
+    async def run(self, question: Question, answer: bool = True) -> SystemOutput:
+        docs, info = [], {"found": [], "missing": [], "fetched": [], "reasons": {}}
+        for title in question.gold_titles:
+            doc, how = await asyncio.to_thread(self._lookup, title)
+            if doc is None:
+                info["missing"].append(title)
+                info["reasons"][title] = how
+                continue
+            info["found"].append(title)
+            if how == "wikipedia":
+                info["fetched"].append(title)
+            docs.append(doc)
+        if not answer:
+            return SystemOutput(AgentResult(question=question.prompt, documents=docs), info)
+        return SystemOutput(await self.agent.aanswer_from(question.prompt, docs), info)
+
+
+def make_system(name: str, agent: FramesAgent, *, n_docs: int, fetcher: WikipediaFetcher | None = None) -> System:
+    """The named system over the agent's model and retriever."""
+    retriever = agent.retriever
+    if name == "multistep":
+        return MultiStep(agent)
+    if name == "naive":
+        return Naive(agent)
+    if name == "bm25":
+        if retriever is None:
+            raise FramesAgentError("--system bm25 needs a Wikipedia index (--tools without wiki has none)")
+        return BM25R(agent, retriever, n_docs)
+    if name == "oracle":
+        return Oracle(agent, retriever, fetcher)
+    raise FramesAgentError(f"unknown --system {name!r}; choose one of {', '.join(SYSTEMS)}")
+
+
+class CoverageChecker:
+    """Which gold titles the index holds at all; each title is looked up once per run."""
+
+    def __init__(self, retriever: Retriever | None) -> None:
+        self.retriever = retriever
+        self._known: dict[str, bool] = {}
+        self._lock = threading.Lock()
+
+    def _present(self, title: str) -> bool:
+        key = normalize_title(title)
+        with self._lock:
+            if key in self._known:
+                return self._known[key]
+        present = self.retriever.by_title(title) is not None
+        with self._lock:
+            self._known[key] = present
+        return present
+
+    async def covered(self, titles: tuple[str, ...]) -> list[str] | None:
+        """The titles present in the index (None when there is no index to ask)."""
+        if self.retriever is None:
+            return None
+        flags = await asyncio.to_thread(lambda: [self._present(t) for t in titles])
+        return [t for t, ok in zip(titles, flags) if ok]

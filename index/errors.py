@@ -1,0 +1,8 @@
+"""Errors of the index layer."""
+from __future__ import annotations
+
+from retrieval.errors import FramesAgentError
+
+
+class CorpusError(FramesAgentError):
+    """A corpus file or dump cannot be read as documents."""

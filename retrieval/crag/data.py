@@ -1,0 +1,129 @@
+"""What the compatible CRAG server knows: the real company table and the recorded replies of the real server."""
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import re
+import string
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from retrieval.crag.endpoints import BY_NAME, Endpoint
+from retrieval.errors import FramesAgentError
+
+COMPANY_FILE = "company_name.dict"
+RECORDED_FILE = "example_call_responses.json"
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+def normalize(text: str) -> str:
+    """The official server's name normalisation: lower case, no punctuation, single spaces."""
+    return " ".join(text.lower().replace("_", " ").translate(_PUNCT).split())
+
+
+class OkapiBM25:
+    """rank_bm25's BM25Okapi (k1=1.5, b=0.75, epsilon=0.25), which the official finance search uses."""
+
+    def __init__(self, corpus: list[list[str]], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+        self.k1, self.b = k1, b
+        self.doc_len = np.array([len(doc) for doc in corpus], dtype=float)
+        self.avgdl = sum(len(doc) for doc in corpus) / len(corpus) if corpus else 0.0
+        self.postings: dict[str, dict[int, int]] = {}
+        for i, doc in enumerate(corpus):
+            for word in doc:
+                slot = self.postings.setdefault(word, {})
+                slot[i] = slot.get(i, 0) + 1
+        n = len(corpus)
+        self.idf = {w: float(np.log(n - len(p) + 0.5) - np.log(len(p) + 0.5)) for w, p in self.postings.items()}
+        floor = epsilon * (sum(self.idf.values()) / len(self.idf)) if self.idf else 0.0
+        self.idf = {w: (floor if v < 0 else v) for w, v in self.idf.items()}
+
+    def scores(self, query: list[str]) -> np.ndarray:
+        """BM25 score of every document for the query tokens."""
+        out = np.zeros(len(self.doc_len))
+        for word in query:
+            freqs = np.zeros(len(self.doc_len))
+            for i, f in self.postings.get(word, {}).items():
+                freqs[i] = f
+            norm = self.k1 * (1 - self.b + self.b * self.doc_len / self.avgdl)
+            out += self.idf.get(word, 0.0) * (freqs * (self.k1 + 1) / (freqs + norm))
+        return out
+
+
+class CompanyTable:
+    """Company name search and name -> ticker, as the official FinanceKG does them."""
+
+    def __init__(self, rows: list[tuple[str, str]], fuzzy_n: int = 10) -> None:
+        self.fuzzy_n = fuzzy_n
+        self.tickers: dict[str, str] = {}
+        for name, symbol in rows:  # like dict(df.values): a repeated name keeps its last ticker
+            self.tickers[name] = symbol
+        self.key_map: dict[str, list[str]] = {}
+        self.corpus: list[list[str]] = []
+        for name in self.tickers:
+            norm = normalize(name)
+            self.key_map.setdefault(norm, []).append(name)
+            self.corpus.append(norm.split())
+        self.bm25 = OkapiBM25(self.corpus)
+
+    @classmethod
+    def load(cls, path: Path) -> "CompanyTable":
+        """Read the CSV `,Name,Symbol` table."""
+        try:
+            with open(path, newline="", encoding="utf-8") as f:
+                reader = csv.DictReader(f)
+                rows = [(r["Name"], r["Symbol"]) for r in reader if r.get("Name") and r.get("Symbol")]
+        except (OSError, KeyError, UnicodeDecodeError, csv.Error) as exc:
+            raise FramesAgentError(f"cannot read CRAG company table {path}: {exc}") from None
+        return cls(rows)
+
+    def search(self, query: str) -> list[str]:
+        """Up to 10 company names best matching the query (BM25 over normalised names)."""
+        scores = self.bm25.scores(normalize(query).split())
+        top = np.argsort(scores)[::-1][: self.fuzzy_n]
+        names: list[str] = []
+        for i in top:
+            if scores[i] != 0:
+                names += self.key_map[" ".join(self.corpus[i])]
+        return names[: self.fuzzy_n]
+
+    def ticker(self, name: str) -> str | None:
+        """The ticker of an exact company name."""
+        return self.tickers.get(name)
+
+
+def _parse_python_repr(text: str) -> Any:
+    """A reply the notebook printed as a Python repr, possibly cut with '...': the part that was shown."""
+    cut = re.sub(r",\s*\.\.\.\s*(\}+)\s*$", r"\1", text.strip())
+    return ast.literal_eval(cut)
+
+
+def bind_args(ep: Endpoint, args: list[Any]) -> dict[str, Any]:
+    """Positional recorded arguments -> the JSON body the official client posts."""
+    names = [p.name for p in ep.params]
+    return ep.body(dict(zip(names, args)))
+
+
+def load_recorded(path: Path) -> list[tuple[Endpoint, dict[str, Any] | None, dict[str, Any]]]:
+    """(endpoint, body, reply) for every recorded call whose reply can be reconstructed."""
+    try:
+        calls = json.loads(path.read_text(encoding="utf-8"))["calls"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FramesAgentError(f"cannot read recorded CRAG replies {path}: {exc}") from None
+    out = []
+    for call in calls:
+        ep = BY_NAME.get(call.get("client_method", ""))
+        if ep is None:
+            continue
+        reply = call.get("response")
+        if isinstance(reply, str):
+            try:
+                reply = _parse_python_repr(reply)
+            except (ValueError, SyntaxError):
+                continue
+        if isinstance(reply, dict) and "result" in reply:
+            out.append((ep, bind_args(ep, list(call.get("args") or [])), reply))
+    return out

@@ -1,0 +1,8 @@
+"""Errors of the CRAG layer."""
+from __future__ import annotations
+
+from retrieval.errors import FramesAgentError
+
+
+class CRAGError(FramesAgentError):
+    """A CRAG API call failed: server unreachable, bad arguments, server error, or a non-API reply."""

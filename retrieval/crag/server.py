@@ -1,0 +1,239 @@
+"""A CRAG mock API compatible server (FastAPI) for offline use and tests, and a helper that runs it as a process.
+
+It serves the official 38 routes with the same bodies and reply shapes from files: the real company table
+(name search and tickers) and the recorded replies of the real server (for their recorded arguments). Other
+arguments get what the real server answers when its knowledge graph has no match.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse, PlainTextResponse
+from pydantic import BaseModel, create_model
+
+from retrieval.crag.data import COMPANY_FILE, RECORDED_FILE, CompanyTable, load_recorded
+from retrieval.crag.endpoints import ENDPOINTS, Endpoint
+from retrieval.errors import FramesAgentError
+from retrieval.paths import project_root, shared_dir
+
+
+class YearOutOfRange(ValueError):
+    """The official movie KG raises this (an HTTP 500) for years outside 1990-2021."""
+
+
+def _year_info(body: dict[str, Any]) -> None:
+    if int(body["query"]) not in range(1990, 2022):  # a non-numeric year fails here too, as in the official server
+        raise YearOutOfRange("Year must be between 1990 and 2021")
+    return None
+
+
+def _grammy_year(body: dict[str, Any]) -> list | None:
+    return None if body["query"] < 1957 or body["query"] > 2019 else []
+
+
+def _billboard_rank(body: dict[str, Any]) -> list:
+    return [[], []] if 1 <= body["rank"] <= 100 else [None, None]
+
+
+# What the official server answers when its knowledge graph has no match (see facebookresearch/CRAG mock_api).
+NO_MATCH: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "open_search_entity_by_name": lambda b: [],
+    "movie_get_person_info": lambda b: [],
+    "movie_get_movie_info": lambda b: [],
+    "movie_get_year_info": _year_info,
+    "music_search_artist_entity_by_name": lambda b: [],
+    "music_search_song_entity_by_name": lambda b: [],
+    "music_get_billboard_rank_date": _billboard_rank,
+    "music_grammy_get_best_artist_by_year": _grammy_year,
+    "music_grammy_get_best_song_by_year": _grammy_year,
+    "music_grammy_get_best_album_by_year": _grammy_year,
+    "music_grammy_get_award_count_by_artist": lambda b: 0,
+    "music_grammy_get_award_count_by_song": lambda b: 0,
+    "music_grammy_get_award_date_by_artist": lambda b: [],
+    "music_grammy_get_all_awarded_artists": lambda b: [],
+    "music_get_lifespan": lambda b: [None, None],
+}
+
+
+def _canonical(body: dict[str, Any] | None) -> str:
+    return json.dumps(body, sort_keys=True, ensure_ascii=False)
+
+
+def body_model(ep: Endpoint) -> type[BaseModel] | None:
+    """The pydantic body of a route (None for the route without a body)."""
+    if not ep.params:
+        return None
+    fields = {p.key: (p.type, ... if p.required else p.default) for p in ep.params}
+    return create_model(f"{ep.name}_body", **fields)  # type: ignore[call-overload]
+
+
+class CragBackend:
+    """Answers endpoint calls from the company table, the recorded replies, and the no-match rules."""
+
+    def __init__(self, data_dir: Path) -> None:
+        for name in (COMPANY_FILE, RECORDED_FILE):
+            if not (data_dir / name).is_file():
+                raise FramesAgentError(f"CRAG data dir {data_dir} has no {name}; pass --data DIR")
+        self.data_dir = data_dir
+        self.companies = CompanyTable.load(data_dir / COMPANY_FILE)
+        self.models = {ep.name: body_model(ep) for ep in ENDPOINTS}
+        self.recorded: dict[tuple[str, str], Any] = {}
+        for ep, body, reply in load_recorded(data_dir / RECORDED_FILE):
+            self.recorded[(ep.name, _canonical(self._validate(ep, body)))] = reply["result"]
+
+    def _validate(self, ep: Endpoint, body: dict[str, Any] | None) -> dict[str, Any] | None:
+        model = self.models[ep.name]
+        return None if model is None else model.model_validate(body).model_dump()
+
+    def answer(self, ep: Endpoint, body: dict[str, Any] | None) -> Any:
+        """The `result` value for a validated body."""
+        key = (ep.name, _canonical(body))
+        if key in self.recorded:
+            return self.recorded[key]
+        if ep.name == "finance_get_company_name":
+            return self.companies.search(body["query"])
+        if ep.name == "finance_get_ticker_by_name":
+            return self.companies.ticker(body["query"])
+        rule = NO_MATCH.get(ep.name)
+        return rule(body) if rule else None
+
+
+def _route(backend: CragBackend, ep: Endpoint) -> Callable[..., Any]:
+    model = backend.models[ep.name]
+
+    async def handler(**kwargs: Any) -> Any:
+        body = kwargs["body"].model_dump() if model is not None else None
+        try:
+            result = backend.answer(ep, body)
+        except ValueError:  # the official server lets these escape: uvicorn answers a plain-text 500
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        return JSONResponse({"result": result})
+
+    params = [] if model is None else [inspect.Parameter("body", inspect.Parameter.KEYWORD_ONLY, annotation=model)]
+    handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    handler.__name__ = ep.name
+    handler.__doc__ = ep.description
+    return handler
+
+
+def create_app(data_dir: str | Path | None = None) -> FastAPI:
+    """The FastAPI app serving all 38 CRAG routes plus GET / from data_dir (default: shared CRAG data)."""
+    backend = CragBackend(Path(data_dir) if data_dir else shared_dir() / "data" / "crag")
+    app = FastAPI(title="CRAG API (frames-agent compatible server)",
+                  description="Company table and recorded replies of Meta's CRAG mock API")
+
+    @app.get("/")
+    async def root() -> dict[str, str]:
+        return {"message": "The CRAG API service is running"}
+
+    for ep in ENDPOINTS:
+        app.post(ep.path, name=ep.name)(_route(backend, ep))
+    app.state.backend = backend
+    return app
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def check_port(host: str, port: int) -> None:
+    """Raise a one-line error when the port cannot be bound."""
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise FramesAgentError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port") from None
+
+
+def serve(data_dir: str | Path | None, host: str, port: int) -> None:
+    """Serve the compatible API with uvicorn until interrupted."""
+    import uvicorn
+
+    app = create_app(data_dir)
+    check_port(host, port)
+    print(f"CRAG API server on http://{host}:{port} (data: {app.state.backend.data_dir}); Ctrl-C stops",
+          file=sys.stderr, flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+
+
+class ServerProcess:
+    """`python cli.py crag-server` started as a child process on loopback; stop() ends it."""
+
+    def __init__(self, data_dir: str | Path | None = None, host: str = "127.0.0.1", port: int = 0,
+                 startup_timeout: float = 60.0) -> None:
+        self.host, self.port = host, port or free_port(host)
+        self.url = f"http://{host}:{self.port}"
+        # `python -m retrieval.crag.server` is `cli.py crag-server` without importing every other command.
+        cmd = [sys.executable, "-m", "retrieval.crag.server", "--host", host, "--port", str(self.port)]
+        if data_dir:
+            cmd += ["--data", str(data_dir)]
+        self.proc = subprocess.Popen(cmd, cwd=project_root(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self._wait(startup_timeout)
+
+    def _wait(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = (self.proc.stderr.read() if self.proc.stderr else b"").decode(errors="replace").strip()
+                raise FramesAgentError(f"CRAG server exited at start: {err.splitlines()[-1] if err else self.proc.returncode}")
+            try:
+                if httpx.get(self.url + "/", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise FramesAgentError(f"CRAG server did not answer at {self.url} within {timeout:g}s")
+
+    def stop(self) -> None:
+        """End the server process (terminate, then kill)."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stderr:
+            self.proc.stderr.close()
+
+    def __enter__(self) -> "ServerProcess":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m retrieval.crag.server [--host H] [--port P] [--data DIR]`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m retrieval.crag.server", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--data", default=None)
+    args = parser.parse_args(argv)
+    try:
+        serve(args.data, args.host, args.port)
+    except FramesAgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

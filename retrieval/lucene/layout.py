@@ -1,0 +1,105 @@
+"""The on-disk layout of an index, shared by the searcher and `index build`: where indexes live, the manifest
+written last by a finished build, and how a name, path or pyserini prebuilt name resolves to a directory."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Callable
+
+from retrieval.errors import RetrievalError
+from retrieval.paths import indexes_dir
+
+MANIFEST_FILE = "frames-agent-index.json"  # written last: its presence means the build finished
+TITLES_FILE = "titles.tsv"  # normalised title \t article id \t number of units (passages) of that article
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def read_manifest(index_dir: Path) -> dict | None:
+    """The build manifest of one of our indexes, None for a foreign Lucene index."""
+    path = index_dir / MANIFEST_FILE
+    if not path.exists():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RetrievalError(
+            f"corrupt index {index_dir}: unreadable {MANIFEST_FILE} ({exc}); rebuild it with --force") from exc
+    if not isinstance(manifest, dict) or manifest.get("complete") is not True:
+        raise RetrievalError(f"index {index_dir} is half-built (manifest not complete); rebuild it with --force")
+    return manifest
+
+
+def check_index_dir(index_dir: Path) -> Path:
+    """index_dir when it holds a finished Lucene index, else a RetrievalError saying what is wrong."""
+    if not index_dir.is_dir():
+        raise RetrievalError(f"no index directory at {index_dir}")
+    has_segments = any(index_dir.glob("segments_*"))
+    manifest = read_manifest(index_dir)
+    if manifest is None and not has_segments:
+        raise RetrievalError(
+            f"{index_dir} is not a finished index (no {MANIFEST_FILE} and no Lucene segments: half-built or corrupt); "
+            "rebuild it with: python cli.py index build --force ..."
+        )
+    if not has_segments:
+        raise RetrievalError(f"corrupt index {index_dir}: Lucene segments are missing; rebuild it with --force")
+    return index_dir
+
+
+def is_prebuilt_name(name: str) -> bool:
+    """Whether pyserini knows a prebuilt sparse index by this name."""
+    from retrieval.lucene.jvm import start_jvm
+
+    start_jvm()
+    from pyserini.prebuilt_index_info import (
+        TF_INDEX_INFO,  # needs the JVM; cheap without torch
+    )
+
+    return name in TF_INDEX_INFO
+
+
+def fetch_prebuilt(name: str) -> Path:
+    """Download (or reuse pyserini's cached copy of) a prebuilt index; needs the internet."""
+    from retrieval.lucene.jvm import start_jvm
+
+    start_jvm()
+    from pyserini.util import download_prebuilt_index
+
+    try:
+        return Path(download_prebuilt_index(name, verbose=True))
+    except Exception as exc:  # HTTP, checksum or unpack failures all end the same way for the user
+        raise RetrievalError(f"could not fetch prebuilt index {name!r}: {exc}") from exc
+
+
+def known_index_names() -> list[str]:
+    """Names of the indexes under indexes_dir() (finished or not)."""
+    root = indexes_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _looks_like_path(value: str) -> bool:
+    return os.sep in value or "/" in value or value.startswith((".", "~"))
+
+
+def resolve_index(name_or_dir: str | os.PathLike, *, fetch: Callable[[str], Path] | None = None) -> Path:
+    """Directory of a finished index given its name (under indexes_dir()), a path, or a pyserini prebuilt name."""
+    value = os.fspath(name_or_dir)
+    if not value.strip():
+        raise RetrievalError("empty index name")
+    if isinstance(name_or_dir, Path) or _looks_like_path(value):
+        return check_index_dir(Path(value).expanduser())
+    if not NAME_PATTERN.match(value):
+        raise RetrievalError(f"bad index name {value!r}: use letters, digits, '.', '_' or '-', or give a path")
+    local = indexes_dir() / value
+    if local.exists():
+        return check_index_dir(local)
+    if is_prebuilt_name(value):
+        return check_index_dir(Path((fetch or fetch_prebuilt)(value)))
+    known = ", ".join(known_index_names()) or "none"
+    raise RetrievalError(
+        f"unknown index {value!r}: not in {indexes_dir()} (built: {known}) and not a pyserini prebuilt index; "
+        f"build it with: python cli.py index build --name {value} --corpus FILE"
+    )

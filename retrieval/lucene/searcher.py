@@ -1,0 +1,232 @@
+"""BM25 search over a Lucene index, calling Anserini's SimpleSearcher through jnius.
+
+pyserini's Python layer is skipped on purpose: importing pyserini.search.lucene takes ~7 s (it pulls torch),
+while the Java classes it wraps load in well under a second.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import unicodedata
+from pathlib import Path
+from typing import Sequence
+from urllib.parse import unquote
+
+from retrieval.errors import RetrievalError
+from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's public names)
+    MANIFEST_FILE,
+    TITLES_FILE,
+    check_index_dir,
+    known_index_names,
+    read_manifest,
+    resolve_index,
+)
+from retrieval.types import Document
+
+_WORD = re.compile(r"\w")
+
+
+def normalize_title(title: str) -> str:
+    """Comparable form of a title or wiki URL: URL-decoded, underscores as spaces, case-folded."""
+    text = unquote(str(title)).strip()
+    if "/wiki/" in text:  # a full https://en.wikipedia.org/wiki/... link
+        text = text.rsplit("/wiki/", 1)[1]
+    text = text.split("#", 1)[0].replace("_", " ")
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
+
+
+def check_query(query: str) -> str:
+    """The query itself, or a RetrievalError when it has nothing to search for."""
+    if not isinstance(query, str) or not _WORD.search(query):
+        raise RetrievalError(f"empty query {query!r}: it needs at least one letter or digit")
+    return query
+
+
+class BM25Retriever:
+    """Retriever over a Lucene index built by `index build` (or any Anserini index with stored raw docs)."""
+
+    def __init__(self, index_dir: str | os.PathLike, *, name: str | None = None, threads: int = 4):
+        """Open the index at index_dir (use resolve_index for names); threads serve batch_search."""
+        from retrieval.lucene.jvm import java_lock, start_jvm
+
+        self.index_dir = check_index_dir(Path(index_dir))
+        self.manifest = read_manifest(self.index_dir)
+        self.unit = (self.manifest or {}).get("unit", "article")
+        self.name = name or (self.manifest or {}).get("name") or self.index_dir.name
+        self.source = f"bm25:{self.name}"
+        self.threads = max(1, int(threads))
+        start_jvm()
+        from jnius import JavaException, autoclass
+
+        self._lock = java_lock()
+        self._java_error = JavaException
+        self._array_list = autoclass("java.util.ArrayList")
+        with self._lock:
+            try:
+                self._searcher = autoclass("io.anserini.search.SimpleSearcher")(str(self.index_dir))
+            except JavaException as exc:
+                raise RetrievalError(
+                    f"corrupt index {self.index_dir}: Lucene cannot open it ({_first_line(exc)})") from exc
+        self._titles: dict[str, str] | None = None
+        self._units: dict[str, int] | None = None
+        self._titles_lock = threading.Lock()
+
+    # -- searching ---------------------------------------------------------------------------------------------
+    def search(self, query: str, k: int = 10) -> list[Document]:
+        """Top-k documents for one query (plain text: Lucene syntax has no meaning), best first."""
+        hits = self._java_search(_plain(check_query(query)), _check_k(k))
+        return [self._hit_document(*hit) for hit in hits]
+
+    def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Document]]:
+        """Top-k documents for each query, searched in parallel on Java threads, in the order of the queries."""
+        texts = [_plain(check_query(q)) for q in queries]
+        k = _check_k(k)
+        if len(texts) <= 1:
+            return [self.search(texts[0], k)] if texts else []
+        parsed: dict[str, Document] = {}  # the k queries of a step often share hits: parse each document once
+        return [[self._cached_hit(parsed, *hit) for hit in hits] for hits in self._java_batch(texts, k)]
+
+    # -- lookups -----------------------------------------------------------------------------------------------
+    def doc(self, doc_id: str) -> Document | None:
+        """The stored document with this id (on a passage index an article id gives the whole article)."""
+        raw = self._java_raw(str(doc_id))
+        if raw is not None:
+            return self._raw_document(raw, score=0.0)
+        if self.unit == "passage" and "#" not in str(doc_id):
+            return self._whole_article(str(doc_id))
+        return None
+
+    def by_title(self, title: str) -> Document | None:
+        """The whole article with this title (case, underscores and URL escapes ignored), if any."""
+        key = normalize_title(title)
+        if not key:
+            return None
+        titles = self._title_table()
+        if titles is None:  # foreign index without our title table: search, then compare titles
+            return self._title_by_search(key)
+        article_id = titles.get(key)
+        if article_id is None:
+            return None
+        return self._whole_article(article_id) if self.unit == "passage" else self.doc(article_id)
+
+    @property
+    def num_docs(self) -> int:
+        """Number of documents (units) in the index."""
+        with self._lock:
+            return int(self._searcher.get_total_num_docs())
+
+    def close(self) -> None:
+        """Release the Lucene reader."""
+        with self._lock:
+            self._searcher.close()
+
+    def __enter__(self) -> "BM25Retriever":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- Java calls: each runs under the process-wide jnius lock and returns plain Python values ----------------
+    def _java_search(self, query: str, k: int) -> list[tuple[str, float, str | None]]:
+        with self._lock:
+            try:
+                return [_hit_tuple(hit) for hit in self._searcher.search(query, k)]
+            except self._java_error as exc:
+                raise RetrievalError(f"search failed for {query!r}: {_first_line(exc)}") from exc
+
+    def _java_batch(self, queries: list[str], k: int) -> list[list[tuple[str, float, str | None]]]:
+        with self._lock:
+            texts, qids = self._array_list(), self._array_list()
+            for i, query in enumerate(queries):
+                texts.add(query)
+                qids.add(str(i))
+            try:
+                results = self._searcher.batch_search(texts, qids, k, min(self.threads, len(queries)))
+            except self._java_error as exc:
+                raise RetrievalError(f"batch search failed: {_first_line(exc)}") from exc
+            return [[_hit_tuple(hit) for hit in (results.get(str(i)) or [])] for i in range(len(queries))]
+
+    def _java_raw(self, doc_id: str) -> str | None:
+        with self._lock:
+            return self._searcher.doc_raw(doc_id)
+
+    # -- internals ---------------------------------------------------------------------------------------------
+    def _hit_document(self, doc_id: str, score: float, raw: str | None) -> Document:
+        if raw is None:
+            return Document(id=doc_id, score=score, source=self.source, article_id=doc_id)
+        return self._raw_document(raw, score=score)
+
+    def _cached_hit(self, parsed: dict[str, Document], doc_id: str, score: float, raw: str | None) -> Document:
+        doc = parsed.get(doc_id)
+        if doc is None:
+            doc = parsed[doc_id] = self._hit_document(doc_id, score, raw)
+        return doc if doc.score == score else doc.model_copy(update={"score": score})
+
+    def _raw_document(self, raw: str, *, score: float) -> Document:
+        data = json.loads(raw)
+        doc_id = str(data.get("id", ""))
+        contents = str(data.get("contents", ""))
+        title = data.get("title")
+        if title is None:  # foreign indexes (e.g. KILT) put the title on the first line of contents
+            first, _, rest = contents.partition("\n")
+            title, text = (first, rest) if rest and len(first) < 200 else ("", contents)
+        else:
+            title = str(title)
+            text = contents[len(title) + 1:] if contents.startswith(title + "\n") else contents
+        article_id = str(data.get("article_id") or doc_id)
+        return Document(id=doc_id, title=title, text=text, score=score, source=self.source, article_id=article_id)
+
+    def _whole_article(self, article_id: str) -> Document | None:
+        self._title_table()
+        count = (self._units or {}).get(article_id, 0)
+        parts = [self.doc(f"{article_id}#{n}") for n in range(count)]
+        parts = [p for p in parts if p is not None]
+        if not parts:
+            return None
+        text = "\n".join(p.text for p in parts)
+        return Document(id=article_id, title=parts[0].title, text=text, source=self.source, article_id=article_id)
+
+    def _title_by_search(self, key: str) -> Document | None:
+        for hit in self.search(key, 20):
+            if normalize_title(hit.title) == key:
+                return hit.model_copy(update={"score": 0.0})
+        return None
+
+    def _title_table(self) -> dict[str, str] | None:
+        with self._titles_lock:  # loaded once, on first use, by whichever thread gets here first
+            if self._titles is None and (self.index_dir / TITLES_FILE).exists():
+                self._titles, self._units = _load_titles(self.index_dir / TITLES_FILE)
+            return self._titles
+
+
+def _load_titles(path: Path) -> tuple[dict[str, str], dict[str, int]]:
+    titles: dict[str, str] = {}
+    units: dict[str, int] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            key, article_id, count = line.rstrip("\n").split("\t")
+            titles.setdefault(key, article_id)
+            units[article_id] = int(count)
+    return titles, units
+
+
+def _hit_tuple(hit) -> tuple[str, float, str | None]:
+    return str(hit.docid), float(hit.score), hit.lucene_document.get("raw")
+
+
+def _plain(query: str) -> str:
+    """Query text for Lucene's tokenizer, which would keep "title:Paris" as one token (':' joins letters)."""
+    return query.replace(":", " ")
+
+
+def _check_k(k: int) -> int:
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise RetrievalError(f"k must be a positive integer, got {k!r}")
+    return k
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

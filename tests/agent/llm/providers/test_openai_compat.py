@@ -1,0 +1,220 @@
+"""openai:<model> against a real loopback HTTP server faking /v1/chat/completions (no network)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from langchain_core.messages import HumanMessage
+from pydantic import BaseModel, Field
+
+from agent.llm import UsageTracker, resolve_model, structured
+from agent.llm import errors as E
+
+SECRET = "sk-test-SECRET-0123456789abcdef"
+
+
+def completion(text: str, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict:
+    """A chat.completion body."""
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+def sse_chunks(pieces: list[str]) -> list[dict]:
+    """chat.completion.chunk bodies for a streamed reply, usage last."""
+    chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+               "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    chunks.append({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [],
+                   "usage": {"prompt_tokens": 5, "completion_tokens": len(pieces), "total_tokens": 5 + len(pieces)}})
+    return chunks
+
+
+class FakeOpenAI:
+    """A loopback OpenAI-compatible server that plays scripted responses and records requests."""
+
+    def __init__(self) -> None:
+        self.script: list[tuple] = []  # (status, body, headers, delay)
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append(body)
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                status, payload, headers, delay = fake.script.pop(0) if fake.script else (200, completion("ok"), {}, 0)
+                time.sleep(delay)
+                try:
+                    self._reply(status, payload, headers)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _reply(self, status: int, payload: object, headers: dict) -> None:
+                streamed = isinstance(payload, list)
+                self.send_response(status)
+                self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                data = ("".join(f"data: {json.dumps(c)}\n\n" for c in payload) + "data: [DONE]\n\n" if streamed
+                        else json.dumps(payload)).encode()
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def add(self, status: int, body: object, headers: dict | None = None, delay: float = 0.0) -> "FakeOpenAI":
+        """Queue one response."""
+        self.script.append((status, body, headers or {}, delay))
+        return self
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake():
+    server = FakeOpenAI()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def env(monkeypatch):
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    return monkeypatch
+
+
+FAST_RETRY = {"retry-after-ms": "1"}  # the client honours it, so retry tests do not sleep for seconds
+
+
+class Queries(BaseModel):
+    queries: list[str] = Field(min_length=1, max_length=3)
+
+
+def test_plain_reply_with_provider_usage(fake, env):
+    fake.add(200, completion("Paris", prompt_tokens=12, completion_tokens=3))
+    llm = resolve_model("openai:fake-model", base_url=fake.url)
+    tracker = UsageTracker()
+    reply = llm.invoke("capital of France?", config={"callbacks": [tracker]})
+    assert reply.content == "Paris"
+    assert (tracker.usage.calls, tracker.usage.prompt_tokens, tracker.usage.completion_tokens) == (1, 12, 3)
+    assert tracker.usage.counted_calls == 0
+    sent = fake.requests[0]
+    assert sent["model"] == "fake-model" and sent["messages"][-1]["content"] == "capital of France?"
+    assert fake.headers[0]["authorization"] == f"Bearer {SECRET}"
+
+
+def test_base_url_from_environment_and_dummy_key(fake, env):
+    env.delenv("OPENAI_API_KEY")
+    env.setenv("OPENAI_BASE_URL", fake.url)
+    fake.add(200, completion("hi"))
+    assert resolve_model("openai:m").invoke("x").content == "hi"
+    assert fake.headers[0]["authorization"].startswith("Bearer ")
+
+
+def test_streamed_reply(fake, env):
+    fake.add(200, sse_chunks(["Pa", "ri", "s"]))
+    llm = resolve_model("openai:m", base_url=fake.url)
+    chunks = list(llm.stream("capital?"))
+    assert "".join(str(c.content) for c in chunks) == "Paris"
+    total = chunks[0]
+    for c in chunks[1:]:
+        total = total + c
+    assert total.usage_metadata["output_tokens"] == 3
+
+
+def test_structured_sends_the_json_schema(fake, env):
+    fake.add(200, completion('{"queries": ["eiffel tower height", "eiffel tower"]}'))
+    llm = resolve_model("openai:m", base_url=fake.url)
+    result = structured(llm, "queries please", Queries, lambda raw: Queries(queries=["fallback"]))
+    assert result.value.queries == ["eiffel tower height", "eiffel tower"] and not result.repaired
+    fmt = fake.requests[0]["response_format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["json_schema"]["schema"]["properties"]["queries"]["maxItems"] == 3
+
+
+def test_local_servers_get_max_tokens_not_max_completion_tokens(fake, env):
+    fake.add(200, completion("ok"))
+    resolve_model("openai:m", base_url=fake.url, max_tokens=17).invoke("x")
+    assert fake.requests[0]["max_tokens"] == 17 and "max_completion_tokens" not in fake.requests[0]
+
+
+def test_rate_limit_is_retried_then_succeeds(fake, env):
+    fake.add(429, {"error": {"message": "slow down"}}, FAST_RETRY).add(503, {"error": {"message": "busy"}}, FAST_RETRY)
+    fake.add(200, completion("done"))
+    assert resolve_model("openai:m", base_url=fake.url, max_retries=3).invoke("x").content == "done"
+    assert len(fake.requests) == 3
+
+
+def test_retries_are_bounded_and_end_in_one_line_errors(fake, env):
+    for _ in range(3):
+        fake.add(500, {"error": {"message": "boom"}}, FAST_RETRY)
+    with pytest.raises(E.ServerError) as err:
+        resolve_model("openai:m", base_url=fake.url, max_retries=2).invoke("x")
+    assert len(fake.requests) == 3 and "\n" not in str(err.value)
+    for _ in range(2):
+        fake.add(429, {"error": {"message": "quota"}}, FAST_RETRY)
+    with pytest.raises(E.QuotaError):
+        resolve_model("openai:m", base_url=fake.url, max_retries=1).invoke("x")
+
+
+def test_timeout_is_per_call_and_bounded(fake, env):
+    fake.add(200, completion("late"), delay=1.0).add(200, completion("late"), delay=1.0)
+    started = time.monotonic()
+    with pytest.raises(E.LLMTimeoutError):
+        resolve_model("openai:m", base_url=fake.url, timeout=0.2, max_retries=1).invoke("x")
+    assert time.monotonic() - started < 10
+
+
+def test_bad_key_is_reported_without_the_key(fake, env, capsys):
+    fake.add(401, {"error": {"message": f"Incorrect API key provided: {SECRET}", "code": "invalid_api_key"}})
+    with pytest.raises(E.AuthError) as err:
+        resolve_model("openai:m", base_url=fake.url).invoke("x")
+    assert SECRET not in str(err.value) and "OPENAI_API_KEY" in str(err.value)
+    assert SECRET not in capsys.readouterr().err
+
+
+def test_unknown_model_and_unreachable_server(fake, env):
+    fake.add(404, {"error": {"message": "model 'nope' not found"}})
+    with pytest.raises(E.ModelNotFoundError, match="nope"):
+        resolve_model("openai:nope", base_url=fake.url).invoke("x")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    with pytest.raises(E.UnreachableError, match=f"127.0.0.1:{closed}"):
+        resolve_model("openai:m", base_url=f"http://127.0.0.1:{closed}/v1", max_retries=0).invoke("x")
+
+
+def test_missing_key_names_the_variable(env):
+    env.delenv("OPENAI_API_KEY")
+    with pytest.raises(E.MissingKeyError, match="OPENAI_API_KEY"):
+        resolve_model("openai:gpt-4o-mini")
+
+
+def test_async_calls(fake, env):
+    fake.add(200, completion('{"queries": ["a"]}')).add(200, completion("b"))
+    llm = resolve_model("openai:m", base_url=fake.url)
+
+    async def run():
+        return await llm.ainvoke([HumanMessage(content="x")]), await llm.ainvoke("y")
+
+    first, second = asyncio.run(run())
+    assert first.content == '{"queries": ["a"]}' and second.content == "b"

@@ -1,0 +1,56 @@
+"""`python cli.py ask`: streamed human output, the --json object, one-line errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import cli
+from agent.llm.testing import ScriptedLLM
+
+
+@pytest.fixture
+def wired(monkeypatch, tiny_retriever):
+    """ask with a scripted model and the tiny index in place of the real ones."""
+    llm = ScriptedLLM([])
+    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: llm)
+    monkeypatch.setattr("index.build.open_index", lambda name, **kw: tiny_retriever)
+    return llm
+
+
+def plan(*queries):
+    return {"thought": "t", "queries": list(queries), "tool_calls": [], "enough": False}
+
+
+def test_ask_streams_steps_and_answer(wired, capsys):
+    wired.replies.extend([plan("Marta Kowalczyk"), plan("Brennick mayor"), "Answer: Tomas Ferrante"])
+    assert cli.main(["ask", "Who is the mayor of the city where Marta Kowalczyk was born?", "--k", "1", "--n", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert out.index("── step 1") < out.index("queries: Marta Kowalczyk") < out.index("── step 2")
+    assert "+" in out and "Marta Kowalczyk" in out
+    assert out.rstrip().endswith("Answer: Tomas Ferrante")
+    assert "3 LLM calls" in err and "the answer prompt showed" in err
+
+
+def test_ask_json(wired, capsys):
+    wired.replies.extend([plan("Punxsutawney Phil"), "Answer: February 2"])
+    assert cli.main(["ask", "When does Phil forecast?", "--k", "1", "--n", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"question", "answer", "steps", "documents", "llm_calls", "tokens", "seconds"}
+    assert data["answer"] == "February 2" and data["llm_calls"] == 2
+    assert data["steps"] == [{"step": 1, "queries": ["Punxsutawney Phil"], "new_doc_ids": data["steps"][0]["new_doc_ids"]}]
+    assert data["documents"][0] == {"id": "phil", "title": "Punxsutawney Phil", "source": "bm25:tiny",
+                                    "score": data["documents"][0]["score"]}
+    assert set(data["tokens"]) == {"prompt", "completion"}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["ask", "  "], "the question is empty"),
+    (["ask", "q", "--n", "0"], "--n:"),
+    (["ask", "q", "--n-docs", "100000"], "--n-docs:"),
+    (["ask", "q", "--prompt", "no-such-prompt"], "no prompt named"),
+])
+def test_ask_bad_input_is_one_line(wired, capsys, argv, message):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err

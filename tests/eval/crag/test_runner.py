@@ -1,0 +1,224 @@
+"""CRAG runner: pages to chunks, row reading under bad input, answering, scoring, resuming, task 2 tools, CLI."""
+from __future__ import annotations
+
+import bz2
+import json
+
+import pytest
+
+import cli
+from agent.llm.testing import ScriptedLLM
+from eval.crag import runner as crag_run
+from eval.crag.pages import ChunkRetriever, chunk_text, html_to_text, page_documents
+from eval.crag.rows import CragRow, RowError, iter_rows
+from eval.crag.runner import (
+    CragSettings,
+    crag_tools_for,
+    default_data,
+    read_results,
+    run,
+)
+from retrieval.crag.client import CRAGClient
+from retrieval.crag.server import ServerProcess, free_port
+from retrieval.crag.tools import crag_tools
+from retrieval.errors import FramesAgentError
+from retrieval.paths import shared_dir
+from retrieval.types import Retriever
+
+DEV_ROWS = [json.loads(line) for line in bz2.open(default_data(), "rt")]
+PAGE = "<html><head><title>T</title><script>var x=1;</script></head><body><article><h1>Ritchie</h1>" \
+       "<p>Lock, Stock and Two Smoking Barrels is a 1998 crime comedy film written and directed by Guy Ritchie. " \
+       "It was produced by Matthew Vaughn and stars Jason Flemyng, Dexter Fletcher and Jason Statham.</p>" \
+       "<p>The film was released in the United Kingdom on 28 August 1998.</p></article></body></html>"
+
+
+def _row(i: int, **over) -> dict:
+    base = {"interaction_id": f"id-{i}", "query_time": "03/01/2024, 10:00:00 PT", "domain": "movie",
+            "question_type": "simple", "static_or_dynamic": "static",
+            "query": "who directed lock, stock and two smoking barrels?", "answer": "guy ritchie", "alternative_answers": "[]",
+            "search_results": [{"page_name": "Lock, Stock", "page_url": "u1", "page_snippet": "a 1998 film by Guy Ritchie",
+                                "page_result": PAGE, "page_last_modified": ""}]}
+    return {**base, **over}
+
+
+def _write(path, lines: list) -> None:
+    path.write_bytes(b"\n".join(x if isinstance(x, bytes) else json.dumps(x).encode() for x in lines) + b"\n")
+
+
+def test_html_to_text_uses_trafilatura_and_falls_back():
+    text, how = html_to_text(PAGE)
+    assert how == "trafilatura" and "directed by Guy Ritchie" in text and "var x" not in text
+    text, how = html_to_text("<div><span>Guy Ritchie directed it<td></div></table>")
+    assert "Guy Ritchie directed it" in text and how in ("trafilatura", "fallback")
+    assert html_to_text("") == ("", "empty") and html_to_text("<script>x</script>")[0] == ""
+    text, _ = html_to_text("<p>caf\udce9 Guy Ritchie directed the film in London in 1998 with friends.</p>")
+    assert "Guy Ritchie" in text and "\udce9" not in text
+
+
+def test_chunks_are_about_100_words():
+    chunks = chunk_text(" ".join(f"word{i}." for i in range(450)))
+    assert [len(c.split()) for c in chunks] == [100, 100, 100, 100, 50]
+
+
+def test_page_documents_dedup_pages_and_count_empty_ones():
+    pages = [{"page_name": "A", "page_url": "u", "page_result": PAGE, "page_snippet": "snip <b>bold</b>"},
+             {"page_name": "A", "page_url": "u", "page_result": PAGE},
+             {"page_name": "B", "page_url": "v", "page_result": ""}, "not a page"]
+    docs, stats = page_documents("r", pages)
+    assert (stats.pages, stats.duplicates, stats.empty, len(stats.warnings)) == (3, 1, 1, 1)
+    assert docs[0].text == "snip bold" and docs[0].id == "r:p0:c0" and docs[0].article_id == "r:p0:c0"
+
+
+def test_chunk_retriever_ranks_by_bm25_and_is_a_retriever():
+    docs, _ = page_documents("r", [{"page_name": "x", "page_result": PAGE}, {"page_name": "y", "page_result":
+                                   "<p>" + "Unrelated text about gardening and roses. " * 30 + "</p>"}])
+    retriever = ChunkRetriever(docs)
+    assert isinstance(retriever, Retriever)
+    hits = retriever.search("who directed lock stock", 3)
+    assert hits and hits[0].title == "x" and hits[0].score > 0
+    assert retriever.search("the of and") == [] and ChunkRetriever([]).search("anything") == []
+    assert retriever.doc(hits[0].id) == docs[0] and retriever.by_title("Y").title == "y"
+
+
+def test_dev_rows_load_with_parsed_alternative_answers():
+    rows = list(iter_rows(default_data()))
+    assert len(rows) == 10 and all(isinstance(r, CragRow) for r in rows)
+    assert rows[0].alternatives == [] and rows[0].query_time == "02/28/2024, 10:04:54 PT" and len(rows[0].pages) == 5
+
+
+def test_bad_lines_become_row_errors_and_warnings(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    latin1 = json.dumps(_row(6, query="caf\u00e9 ok?")).encode().replace(b"caf\\u00e9", b"caf\xe9")
+    _write(path, [_row(0), b"{not json", _row(2, answer=None), [1, 2], _row(4, search_results=None),
+                  _row(5, alternative_answers="[broken"), latin1])
+    items = list(iter_rows(path))
+    assert [type(i).__name__ for i in items] == ["CragRow", "RowError", "RowError", "RowError", "CragRow", "CragRow", "CragRow"]
+    assert "not valid JSON" in items[1].message and "missing field 'answer'" in items[2].message
+    assert items[4].warnings == ["no search_results; answering without pages"]
+    assert "not JSON" in items[5].warnings[0] and "non-UTF-8" in items[6].warnings[0]
+
+
+def test_truncated_bz2_yields_the_rows_before_the_cut_and_an_error(tmp_path):
+    full = bz2.compress(b"".join(json.dumps(_row(i)).encode() + b"\n" for i in range(400)), compresslevel=1)
+    path = tmp_path / "cut.jsonl.bz2"
+    path.write_bytes(full[: len(full) * 2 // 3])
+    items = list(iter_rows(path))
+    assert isinstance(items[-1], RowError) and "truncated" in items[-1].message
+    assert all(isinstance(i, CragRow) for i in items[:-1]) and len(items) > 1
+
+
+def test_not_a_bz2_file_is_a_row_error(tmp_path):
+    path = tmp_path / "bad.jsonl.bz2"
+    path.write_bytes(b"this is not bzip2 data at all")
+    items = list(iter_rows(path))
+    assert len(items) == 1 and "cannot read it" in items[0].message
+
+
+def test_run_on_the_dev_rows_scores_and_resumes(tmp_path):
+    llm = ScriptedLLM(responder=lambda m: "The pages say so.\nAnswer: universal pictures")
+    summary = run(default_data(), tmp_path, llm, None, CragSettings(model="scripted"), log=lambda s: None)
+    assert summary["rows"] == 10 and summary["overall"]["accurate"] == 1 and summary["overall"]["incorrect"] == 9
+    assert summary["by_domain"]["movie"]["n"] == 3 and len(llm.calls) == 10
+    assert "02/28/2024, 10:04:54 PT" in llm.prompts[0] and "Microsoft Office 2019" in llm.prompts[0]
+    records = read_results(tmp_path / "results.jsonl")
+    assert len(records) == 10 and records[-1]["prediction"] == "universal pictures" and records[-1]["documents"]
+    again = ScriptedLLM([])
+    summary2 = run(default_data(), tmp_path, again, None, CragSettings(model="scripted"), log=lambda s: None)
+    assert again.calls == [] and summary2["resumed"] == 10 and summary2["overall"] == summary["overall"]
+    assert json.loads((tmp_path / "summary.json").read_text())["rows"] == 10
+
+
+def test_a_failing_row_is_recorded_and_retried_on_resume(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0), _row(1), _row(2, answer=None)])
+    llm = ScriptedLLM([RuntimeError("model crashed"), "Answer: Guy Ritchie"])
+    summary = run(path, tmp_path / "out", llm, None, CragSettings(model="scripted"), log=lambda s: None)
+    records = read_results(tmp_path / "out" / "results.jsonl")
+    assert records[0]["error"] == "RuntimeError: model crashed" and records[0]["outcome"] == "missing"
+    assert records[1]["outcome"] == "accurate" and records[2]["outcome"] is None
+    assert summary["overall"]["n"] == 2 and summary["errors"] == 1 and "missing field 'answer'" in summary["unscorable"][0]
+    retry = ScriptedLLM(["Answer: guy ritchie"])
+    summary = run(path, tmp_path / "out", retry, None, CragSettings(model="scripted"), log=lambda s: None)
+    assert len(retry.calls) == 1 and summary["overall"]["accurate"] == 2 and summary["errors"] == 0
+
+
+def test_results_of_another_model_are_not_mixed(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0)])
+    run(path, tmp_path / "out", ScriptedLLM(["Answer: x"]), None, CragSettings(model="a"), log=lambda s: None)
+    with pytest.raises(FramesAgentError, match="holds results of task 1 with model a"):
+        run(path, tmp_path / "out", ScriptedLLM([]), None, CragSettings(model="b"), log=lambda s: None)
+
+
+def test_judge_is_used_for_non_exact_answers(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0)])
+    judge = ScriptedLLM(['{"score": 1, "explanation": "same"}'])
+    run(path, tmp_path / "out", ScriptedLLM(["Answer: It was Guy Ritchie."]), judge, CragSettings(model="s"),
+        log=lambda s: None)
+    record = read_results(tmp_path / "out" / "results.jsonl")[0]
+    assert (record["outcome"], record["method"], record["judge_explanation"]) == ("accurate", "judge", "same")
+
+
+def _plan(calls, queries=("lock stock director",)):
+    return json.dumps({"thought": "t", "queries": list(queries), "tool_calls": calls, "enough": False})
+
+
+def test_task2_uses_kg_tools_and_pages(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0, query="what is meta's eps?", answer="22.95", domain="finance")])
+    llm = ScriptedLLM([_plan([{"name": "finance_get_eps", "args": {"ticker_name": "META"}}]), "Answer: 22.95"])
+    with ServerProcess(shared_dir() / "data" / "crag") as server:
+        tools = crag_tools(CRAGClient(server.url))
+        summary = run(path, tmp_path / "out", llm, None, CragSettings(task=2, model="s"), tools, log=lambda s: None)
+    record = read_results(tmp_path / "out" / "results.jsonl")[0]
+    assert record["tool_calls"] == [{"name": "finance_get_eps", "args": {"ticker_name": "META"}}]
+    assert any(d["source"] == "crag:finance_get_eps" for d in record["documents"])
+    assert any(d["source"] == "crag:page" for d in record["documents"])
+    assert "22.95" in llm.prompts[-1] and summary["overall"]["accurate"] == 1
+
+
+def test_task2_with_the_server_down_still_answers(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0)])
+    tools = crag_tools(CRAGClient(f"http://127.0.0.1:{free_port()}", retries=0), ["finance"])
+    llm = ScriptedLLM([_plan([{"name": "finance_get_eps", "args": {"ticker_name": "META"}}]), "Answer: Guy Ritchie"])
+    run(path, tmp_path / "out", llm, None, CragSettings(task=2, model="s"), tools, log=lambda s: None)
+    record = read_results(tmp_path / "out" / "results.jsonl")[0]
+    assert record["outcome"] == "accurate" and "connection refused" in record["step_errors"][0]
+
+
+def test_kg_server_selection(monkeypatch):
+    dead = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(FramesAgentError, match="no CRAG API server answers at"):
+        crag_tools_for(dead)
+    monkeypatch.delenv("CRAG_SERVER", raising=False)
+    monkeypatch.setattr("retrieval.crag.client.DEFAULT_SERVER", dead)
+    started = []
+
+    class FakeProcess:  # stands in for the child process; the tools then point at its URL
+        url = "http://127.0.0.1:1"
+
+    tools, process = crag_tools_for(None, start=lambda: started.append(1) or FakeProcess())
+    assert started == [1] and len(tools) == 38 and isinstance(process, FakeProcess)
+
+
+def test_cli_crag_runs_and_prints_the_table(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0), _row(1), _row(2)])
+    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM(responder=lambda m: "Answer: guy ritchie"))
+    code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none", "--limit", "2"])
+    out = capsys.readouterr().out
+    assert code == 0 and "overall" in out and out.splitlines()[2].split()[1:3] == ["2", "1.000"]
+    assert len(read_results(tmp_path / "out" / "results.jsonl")) == 2
+
+
+def test_cli_crag_bad_data_path_is_one_line(tmp_path, capsys):
+    assert cli.main(["crag", "--data", str(tmp_path / "none.jsonl")]) == 2
+    assert capsys.readouterr().err.startswith("error: no CRAG data file")
+    assert crag_run.DEFAULT_MODEL.startswith("local:")
+
+
+def test_cli_crag_bad_agent_flag_is_one_line(capsys):
+    assert cli.main(["crag", "--k", "0"]) == 2
+    assert capsys.readouterr().err.startswith("error: --k: Input should be greater than or equal to 1")

@@ -1,0 +1,184 @@
+"""FRAMES data loading: the original TSV layout's edge cases, JSONL, the hf: route, and bad input."""
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from eval.frames.datasets import (
+    DataError,
+    load_questions,
+    normalize_title,
+    split_urls,
+    title_from_url,
+)
+
+FIXTURES = Path(__file__).parents[2] / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def edge():
+    return load_questions(FIXTURES / "frames_edge.tsv")
+
+
+def test_quoted_fields_keep_tabs_and_newlines_inside_one_question(edge):
+    first, second = edge.questions[0], edge.questions[1]
+    assert first.id == "0" and first.prompt == 'Who is the mayor of the city where Marta Kowalczyk was born? Ask "twice".'
+    assert first.answer == "Tomas Ferrante"
+    assert second.prompt == "A prompt on two lines"
+
+
+def test_comma_joined_cells_split_but_titles_with_commas_stay_whole(edge):
+    q = edge.questions[1]
+    assert q.gold_titles == ("Gannet Park", "Port Alder", "Lincoln, Nebraska")
+    assert q.reasoning_types == ("Numerical reasoning", "Temporal reasoning")
+
+
+def test_encoded_titles_fragments_mobile_and_index_php_links(edge):
+    q = edge.questions[2]
+    assert q.gold_titles == ("Jiří Brožek", "McDonald's", "Key West", "Bronco")
+    assert q.reasoning_types == ("Tabular reasoning", "Post processing")  # case-normalised to the FRAMES names
+
+
+def test_empty_answer_skipped_and_odd_rows_warned(edge):
+    assert [q.id for q in edge.questions] == ["0", "1", "2", "4"]
+    text = "\n".join(edge.warnings)
+    assert "question 3: empty answer; skipped" in text
+    assert "unknown reasoning type 'Telepathic reasoning'" in text
+    assert "question 4: wiki_links is not a list literal" in text
+    assert edge.questions[3].gold_titles == ()
+
+
+def test_fingerprint_and_limit(edge):
+    limited = load_questions(FIXTURES / "frames_edge.tsv", limit=2)
+    assert [q.id for q in limited.questions] == ["0", "1"]
+    assert limited.fingerprint == edge.fingerprint and edge.fingerprint.startswith("sha256:")
+
+
+@pytest.mark.parametrize("url,title", [
+    ("https://en.wikipedia.org/wiki/Thirteen_Years%27_War_(1454%E2%80%931466)", "Thirteen Years' War (1454–1466)"),
+    ("https://en.wikipedia.org/wiki/Boston_Marathon#Rosie_Ruiz,_the_impostor", "Boston Marathon"),
+    ("https://en.wikipedia.org/wiki/Superman_%26_Bugs_Bunny", "Superman & Bugs Bunny"),
+    ("https://en.wikipedia.org/wiki/MacArthur_Fellows_Program#", "MacArthur Fellows Program"),
+    ("https://w.wiki/ASFv", None),
+])
+def test_title_from_url(url, title):
+    assert title_from_url(url) == title
+
+
+def test_split_urls_only_at_link_boundaries():
+    cell = "https://en.wikipedia.org/wiki/Summer_Magic_(film), https://en.wikipedia.org/wiki/Dr._Quinn,_Medicine_Woman"
+    assert split_urls(cell) == ["https://en.wikipedia.org/wiki/Summer_Magic_(film)",
+                                "https://en.wikipedia.org/wiki/Dr._Quinn,_Medicine_Woman"]
+
+
+def test_normalized_titles_compare_case_and_space_insensitively():
+    assert normalize_title("James_A._Garfield") == normalize_title("james  a. garfield")
+
+
+def test_unresolvable_link_counts_as_gold_and_warns(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"Prompt": "Q?", "Answer": "A", "wiki_links": ["https://w.wiki/ASFv"],
+                                "reasoning_types": "Multiple constraints"}) + "\n", encoding="utf-8")
+    data = load_questions(path)
+    assert data.questions[0].gold_titles == ("https://w.wiki/ASFv",)
+    assert "cannot tell the article" in data.warnings[0]
+
+
+def test_jsonl_with_lists_and_ids(tmp_path):
+    path = tmp_path / "q.jsonl"
+    rows = [{"id": "a", "Prompt": "Q1?", "Answer": "A1", "reasoning_types": ["Temporal reasoning"],
+             "wiki_links": ["https://en.wikipedia.org/wiki/Brennick"]},
+            {"id": "b", "Prompt": "Q2?", "Answer": "A2", "reasoning_types": "Numerical reasoning",
+             "wiki_links": "['https://en.wikipedia.org/wiki/Port_Alder']"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    data = load_questions(path)
+    assert [(q.id, q.gold_titles, q.reasoning_types) for q in data.questions] == [
+        ("a", ("Brennick",), ("Temporal reasoning",)), ("b", ("Port Alder",), ("Numerical reasoning",))]
+
+
+def test_wiki_links_is_never_evaluated_as_code(tmp_path):
+    path = tmp_path / "q.tsv"
+    path.write_text("Prompt\tAnswer\twiki_links\nQ?\tA\t__import__('os').system('false')\n", encoding="utf-8")
+    data = load_questions(path)
+    assert data.questions[0].gold_titles == () and "not a list literal" in data.warnings[0]
+
+
+def test_csv_layout(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text('Prompt,Answer,wiki_links\n"Q, with comma?",A,"[\'https://en.wikipedia.org/wiki/Olse_River\']"\n',
+                    encoding="utf-8")
+    q = load_questions(path).questions[0]
+    assert q.prompt == "Q, with comma?" and q.gold_titles == ("Olse River",)
+
+
+def _file(name: str, content: str | bytes):
+    def make(directory: Path) -> Path:
+        path = directory / name
+        (path.write_bytes if isinstance(content, bytes) else path.write_text)(content)
+        return path
+    return make
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda p: p / "missing.tsv", "no data file at"),
+    (lambda p: p, "is a directory"),
+    (_file("e.tsv", ""), "is empty"),
+    (_file("b.tsv", b"Prompt\tAnswer\n\xff\xfe\x00bad\tx\n"), "not UTF-8"),
+    (lambda p: FIXTURES / "frames_badcols.tsv", "lacks column(s) Prompt, Answer (found: Query, Gold"),
+    (_file("j.jsonl", '{"Prompt": "Q"}\n{oops\n'), "line 2 is not JSON"),
+    (_file("a.tsv", "Prompt\tAnswer\nQ?\t \n"), "no usable questions"),
+])
+def test_bad_input_is_one_line_error(tmp_path, make, message):
+    with pytest.raises(DataError) as err:
+        load_questions(make(tmp_path))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_bad_limit(edge):
+    with pytest.raises(DataError, match="--limit must be at least 1"):
+        load_questions(FIXTURES / "frames_edge.tsv", limit=0)
+
+
+def test_default_data_from_env(monkeypatch):
+    monkeypatch.setenv("FRAMES_DATA", str(FIXTURES / "frames_edge.tsv"))
+    assert load_questions().source.endswith("frames_edge.tsv")
+
+
+def test_hf_route_uses_the_datasets_package(monkeypatch):
+    calls = []
+
+    def load_dataset(name, split):
+        calls.append((name, split))
+        return [{"Unnamed: 0": 7, "Prompt": "Q?", "Answer": "A", "reasoning_types": "Multiple constraints",
+                 "wiki_links": "['https://en.wikipedia.org/wiki/Brennick']"}]
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    data = load_questions("hf:google/frames-benchmark")
+    assert calls == [("google/frames-benchmark", "test")]
+    assert data.questions[0].id == "7" and data.fingerprint == "hf:google/frames-benchmark"
+
+
+def test_hf_route_offline_is_one_line(monkeypatch):
+    def load_dataset(name, split):
+        raise ConnectionError("Couldn't reach 'google/frames-benchmark' on the Hub\n(more lines)")
+
+    monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
+    with pytest.raises(DataError, match="needs internet.*Couldn't reach") as err:
+        load_questions("hf:google/frames-benchmark")
+    assert "\n" not in str(err.value)
+
+
+def test_real_dev_split_loads_cleanly():
+    from eval.frames.datasets import default_data
+
+    if not Path(default_data()).exists():
+        pytest.skip("shared dev split not present")
+    data = load_questions(default_data())
+    assert len(data.questions) == 327
+    assert {t for q in data.questions for t in q.reasoning_types} == {
+        "Numerical reasoning", "Tabular reasoning", "Multiple constraints", "Temporal reasoning", "Post processing"}
+    assert len(data.warnings) == 1 and "w.wiki" in data.warnings[0]

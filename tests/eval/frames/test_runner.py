@@ -1,0 +1,361 @@
+"""The runner end to end on the tiny real index with ScriptedLLM: systems, resume, config refusal, reports, CLI."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+from pathlib import Path
+
+import pytest
+
+import cli
+from agent.api import FramesAgent
+from agent.config import AgentConfig
+from agent.llm.testing import ScriptedLLM
+from eval.frames.autorater import Autorater
+from eval.frames.runner import Components, RunSettings, run_frames
+from eval.frames.systems import (
+    CoverageChecker,
+    Naive,
+    Oracle,
+    WikipediaFetcher,
+    make_system,
+)
+from retrieval.errors import FramesAgentError
+
+TINY = str(Path(__file__).parents[2] / "fixtures" / "frames_tiny.tsv")
+# question id -> (a distinctive phrase, queries per step, the model's answer); 0, 1, 4 exact; 5 needs the judge
+SCRIPT = {
+    "0": ("Marta Kowalczyk was born", [["Marta Kowalczyk"], ["Brennick mayor", "Tomas Ferrante"]], "Tomas Ferrante"),
+    "1": ("stadium of the football club", [["Tomas Ferrante", "Port Alder"], ["Kestrel Valley FC", "Gannet Park"]],
+          "It opened in 1962"),
+    "2": ("Punxsutawney Phil observed", [["Punxsutawney Phil"], ["Groundhog Day"]], "February 3"),
+    "3": ("award that Marta Kowalczyk", [["Marta Kowalczyk"], ["Halvorsen Prize"]], "Erik Halvorson"),
+    "4": ("river that flows through", [["Olse River"], ["Brennick river"]], "410"),
+    "5": ("telescope was installed", [["Brennick Observatory"], ["Lindqvist refractor"]], "the Lindqvist telescope"),
+}
+JUDGE_TRUE = {"the Lindqvist telescope"}
+
+
+def _qid(text: str) -> str:
+    return next(qid for qid, (phrase, _, _) in SCRIPT.items() if phrase in text)
+
+
+def responder(messages) -> str | dict:
+    text = str(messages[-1].content)
+    if "Now grade this one." in text:
+        response = re.findall(r"^Response: (.*)$", text, re.MULTILINE)[-1]
+        return f"Explanation: compared.\nDecision: {'TRUE' if response in JUDGE_TRUE else 'FALSE'}"
+    step = re.search(r"Step (\d+) of \d+", text)
+    if step:
+        queries = SCRIPT[_qid(text)][1]
+        return {"thought": "next", "queries": queries[min(int(step.group(1)), len(queries)) - 1]}
+    return f"The documents say so.\nAnswer: {SCRIPT[_qid(text)][2]}"
+
+
+def make_agent(retriever, llm=None, **config) -> FramesAgent:
+    cfg = AgentConfig(**{"k": 2, "n": 2, "n_docs": 3, **config})
+    return FramesAgent(llm or ScriptedLLM(responder=responder), retriever, config=cfg)
+
+
+def settings(tmp_path, **overrides) -> RunSettings:
+    values = {"k": 2, "n": 2, "n_docs": 3, "data": TINY, "out": str(tmp_path / "run"), "model": "scripted",
+              "concurrency": 3, "progress": False, **overrides}
+    return RunSettings(**values)
+
+
+def builder(retriever, *, wrap=None, judge2=False, fetcher=None):
+    """A build() for run_frames: the named system over a scripted agent on the tiny index."""
+    def build(s: RunSettings, config: AgentConfig) -> Components:
+        agent = FramesAgent(ScriptedLLM(responder=responder), retriever, config=config)
+        system = make_system(s.system, agent, n_docs=config.n_docs, fetcher=fetcher)
+        rater = Autorater(None, "none") if s.judge == "none" else Autorater(agent.llm, "scripted")
+        return Components(system=wrap(system) if wrap else system, coverage=CoverageChecker(retriever),
+                          rater=None if s.retrieval_only else rater,
+                          rater2=Autorater(ScriptedLLM(responder=lambda m: "Decision: TRUE"), "yes-man") if judge2 else None)
+    return build
+
+
+def run(tmp_path, retriever, echo=None, build=None, **overrides):
+    s = settings(tmp_path, **overrides)
+    lines = []
+    outcome = run_frames(s, AgentConfig(k=s.k, n=s.n, n_docs=s.n_docs, prompt=s.prompt, adaptive=s.adaptive),
+                         build=build or builder(retriever), echo=echo or lines.append)
+    return outcome, lines
+
+
+def read_results(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+# --- the whole run ----------------------------------------------------------------------------------------------
+def test_multistep_run_writes_results_summary_report_and_plots(tmp_path, tiny_retriever):
+    outcome, lines = run(tmp_path, tiny_retriever)
+    s, out = outcome.summary, outcome.out
+    assert outcome.ran == 6 and s["n"] == 6 and s["failed"] == 0
+    assert s["accuracy"] == pytest.approx(4 / 6)  # 0, 1, 4 exact; 5 by the judge
+    assert s["verdicts"] == {"exact": 3, "judge": 3}
+    # 16 gold articles, Pennsylvania and Oslund are not in the tiny index
+    assert s["coverage"] == pytest.approx(14 / 16) and s["fully_covered"] == 4 and s["gold_articles"] == 16
+    assert len(s["recall_by_step"]) == 2 and s["recall_by_step"][0] <= s["recall_by_step"][1]
+    assert s["covered_recall"] >= s["recall"]
+    assert s["calls"] == 6 * 3 and s["judge_calls"] == 3
+    records = {r["id"]: r for r in read_results(out)}
+    assert records["2"]["covered_titles"] == ["Punxsutawney Phil", "Groundhog Day"]
+    assert records["2"]["recall"] == pytest.approx(2 / 3) and records["2"]["covered_recall"] == 1.0
+    assert records["5"]["verdict"]["method"] == "judge" and records["5"]["correct"] is True
+    assert json.loads((out / "summary.json").read_text())["accuracy"] == pytest.approx(4 / 6)
+    report = (out / "report.md").read_text()
+    assert "coverage 87.5%" in report and "accuracy_by_type.png" in report and "recall_by_step.png" in report
+    assert (out / "accuracy_by_type.png").stat().st_size > 1000 and (out / "recall_by_step.png").exists()
+    assert any("0 already done" in line for line in lines)
+
+
+def test_rerun_of_a_finished_run_runs_nothing(tmp_path, tiny_retriever):
+    run(tmp_path, tiny_retriever)
+    outcome, lines = run(tmp_path, tiny_retriever, build=lambda *a: pytest.fail("nothing should be built"))
+    assert outcome.ran == 0 and outcome.summary["n"] == 6 and any("6 already done" in l for l in lines)
+
+
+class Interrupting:
+    """Wraps a system: counts runs and sends a real SIGINT (Ctrl-C) when the run after `after` starts."""
+
+    def __init__(self, system, after: int | None, seen: list):
+        self.inner, self.after, self.seen, self.name = system, after, seen, system.name
+
+    async def run(self, question, answer=True):
+        if self.after is not None and len(self.seen) >= self.after:
+            signal.raise_signal(signal.SIGINT)  # asyncio.run cancels the run, then raises KeyboardInterrupt
+            await asyncio.sleep(30)
+        self.seen.append(question.id)
+        return await self.inner.run(question, answer)
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_resume_after_kill_and_torn_line_loses_nothing_and_repeats_nothing(tmp_path, tiny_retriever, concurrency):
+    first: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, tiny_retriever, concurrency=concurrency,
+            build=builder(tiny_retriever, wrap=lambda s: Interrupting(s, 3, first)))
+    out = tmp_path / "run"
+    finished = [r["id"] for r in read_results(out)]
+    assert len(finished) == len(set(finished)) and set(finished) <= set(first) and len(finished) >= 1
+    assert json.loads((out / "summary.json").read_text())["n"] == len(finished)  # written even after the kill
+    with (out / "results.jsonl").open("a") as handle:  # a line torn by the kill
+        handle.write('{"id": "5", "question": "Which tel')
+    second: list[str] = []
+    outcome, lines = run(tmp_path, tiny_retriever, concurrency=concurrency,
+                         build=builder(tiny_retriever, wrap=lambda s: Interrupting(s, None, second)))
+    assert sorted(second) == sorted(set("012345") - set(finished))
+    ids = [r["id"] for r in read_results(out)]
+    assert sorted(ids) == list("012345") and outcome.summary["n"] == 6
+    assert any("dropped the last line" in line for line in lines)
+
+
+def test_a_failing_question_is_recorded_and_the_run_goes_on(tmp_path, tiny_retriever):
+    class Failing:
+        def __init__(self, system):
+            self.inner, self.name = system, system.name
+
+        async def run(self, question, answer=True):
+            if question.id == "2":
+                raise FramesAgentError("retrieval failed at step 1: index gone\nsecond line")
+            return await self.inner.run(question, answer)
+
+    outcome, _ = run(tmp_path, tiny_retriever, build=builder(tiny_retriever, wrap=Failing))
+    assert outcome.summary["n"] == 6 and outcome.summary["failed"] == 1
+    assert outcome.summary["failures"] == [{"id": "2", "error": "FramesAgentError: retrieval failed at step 1: index gone"}]
+    assert "## Failed questions" in (outcome.out / "report.md").read_text()
+    again, _ = run(tmp_path, tiny_retriever, retry_failed=True)
+    assert again.ran == 1 and again.summary["failed"] == 0 and again.summary["n"] == 6
+
+
+def test_config_mismatch_is_refused_naming_the_field(tmp_path, tiny_retriever):
+    run(tmp_path, tiny_retriever, limit=1)
+    with pytest.raises(FramesAgentError, match=r"different configuration \(agent\.k was 2, now 3\)"):
+        run(tmp_path, tiny_retriever, k=3)
+    with pytest.raises(FramesAgentError, match=r"\(system was 'multistep', now 'bm25'\)"):
+        run(tmp_path, tiny_retriever, system="bm25")
+    more, _ = run(tmp_path, tiny_retriever, limit=3, concurrency=1)  # limit and concurrency may change
+    assert more.ran == 2 and more.summary["n"] == 3
+    copy = tmp_path / "copy.tsv"
+    copy.write_bytes(Path(TINY).read_bytes())
+    moved, _ = run(tmp_path, tiny_retriever, limit=3, data=str(copy))  # same questions from another path
+    assert moved.ran == 0
+    copy.write_text(Path(TINY).read_text().replace("1962", "1963"))
+    with pytest.raises(FramesAgentError, match=r"\(data_fingerprint was 'sha256:"):
+        run(tmp_path, tiny_retriever, data=str(copy))
+
+
+def test_cli_refuses_mixed_config_with_one_line(tmp_path, tiny_retriever, capsys):
+    run(tmp_path, tiny_retriever, limit=1)
+    code = cli.main(["frames", "--data", TINY, "--out", str(tmp_path / "run"), "--model", "scripted", "--k", "4",
+                     "--n", "2", "--n-docs", "3"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "agent.k was 2, now 4" in err and err.count("\n") == 1
+
+
+def test_cli_bad_data_is_one_line(tmp_path, capsys):
+    code = cli.main(["frames", "--data", str(tmp_path / "nope.tsv"), "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and "no data file at" in err and err.count("\n") == 1
+
+
+# --- systems ----------------------------------------------------------------------------------------------------
+def test_retrieval_only_multistep_makes_no_answer_or_judge_calls(tmp_path, tiny_retriever):
+    outcome, _ = run(tmp_path, tiny_retriever, retrieval_only=True)
+    s = outcome.summary
+    assert s["accuracy"] is None and s["calls"] == 6 * 2 and s["judge_calls"] == 0 and s["recall"] > 0.5
+    assert all(r["correct"] is None and r["answer"] == "" for r in read_results(outcome.out))
+    assert "retrieval only" in (outcome.out / "report.md").read_text()
+
+
+def test_bm25_system_searches_the_question_once(tmp_path, tiny_retriever):
+    outcome, _ = run(tmp_path, tiny_retriever, system="bm25")
+    records = read_results(outcome.out)
+    assert all(r["llm_calls"] == 1 and len(r["steps"]) == 1 and r["steps"][0]["new_docs"] <= 3 for r in records)
+    assert outcome.summary["recall_by_step"] == [outcome.summary["recall"]]
+    retrieval_only, _ = run(tmp_path, tiny_retriever, system="bm25", retrieval_only=True, out=str(tmp_path / "r2"))
+    assert retrieval_only.summary["calls"] == 0 and retrieval_only.summary["recall"] == outcome.summary["recall"]
+
+
+def test_naive_system_uses_no_documents(tmp_path, tiny_retriever):
+    outcome, _ = run(tmp_path, tiny_retriever, system="naive")
+    records = read_results(outcome.out)
+    assert all(r["retrieved_titles"] == [] and r["llm_calls"] == 1 for r in records)
+    assert outcome.summary["recall"] == 0.0 and outcome.summary["accuracy"] == pytest.approx(4 / 6)
+
+
+
+def test_naive_answer_prompt_has_no_documents(tiny_retriever):
+    import asyncio
+
+    from eval.frames.datasets import load_questions
+
+    llm = ScriptedLLM(responder=responder)
+    question = load_questions(TINY).questions[0]
+    output = asyncio.run(Naive(make_agent(tiny_retriever, llm)).run(question))
+    assert output.result.answer == "Tomas Ferrante" and "(no documents)" in llm.prompts[0]
+
+
+class FakeWikipedia:
+    def __init__(self, error: Exception | None = None):
+        self.error, self.asked = error, []
+
+    def __call__(self, title: str) -> tuple[str, str]:
+        self.asked.append(title)
+        if self.error:
+            raise self.error
+        return title, f"{title} is a place in the fake Wikipedia."
+
+
+def test_oracle_offline_reports_missing_gold_articles(tmp_path, tiny_retriever):
+    import requests
+
+    fake = FakeWikipedia(requests.exceptions.ConnectionError("no network"))
+    fetcher = WikipediaFetcher(tmp_path / "wiki", fetch=fake)
+    outcome, _ = run(tmp_path, tiny_retriever, system="oracle", build=builder(tiny_retriever, fetcher=fetcher))
+    records = {r["id"]: r for r in read_results(outcome.out)}
+    assert records["2"]["oracle"]["found"] == ["Punxsutawney Phil", "Groundhog Day"]
+    assert records["2"]["oracle"]["missing"] == ["Pennsylvania"]
+    assert "offline" in records["2"]["oracle"]["reasons"]["Pennsylvania"]
+    assert records["3"]["oracle"]["missing"] == ["Oslund"]
+    assert len(fake.asked) == 1  # after one failed connection the fetcher stops trying
+    assert records["0"]["recall"] == 1.0 and records["2"]["recall"] == pytest.approx(2 / 3)
+    assert outcome.summary["recall_by_step"] == []
+
+
+def test_oracle_online_fetches_once_and_caches_on_disk(tmp_path, tiny_retriever):
+    import asyncio
+
+    from eval.frames.datasets import load_questions
+
+    fake = FakeWikipedia()
+    question = load_questions(TINY).questions[2]
+    oracle = Oracle(make_agent(tiny_retriever), tiny_retriever, WikipediaFetcher(tmp_path / "wiki", fetch=fake))
+    output = asyncio.run(oracle.run(question))
+    assert output.oracle["fetched"] == ["Pennsylvania"] and output.oracle["missing"] == []
+    assert "Pennsylvania" in [d.title for d in output.result.documents]
+    offline = WikipediaFetcher(tmp_path / "wiki", online=False, fetch=FakeWikipedia(RuntimeError("unused")))
+    doc, why = offline.get("pennsylvania")
+    assert doc is not None and why is None and fake.asked == ["Pennsylvania"]
+
+
+def test_unknown_system_and_bm25_without_index():
+    agent = make_agent(None)
+    with pytest.raises(FramesAgentError, match="unknown --system 'magic'"):
+        make_system("magic", agent, n_docs=3)
+    with pytest.raises(FramesAgentError, match="needs a Wikipedia index"):
+        make_system("bm25", agent, n_docs=3)
+
+
+def test_naive_retrieval_only_is_refused(tmp_path, tiny_retriever):
+    with pytest.raises(FramesAgentError, match="nothing to measure"):
+        run(tmp_path, tiny_retriever, system="naive", retrieval_only=True)
+
+
+# --- judging ----------------------------------------------------------------------------------------------------
+def test_judge_none_is_exact_match_only(tmp_path, tiny_retriever):
+    outcome, _ = run(tmp_path, tiny_retriever, judge="none")
+    assert outcome.summary["accuracy"] == pytest.approx(3 / 6) and outcome.summary["judge_calls"] == 0
+    assert "exact match only" in (outcome.out / "report.md").read_text()
+
+
+def test_second_judge_agreement(tmp_path, tiny_retriever):
+    outcome, _ = run(tmp_path, tiny_retriever, judge2="yes-man", build=builder(tiny_retriever, judge2=True))
+    agree = outcome.summary["judge_agreement"]
+    # exact matches (0, 1, 4) agree; on 2, 3 the first judge says FALSE and the yes-man TRUE; on 5 both TRUE
+    assert agree["n"] == 6 and agree["agreement"] == pytest.approx(4 / 6)
+    assert "Cohen's kappa" in (outcome.out / "report.md").read_text()
+
+
+# --- report and compare -----------------------------------------------------------------------------------------
+def test_report_command_rerenders_and_compares(tmp_path, tiny_retriever, capsys):
+    run(tmp_path, tiny_retriever, out=str(tmp_path / "a"))
+    run(tmp_path, tiny_retriever, out=str(tmp_path / "b"), system="naive")
+    (tmp_path / "a" / "report.md").unlink()
+    code = cli.main(["report", str(tmp_path / "a"), str(tmp_path / "b")])
+    out = capsys.readouterr().out
+    assert code == 0 and (tmp_path / "a" / "report.md").exists()
+    assert "accuracy 66.7% (4/6)" in out and "McNemar exact p = 1" in out and "not distinguishable" in out
+
+
+def test_report_on_a_non_run_directory_is_one_line(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path)]) == 2
+    assert "not a frames run directory" in capsys.readouterr().err
+
+
+def test_compare_runs_each_prompt_into_its_own_dir(tmp_path, tiny_retriever, capsys, monkeypatch):
+    import eval.frames.commands
+
+    monkeypatch.setattr(eval.frames.commands, "build_components", builder(tiny_retriever))
+    argv = ["compare", "--prompts", "vanilla", "planning", "--data", TINY, "--out", str(tmp_path / "cmp"),
+            "--model", "scripted", "--k", "2", "--n", "2", "--n-docs", "3", "--no-progress"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "cmp" / "vanilla" / "results.jsonl").exists() and (tmp_path / "cmp" / "planning").is_dir()
+    assert re.search(r"vanilla\s+6\s+66.7%", out) and "planning vs vanilla: +0.0 points" in out
+    assert cli.main(argv) == 0  # resumable: the second time runs nothing
+    assert "6 already done" in capsys.readouterr().err
+    assert cli.main(["report", str(tmp_path / "cmp")]) == 0  # a compare directory stands for its variants
+    out = capsys.readouterr().out
+    assert "cmp/planning: 6 question(s)" in out and "vanilla vs planning" in out
+
+
+def test_bad_concurrency_is_one_line(tmp_path, tiny_retriever):
+    with pytest.raises(FramesAgentError, match="--concurrency must be at least 1"):
+        run(tmp_path, tiny_retriever, concurrency=0)
+
+
+@pytest.mark.slow
+def test_real_local_model_bm25_on_the_default_index(tmp_path, capsys):
+    code = cli.main(["frames", "--system", "bm25", "--limit", "1", "--out", str(tmp_path / "real"), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0 and "1 question(s) | accuracy" in out and (tmp_path / "real" / "report.md").exists()
+
+
+def test_estimate_is_said_up_front_for_the_local_model(tmp_path, tiny_retriever):
+    _, lines = run(tmp_path, tiny_retriever, model="local:qwen2.5-coder-1.5b", limit=2)
+    estimate = next(line for line in lines if line.startswith("estimate:"))
+    assert "2 question(s) × 3 LLM call(s)" in estimate and "an estimate" in estimate
