@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agent import AgentConfig, FramesAgent  # noqa: E402
 from agent.llm import parse_structured  # noqa: E402
 from agent.llm.testing import ScriptedLLM  # noqa: E402
-from agent.nodes import PlanReply, fallback_plan  # noqa: E402
+from agent.queries import PlanReply, fallback_plan  # noqa: E402
 from agent.prompts import load_prompt  # noqa: E402
 from retrieval import context as ctx  # noqa: E402
 

@@ -167,7 +167,7 @@ def test_short_or_repeated_plans_are_topped_up_to_k(tiny_retriever):
 
 
 def test_fill_takes_only_on_topic_titles():
-    from agent.nodes import candidate_queries
+    from agent.queries import candidate_queries
 
     titles = ["Gannet Park", "Sex-selective abortion", "Kestrel Valley FC", "Fair use", "Stage name", "Valley"]
     question = "What is the name of the stadium of the Kestrel Valley club?"
