@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from index.atomic import build_lock, remove_stale_partials, swap_in, write_json
+from index.content import describe_file, short_id
 from index.corpus import (
     JSONL_SUFFIXES,
     XML_SUFFIXES,
@@ -31,6 +32,8 @@ from retrieval.lucene.layout import (
     MANIFEST_FILE,
     NAME_PATTERN,
     TITLES_FILE,
+    check_index_dir,
+    in_use,
     resolve_index,
 )
 from retrieval.lucene.searcher import BM25Retriever, normalize_title
@@ -38,7 +41,7 @@ from retrieval.paths import indexes_dir
 
 UNITS = ("article", "passage")
 DEFAULT_NAME = "default"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: content fingerprints (file sizes and SHA-256) instead of paths and mtimes
 SHARD_DOCS = 20_000  # Anserini indexes one collection file per thread at a time, so shard for parallelism
 PASSAGE_WORDS = 100
 
@@ -52,13 +55,14 @@ class BuildSpec:
     unit: str = "article"
 
     def fingerprint(self) -> dict:
-        """Identity of the inputs; a finished index with the same fingerprint is reused."""
-        def describe(path: Path, kind: str) -> dict:
-            stat = path.stat()
-            return {"path": str(path.resolve()), "kind": kind, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        """Content identity of the build: input files by size and SHA-256 (in order), unit, builder format."""
+        inputs = [describe_file(p, "jsonl") for p in self.jsonl] + [describe_file(p, "xml") for p in self.xml]
+        unit = {"unit": self.unit, "passage_words": PASSAGE_WORDS} if self.unit == "passage" else {"unit": self.unit}
+        return {"format": FORMAT_VERSION, **unit, "inputs": inputs}
 
-        inputs = [describe(p, "jsonl") for p in self.jsonl] + [describe(p, "xml") for p in self.xml]
-        return {"format": FORMAT_VERSION, "unit": self.unit, "inputs": inputs}
+    def paths(self) -> list[str]:
+        """Where the inputs were read from (recorded, never compared: copies elsewhere are the same content)."""
+        return [str(p.resolve()) for p in [*self.jsonl, *self.xml]]
 
 
 def make_spec(corpus: Iterable[str | Path] = (), xml: Iterable[str | Path] = (), unit: str = "article") -> BuildSpec:
@@ -106,9 +110,11 @@ def build_index(spec: BuildSpec, out_dir: Path, *, name: str | None = None, thre
         remove_stale_partials(out_dir)
         work = out_dir.parent / f".{out_dir.name}.partial-{os.getpid()}"
         shutil.rmtree(work, ignore_errors=True)
+        _refuse_in_use(out_dir)
         try:
             manifest = _build_into(spec, work, name or out_dir.name, threads, progress)
-            manifest["fingerprint"] = fingerprint
+            manifest.update(fingerprint=fingerprint, content_id=short_id(fingerprint), inputs=spec.paths())
+            _refuse_in_use(out_dir)  # a reader may have opened the old index while this one was built
             write_json(work / "index" / MANIFEST_FILE, manifest)  # last file written: marks the build finished
             swap_in(work / "index", out_dir)
         finally:
@@ -122,21 +128,37 @@ def build_named(spec: BuildSpec, name: str, **kwargs) -> Path:
     """Build (or reuse) the index called name under indexes_dir(); returns its directory."""
     if not NAME_PATTERN.match(name):
         raise CorpusError(f"bad index name {name!r}: use letters, digits, '.', '_' or '-'")
-    out_dir = indexes_dir() / name
+    if is_default_name(name):
+        default = default_spec(name)
+        if spec.fingerprint() != default.fingerprint():
+            raise CorpusError(f"the name {name!r} is the default corpus's index ({', '.join(default.paths())}); "
+                              "pick another --name, or point FRAMES_AGENT_CORPUS at this corpus")
+        out_dir = default_index_dir(name, spec)
+    else:
+        out_dir = indexes_dir() / name
     build_index(spec, out_dir, name=name, **kwargs)
     return out_dir
 
 
+def default_index_dir(name: str = DEFAULT_NAME, spec: BuildSpec | None = None) -> Path:
+    """Where the default index of the current default corpus lives: one directory per content fingerprint."""
+    spec = spec or default_spec(name)
+    return indexes_dir() / f"{name}-{short_id(spec.fingerprint())}"
+
+
 def ensure_index(name: str = DEFAULT_NAME, *, progress: bool = True, threads: int = 2) -> Path:
-    """Directory of an index name or path; the default index is built first when missing or stale."""
-    if is_default_name(name):
-        out_dir = indexes_dir() / name
-        manifest = finished_manifest(out_dir)
-        spec = default_spec(name)
-        if manifest is None or manifest.get("fingerprint") != spec.fingerprint():
-            _say(progress, f"building the default index {name!r} (first use; later runs reuse it)")
-            build_index(spec, out_dir, name=name, threads=threads, progress=progress)
-    return resolve_index(name)
+    """Directory of an index name or path; the default index is built first when missing for the current corpus.
+
+    The default name resolves to `<name>-<content id>`: another checkout or environment whose default corpus differs
+    gets its own directory, so neither rebuilds (or swaps) the index the other one is using or resuming against.
+    """
+    if not is_default_name(name):
+        return resolve_index(name)
+    out_dir = default_index_dir(name)
+    if finished_manifest(out_dir) is None:
+        _say(progress, f"building the default index {name!r} into {out_dir} (first use; later runs reuse it)")
+        build_index(default_spec(name), out_dir, name=name, threads=threads, progress=progress)
+    return check_index_dir(out_dir)
 
 
 def open_index(name_or_dir: str | Path = DEFAULT_NAME, *, threads: int = 4, progress: bool = True) -> BM25Retriever:
@@ -144,6 +166,12 @@ def open_index(name_or_dir: str | Path = DEFAULT_NAME, *, threads: int = 4, prog
     path = ensure_index(str(name_or_dir), progress=progress) if isinstance(name_or_dir, str) else Path(name_or_dir)
     name = name_or_dir if isinstance(name_or_dir, str) and "/" not in name_or_dir else None
     return BM25Retriever(path, name=name, threads=threads)
+
+
+def _refuse_in_use(out_dir: Path) -> None:
+    if in_use(out_dir):
+        raise CorpusError(f"index {out_dir} is open in another process (a search or a run); rebuilding it would "
+                          "change documents under that run: stop it first, or build under another --name")
 
 
 # -- building steps -----------------------------------------------------------------------------------------------

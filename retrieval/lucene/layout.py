@@ -2,11 +2,13 @@
 written last by a finished build, and how a name, path or pyserini prebuilt name resolves to a directory."""
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import re
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable
 
 from retrieval.errors import RetrievalError
 from retrieval.paths import indexes_dir
@@ -29,6 +31,45 @@ def read_manifest(index_dir: Path) -> dict | None:
     if not isinstance(manifest, dict) or manifest.get("complete") is not True:
         raise RetrievalError(f"index {index_dir} is half-built (manifest not complete); rebuild it with --force")
     return manifest
+
+
+def content_fingerprint(index_dir: Path, manifest: dict | None) -> str:
+    """A short id of what the index holds: the build's content id, else (foreign or older indexes) a hash of
+    the Lucene files' names and sizes, prefixed "lucene:" because it identifies files rather than the corpus."""
+    if manifest and manifest.get("content_id"):
+        return str(manifest["content_id"])
+    files = sorted((p.name, p.stat().st_size) for p in index_dir.iterdir() if p.is_file() and p.name != MANIFEST_FILE)
+    return "lucene:" + hashlib.sha256(json.dumps(files).encode()).hexdigest()[:12]
+
+
+def _readers_file(index_dir: Path) -> Path:
+    return index_dir.parent / f".{index_dir.name}.readers"
+
+
+def hold_reader(index_dir: Path) -> IO | None:
+    """Mark index_dir as open by this process until the returned handle is closed (None where it cannot be
+    marked, e.g. a read-only directory of prebuilt indexes); builders refuse to swap an index that is held."""
+    try:
+        handle = open(_readers_file(index_dir), "a")
+    except OSError:
+        return None
+    fcntl.flock(handle, fcntl.LOCK_SH)
+    return handle
+
+
+def in_use(index_dir: Path) -> bool:
+    """Whether any process holds index_dir open through hold_reader."""
+    try:
+        handle = open(_readers_file(index_dir))  # never created here: no file, no reader
+    except OSError:
+        return False
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
 
 
 def check_index_dir(index_dir: Path) -> Path:

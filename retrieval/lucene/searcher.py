@@ -19,6 +19,8 @@ from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's
     MANIFEST_FILE,
     TITLES_FILE,
     check_index_dir,
+    content_fingerprint,
+    hold_reader,
     known_index_names,
     read_manifest,
     resolve_index,
@@ -56,6 +58,8 @@ class BM25Retriever:
         self.unit = (self.manifest or {}).get("unit", "article")
         self.name = name or (self.manifest or {}).get("name") or self.index_dir.name
         self.source = f"bm25:{self.name}"
+        # What the index holds, independent of its name: runs record it and refuse to resume against other content.
+        self.fingerprint = content_fingerprint(self.index_dir, self.manifest)
         self.threads = max(1, int(threads))
         start_jvm()
         from jnius import JavaException, autoclass
@@ -69,6 +73,7 @@ class BM25Retriever:
             except JavaException as exc:
                 raise RetrievalError(
                     f"corrupt index {self.index_dir}: Lucene cannot open it ({_first_line(exc)})") from exc
+        self._reader = hold_reader(self.index_dir)  # until close(), rebuilding this index is refused
         self._titles: dict[str, str] | None = None
         self._units: dict[str, int] | None = None
         self._titles_lock = threading.Lock()
@@ -121,6 +126,9 @@ class BM25Retriever:
         """Release the Lucene reader."""
         with self._lock:
             self._searcher.close()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     def __enter__(self) -> "BM25Retriever":
         return self
