@@ -39,7 +39,7 @@ class FramesAgent:
 
     def __init__(self, llm: BaseChatModel | str, retriever: Retriever | None = None,
                  tools: Sequence[BaseTool] = (), config: AgentConfig | None = None) -> None:
-        self.config = config or AgentConfig.for_model(llm if isinstance(llm, str) else None)
+        self.config = config or AgentConfig.for_model(llm)
         self.llm = _resolve(llm)
         self.retriever = retriever
         self.tools = list(tools)

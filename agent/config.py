@@ -1,12 +1,41 @@
 """Typed agent configuration, with budgets sized for the model that reads the prompts."""
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 # The embedded 1.5B model reads ~26 prompt tokens/s on 2 cores: small budgets keep a step under a minute.
 SMALL_MODEL_BUDGETS = {"plan_budget": 700, "answer_budget": 1400, "plan_doc_tokens": 60, "answer_doc_tokens": 220}
 # Gemini-class models read a million tokens; FRAMES' oracle articles alone are tens of thousands.
 LARGE_MODEL_BUDGETS = {"plan_budget": 24000, "answer_budget": 120000, "plan_doc_tokens": 600, "answer_doc_tokens": 8000}
+# A hosted model whose window is not known (an unlisted name behind openai:, say) is assumed to read this much.
+ASSUMED_HOSTED_WINDOW = 32_768
+
+
+def budgets_for_window(window: int) -> dict[str, int]:
+    """Budgets for a model reading `window` tokens: at most half of it for the answer's context and a fifth for the
+    plan's (the rest is prompt, thought and reply), capped at the large-model budgets."""
+    plan, answer = min(LARGE_MODEL_BUDGETS["plan_budget"], window // 5), min(LARGE_MODEL_BUDGETS["answer_budget"], window // 2)
+    return {"plan_budget": plan, "answer_budget": answer,
+            "plan_doc_tokens": max(SMALL_MODEL_BUDGETS["plan_doc_tokens"], min(LARGE_MODEL_BUDGETS["plan_doc_tokens"], plan // 40)),
+            "answer_doc_tokens": max(SMALL_MODEL_BUDGETS["answer_doc_tokens"],
+                                     min(LARGE_MODEL_BUDGETS["answer_doc_tokens"], answer // 15))}
+
+
+def model_budgets(model: Any) -> dict[str, int]:
+    """Budgets for a spec string, ModelSpec or chat model: small for the embedded models and for models of unknown
+    size (test fakes, objects without profile or known name), else from the context window."""
+    from agent.llm.spec import ModelClass, ModelSpec
+    from agent.llm.windows import model_window
+
+    spec = ModelSpec.of(model)
+    if spec.model_class is ModelClass.SMALL_LOCAL:
+        return dict(SMALL_MODEL_BUDGETS)
+    window = spec.context_window or (model_window(model) if not isinstance(model, (str, ModelSpec)) else None)
+    if window is None and spec.model_class is ModelClass.HOSTED:
+        window = ASSUMED_HOSTED_WINDOW
+    return budgets_for_window(window) if window else dict(SMALL_MODEL_BUDGETS)
 
 
 class AgentConfig(BaseModel):
@@ -31,8 +60,6 @@ class AgentConfig(BaseModel):
     variables: dict[str, str] = Field(default_factory=dict, description="extra prompt variables and their defaults")
 
     @classmethod
-    def for_model(cls, spec: str | None, **overrides: object) -> "AgentConfig":
-        """Defaults with budgets sized for the model spec (small local vs hosted)."""
-        small = spec is None or spec.startswith("local:") or spec == "scripted"
-        budgets = SMALL_MODEL_BUDGETS if small else LARGE_MODEL_BUDGETS
-        return cls(**{**budgets, **{k: v for k, v in overrides.items() if v is not None}})
+    def for_model(cls, model: Any, **overrides: object) -> "AgentConfig":
+        """Defaults with budgets sized for the model (a spec string, ModelSpec or chat model object; None = unknown)."""
+        return cls(**{**model_budgets(model), **{k: v for k, v in overrides.items() if v is not None}})

@@ -14,9 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent.llm.spec import DEFAULT_MODEL  # noqa: E402 (after the path fix)
+
 PROMPT = ("Write three short web search queries that would help answer this question: "
           "Which country hosted the Olympic Games in the year the Eiffel Tower was completed?")
-SPECS = {"smollm2": "local:smollm2-135m", "qwen": "local:qwen2.5-coder-1.5b"}
+SPECS = {"smollm2": "local:smollm2-135m", "qwen": DEFAULT_MODEL}
 
 
 def default_model() -> str:

@@ -16,8 +16,8 @@ from agent.llm.calls import (
 )
 from agent.llm.errors import LLMError, ModelSpecError
 from agent.llm.json_repair import Structured, parse_structured
-from agent.llm.spec import DEFAULT_MODEL, resolve_model, split_spec
+from agent.llm.spec import DEFAULT_MODEL, ModelClass, ModelSpec, resolve_model, split_spec
 
-__all__ = ["DEFAULT_MODEL", "LLMCallCache", "LLMError", "ModelSpecError", "Structured", "Usage", "UsageTracker",
+__all__ = ["DEFAULT_MODEL", "LLMCallCache", "LLMError", "ModelClass", "ModelSpec", "ModelSpecError", "Structured", "Usage", "UsageTracker",
            "astructured", "cached", "message_text", "parse_structured", "resolve_model", "response_format_for", "split_spec", "structured",
            "with_cache"]

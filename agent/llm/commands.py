@@ -8,13 +8,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent.llm.spec import DEFAULT_MODEL
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `llm` subcommand."""
     parser = sub.add_parser("llm", help="send one prompt to a model (default: the embedded local model)")
     parser.add_argument("prompt", help="the prompt text ('-' reads it from stdin)")
-    parser.add_argument("--model", default="local:qwen2.5-coder-1.5b",
-                        help="model spec: local:qwen2.5-coder-1.5b, local:smollm2-135m, gemini:<model>, openai:<model>")
+    parser.add_argument("--model", default=DEFAULT_MODEL,
+                        help=f"model spec: {DEFAULT_MODEL}, local:smollm2-135m, gemini:<model>, openai:<model>, "
+                             "or any LangChain provider (anthropic:<model>, ollama:<model>, ...)")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible server for openai: models (or OPENAI_BASE_URL)")
     parser.add_argument("--json-schema", type=Path, default=None, help="JSON schema file; prints the validated JSON reply")
     parser.add_argument("--system", default=None, help="a system message to send first")

@@ -57,6 +57,10 @@ class SafetyBlockError(EmptyReplyError):
     """The provider withheld the reply for safety reasons."""
 
 
+class MissingPackageError(LLMError, InstallError):
+    """A provider's package (or LangChain itself) is not installed."""
+
+
 class WeightsError(LLMError, InstallError):
     """Local model weights are missing, truncated or corrupt."""
 

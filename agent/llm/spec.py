@@ -1,32 +1,103 @@
-"""Model specs (provider:model) resolved to LangChain chat models."""
+"""Model specs (provider:model) resolved to LangChain chat models.
+
+`local:`, `openai:` and `gemini:` are this project's own providers; every other provider LangChain's
+`init_chat_model` knows (`anthropic:`, `ollama:`, `mistralai:`, ...) goes through it.
+"""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from agent.llm.errors import LLMError, ModelNotFoundError, ModelSpecError
+from agent.llm.providers.langchain import known_providers, make_langchain_chat, normalize_provider
+from agent.llm.windows import window_for_name
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 LOCAL_ALIASES = {"qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b", "qwen": "qwen2.5-coder-1.5b",
                  "smollm2-135m": "smollm2-135m", "smollm2": "smollm2-135m"}
-PROVIDERS = ("gemini", "openai", "local")
+PROVIDERS = ("gemini", "openai", "local")  # our own; the rest come from LangChain
 
-__all__ = ["DEFAULT_MODEL", "LLMError", "resolve_model", "split_spec"]
+__all__ = ["DEFAULT_MODEL", "LLMError", "ModelClass", "ModelSpec", "resolve_model", "split_spec"]
+
+
+class ModelClass(str, Enum):
+    """What a model is, for sizing budgets and concurrency."""
+
+    SMALL_LOCAL = "small-local"  # the embedded llama.cpp models: CPU-bound, a few hundred tokens per second read
+    HOSTED = "hosted"  # served elsewhere: budgets follow its context window
+    UNKNOWN = "unknown"  # a label that is no spec (a test fake): treated cautiously, like a small model
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed `provider:model` spec and what it implies."""
+
+    provider: str
+    name: str
+
+    @classmethod
+    def parse(cls, spec: "str | ModelSpec") -> "ModelSpec":
+        """The spec of 'provider:model'; an unknown provider is a ModelSpecError."""
+        if isinstance(spec, ModelSpec):
+            return spec
+        return cls(*split_spec(spec))
+
+    @classmethod
+    def of(cls, model: "str | ModelSpec | BaseChatModel | None") -> "ModelSpec":
+        """The spec of a spec string or of a model object built from one; anything else (a test fake's label, a
+        model object from elsewhere) gives a spec without provider, whose class is UNKNOWN."""
+        if isinstance(model, BaseChatModel):
+            spec = getattr(model, "spec", None)  # set by our own providers
+            label = spec if isinstance(spec, str) and spec else ""
+            if not label:
+                return cls("", str(getattr(model, "model_name", None) or getattr(model, "model", None) or ""))
+            model = label
+        if isinstance(model, ModelSpec):
+            return model
+        try:
+            return cls.parse(model or "")
+        except LLMError:  # not a spec, or a LangChain provider without langchain installed
+            return cls("", str(model or ""))
+
+    @property
+    def local(self) -> bool:
+        """Whether this is one of the embedded llama.cpp models."""
+        return self.provider == "local"
+
+    @property
+    def model_class(self) -> ModelClass:
+        """Small local, hosted, or unknown (no provider)."""
+        if self.local:
+            return ModelClass.SMALL_LOCAL
+        return ModelClass.HOSTED if self.provider else ModelClass.UNKNOWN
+
+    @property
+    def context_window(self) -> int | None:
+        """Input tokens the model reads, where its name is known (hosted models only)."""
+        return window_for_name(self.name) if self.model_class is ModelClass.HOSTED else None
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.name}" if self.provider else self.name
 
 
 def split_spec(spec: str) -> tuple[str, str]:
     """(provider, model) of 'provider:model'."""
-    provider, sep, name = spec.strip().partition(":")
-    if not sep or provider.lower() not in PROVIDERS:
-        raise ModelSpecError(f"unknown model provider in {spec!r}; use gemini:<model>, openai:<model>, "
-                             "local:qwen2.5-coder-1.5b or local:smollm2-135m")
-    return provider.lower(), name.strip()
+    provider, sep, name = str(spec).strip().partition(":")
+    provider = provider.strip().lower()
+    if sep and provider in PROVIDERS:
+        return provider, name.strip()
+    if sep and provider and normalize_provider(provider) in known_providers():
+        return normalize_provider(provider), name.strip()
+    raise ModelSpecError(f"unknown model provider in {spec!r}; use {DEFAULT_MODEL}, local:smollm2-135m, "
+                         "gemini:<model>, openai:<model>, or a LangChain provider such as anthropic:<model>")
 
 
-def resolve_model(spec: str | BaseChatModel = DEFAULT_MODEL, *, base_url: str | None = None,
+def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base_url: str | None = None,
                   timeout: float | None = None, max_retries: int | None = None,
                   cache: bool | str | Path | Any = False, temperature: float | None = 0.0,
                   max_tokens: int | None = None, runtime_pool: Any = None,
@@ -39,9 +110,10 @@ def resolve_model(spec: str | BaseChatModel = DEFAULT_MODEL, *, base_url: str | 
 
     if isinstance(spec, BaseChatModel):
         return with_cache(spec, cache)
-    if not isinstance(spec, str):
+    if not isinstance(spec, (str, ModelSpec)):
         raise ModelSpecError(f"a model is a 'provider:model' string or a LangChain chat model, not {type(spec).__name__}")
-    provider, name = split_spec(spec)
+    parsed = ModelSpec.parse(spec)
+    provider, name = parsed.provider, parsed.name
     env = dict(os.environ) if env is None else env
     if base_url and provider != "openai":
         raise ModelSpecError(f"--base-url applies to openai:<model> specs, not {provider}:")
@@ -56,9 +128,12 @@ def resolve_model(spec: str | BaseChatModel = DEFAULT_MODEL, *, base_url: str | 
 
         model = make_gemini_chat(name, timeout=timeout or 120.0, max_retries=3 if max_retries is None else max_retries,
                                  temperature=temperature, max_tokens=max_tokens, env=env)
-    else:
+    elif provider == "local":
         model = _local_model(name, timeout=timeout, max_retries=max_retries, temperature=temperature,
                              max_tokens=max_tokens, pool=runtime_pool)
+    else:
+        model = make_langchain_chat(provider, name, timeout=timeout, max_retries=max_retries,
+                                    temperature=temperature, max_tokens=max_tokens)
     return with_cache(model, cache)
 
 
@@ -77,7 +152,7 @@ def _local_model(name: str, *, timeout: float | None, max_retries: int | None, t
     elif name.endswith(".gguf"):
         path, canonical = weights.check_gguf_header(Path(name).expanduser()), Path(name).stem
     else:
-        raise ModelNotFoundError(f"unknown local model {name!r}; choose local:qwen2.5-coder-1.5b, "
+        raise ModelNotFoundError(f"unknown local model {name!r}; choose {DEFAULT_MODEL}, "
                                  "local:smollm2-135m or local:/path/to/model.gguf")
     runtime = (pool or local.SHARED_POOL).get(path, name=canonical)
     return local.make_local_chat(canonical, runtime, timeout=timeout or 600.0,

@@ -16,13 +16,13 @@ from typing import Any, Callable, Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
+from agent.llm.spec import DEFAULT_MODEL
 from eval.crag.pages import ChunkRetriever, page_documents
 from eval.crag.rows import CragRow, RowError, iter_rows
 from eval.crag.score import format_table, score_prediction, summarize
 from retrieval.errors import FramesAgentError
 from retrieval.paths import shared_dir
 
-DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 NO_TIME = "an unknown time"
 
 

@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel
 
 from agent.llm.calls import Usage, UsageTracker, message_text
+from agent.llm.spec import ModelSpec
 from agent.prompts import Prompt, load_prompt
 
 JUDGE_PROMPT = "frames_judge"
@@ -167,7 +168,7 @@ class Autorater:
                  strict: bool | None = None) -> None:
         self.llm, self.name = llm, name
         # Small local judges get the deterministic no-overlap check before they are asked.
-        self.strict = name.startswith("local:") if strict is None else strict
+        self.strict = ModelSpec.of(name).local if strict is None else strict
         self.prompt = prompt or load_prompt(JUDGE_PROMPT)
         self.prompt.check({"question", "response", "ground_truth"})
 

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent.llm.spec import DEFAULT_MODEL, ModelSpec
 from eval.frames.autorater import Autorater, exact_match
 from eval.frames.datasets import Dataset, Question, default_data, load_questions
 from eval.frames.metrics import retrieval_figures
@@ -18,7 +19,6 @@ from eval.frames.systems import CoverageChecker, System, SystemOutput
 from eval.rundir import RunDir
 from retrieval.errors import FramesAgentError
 
-DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 
 
 @dataclass
@@ -124,7 +124,7 @@ def default_concurrency(settings: RunSettings) -> int:
     """1 for the local model (2 cores serve one generation at a time), 8 for hosted models."""
     if settings.system in ("bm25", "oracle") and settings.retrieval_only:
         return 4
-    return 1 if settings.model.startswith("local:") else 8
+    return 1 if ModelSpec.of(settings.model).local else 8
 
 
 def calls_per_question(settings: RunSettings) -> tuple[int, int]:
@@ -149,7 +149,7 @@ def estimate(settings: RunSettings, agent_config, questions: int, concurrency: i
 
     system_calls, judge_calls = calls_per_question(settings)
     calls = f"{system_calls} LLM call(s)" + (f" + up to {judge_calls} judge call(s)" if judge_calls else "")
-    if not settings.model.startswith("local:"):
+    if not ModelSpec.of(settings.model).local:
         total = questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
         return (f"{questions} question(s) × {calls}; at ~{HOSTED_SECONDS_PER_CALL:.0f} s a hosted call and concurrency "
                 f"{concurrency}: roughly {_duration(total)} (an estimate; provider speed varies)")

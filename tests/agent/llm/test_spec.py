@@ -1,0 +1,49 @@
+"""Model specs: parsing, the typed model class, one default, and LangChain providers by spec."""
+from __future__ import annotations
+
+import pytest
+
+from agent.llm import DEFAULT_MODEL, ModelClass, ModelSpec, resolve_model
+from agent.llm.errors import InstallError, ModelSpecError
+from agent.llm.testing import ScriptedLLM
+
+
+@pytest.mark.parametrize("text, provider, name, model_class", [
+    (DEFAULT_MODEL, "local", "qwen2.5-coder-1.5b", ModelClass.SMALL_LOCAL),
+    ("local:smollm2-135m", "local", "smollm2-135m", ModelClass.SMALL_LOCAL),
+    ("gemini:gemini-2.0-flash", "gemini", "gemini-2.0-flash", ModelClass.HOSTED),
+    ("OpenAI: gpt-4o-mini", "openai", "gpt-4o-mini", ModelClass.HOSTED),
+    ("anthropic:claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5", ModelClass.HOSTED),
+    ("ollama:llama3.1:8b", "ollama", "llama3.1:8b", ModelClass.HOSTED),
+    ("google-genai:gemini-2.5-pro", "google_genai", "gemini-2.5-pro", ModelClass.HOSTED),
+])
+def test_parse_gives_provider_name_and_class(text, provider, name, model_class):
+    spec = ModelSpec.parse(text)
+    assert (spec.provider, spec.name, spec.model_class) == (provider, name, model_class)
+    assert spec.local is (model_class is ModelClass.SMALL_LOCAL)
+    assert ModelSpec.parse(str(spec)) == spec
+
+
+def test_default_model_is_the_embedded_small_model():
+    assert ModelSpec.parse(DEFAULT_MODEL).model_class is ModelClass.SMALL_LOCAL
+
+
+def test_unknown_provider_is_a_one_line_spec_error():
+    with pytest.raises(ModelSpecError, match="unknown model provider in 'nosuch:x'") as err:
+        ModelSpec.parse("nosuch:x")
+    assert "\n" not in str(err.value)
+
+
+def test_of_is_lenient_for_labels_and_reads_our_model_objects():
+    assert ModelSpec.of("scripted") == ModelSpec("", "scripted") and ModelSpec.of(None).model_class is ModelClass.UNKNOWN
+    assert not ModelSpec.of("j").local
+    assert ModelSpec.of(ScriptedLLM([])).model_class is ModelClass.UNKNOWN
+    hosted = resolve_model("openai:gpt-4o", base_url="http://127.0.0.1:9/v1")  # built, never called
+    assert ModelSpec.of(hosted) == ModelSpec("openai", "gpt-4o") and ModelSpec.of(hosted).context_window == 128_000
+
+
+def test_context_window_of_known_hosted_names_only():
+    assert ModelSpec.parse("gemini:gemini-1.5-pro").context_window == 2_097_152
+    assert ModelSpec.parse("openai:gpt-4o-mini").context_window == 128_000
+    assert ModelSpec.parse("openai:my-finetune").context_window is None
+    assert ModelSpec.parse("local:qwen").context_window is None  # local budgets follow speed, not the window

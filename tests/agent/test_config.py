@@ -1,0 +1,42 @@
+"""Agent budgets follow the model: small for the embedded models and unknown fakes, else the context window."""
+from __future__ import annotations
+
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_openai import ChatOpenAI
+
+from agent import FramesAgent
+from agent.config import LARGE_MODEL_BUDGETS, SMALL_MODEL_BUDGETS, AgentConfig, budgets_for_window
+from agent.llm import DEFAULT_MODEL
+from agent.llm.testing import ScriptedLLM
+
+
+def budgets(config: AgentConfig) -> dict:
+    return {key: getattr(config, key) for key in SMALL_MODEL_BUDGETS}
+
+
+def test_small_budgets_for_local_models_and_unknown_fakes():
+    for model in (DEFAULT_MODEL, "local:smollm2-135m", None, "scripted", ScriptedLLM([])):
+        assert budgets(AgentConfig.for_model(model)) == SMALL_MODEL_BUDGETS
+
+
+def test_model_objects_get_budgets_from_their_window():
+    gpt4o = ChatOpenAI(model="gpt-4o", api_key="not-used")
+    agent = FramesAgent(gpt4o)  # the issue's case: this had a 1,400-token answer budget
+    assert agent.config.answer_budget == 64_000 and agent.config.plan_budget == 24_000
+    assert agent.config == AgentConfig.for_model("openai:gpt-4o")
+    profiled = FakeListChatModel(responses=["x"], profile={"max_input_tokens": 20_000})
+    assert budgets(AgentConfig.for_model(profiled)) == budgets_for_window(20_000)
+
+
+def test_hosted_specs_large_known_and_assumed_windows():
+    assert budgets(AgentConfig.for_model("gemini:gemini-1.5-pro")) == LARGE_MODEL_BUDGETS
+    assert AgentConfig.for_model("anthropic:claude-sonnet-4-5").answer_budget == 100_000
+    assert AgentConfig.for_model("openai:my-finetune").answer_budget == 16_384  # unknown name: 32k assumed
+
+
+def test_window_budgets_fit_the_window_and_overrides_win():
+    for window in (4_096, 8_192, 32_768, 128_000, 1_000_000):
+        b = budgets_for_window(window)
+        assert b["plan_budget"] + b["answer_budget"] <= window * 0.7
+        assert all(b[key] <= LARGE_MODEL_BUDGETS[key] for key in b)
+    assert AgentConfig.for_model("openai:gpt-4o", answer_budget=500, k=None).answer_budget == 500
