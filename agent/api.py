@@ -13,6 +13,8 @@ from agent.graph import build_graph, build_nodes
 from agent.llm.calls import UsageTracker
 from agent.state import (
     AgentEvent,
+    AgentInput,
+    AgentOutput,
     AgentResult,
     AgentState,
     AnswerReady,
@@ -47,17 +49,16 @@ class FramesAgent:
         self.graph = build_graph(self.llm, retriever, self.tools, self.config, nodes=self.nodes)
 
     # --- plumbing ---------------------------------------------------------------------------------
-    def _start(self, question: str, variables: dict[str, str] | None, answer: bool) -> tuple[AgentState, dict, UsageTracker]:
+    def _start(self, question: str, variables: dict[str, str] | None, answer: bool) -> tuple[AgentInput, dict, UsageTracker]:
         if not isinstance(question, str) or not question.strip():
             raise AgentError("the question is empty")
         tracker = UsageTracker()
-        state: AgentState = {"question": question.strip(), "variables": dict(variables or {}), "step": 0,
-                             "queries": [], "context": [], "steps": [], "skip_answer": not answer}
+        state: AgentInput = {"question": question.strip(), "variables": dict(variables or {}), "skip_answer": not answer}
         run = {"callbacks": [tracker], "recursion_limit": _RECURSION_PER_STEP * self.config.n + 8}
         return state, run, tracker
 
     @staticmethod
-    def _result(state: AgentState, tracker: UsageTracker, started: float) -> AgentResult:
+    def _result(state: AgentOutput, tracker: UsageTracker, started: float) -> AgentResult:
         usage = tracker.usage
         docs = [doc for entry in state.get("context", []) for doc in entry.documents]
         order = {doc_id: i for i, doc_id in enumerate(d for s in state.get("steps", []) for d in s.new_doc_ids)}
@@ -112,10 +113,10 @@ class FramesAgent:
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
     def _answer_state(self, question: str, documents: Sequence[Document], variables: dict[str, str] | None):
-        state, run, tracker = self._start(question, variables, True)
+        start, run, tracker = self._start(question, variables, True)
         context: list[ctx.ContextEntry] = []
         ctx.merge(context, [(rank, doc) for rank, doc in enumerate(documents)], step=0)
-        state["context"] = context
+        state: AgentState = {**start, "context": context}
         return state, run, tracker
 
     def answer_from(self, question: str, documents: Sequence[Document], *, variables: dict[str, str] | None = None) -> AgentResult:

@@ -12,7 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 from agent.config import AgentConfig
 from agent.nodes import Nodes
 from agent.prompts import load_prompt
-from agent.state import AgentState
+from agent.state import AgentInput, AgentOutput, AgentState
 from retrieval.types import Retriever
 
 
@@ -40,7 +40,7 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | None, tools: Sequence
     """Compile the agent graph; every dependency is passed in."""
     config = config or AgentConfig()
     nodes = nodes or build_nodes(llm, retriever, tools, config)
-    graph = StateGraph(AgentState)
+    graph = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
     # Each node has a sync and an async body, so ainvoke never parks LLM calls in a small thread pool.
     graph.add_node("plan", RunnableLambda(nodes.plan, afunc=nodes.aplan, name="plan"))
     graph.add_node("retrieve", RunnableLambda(nodes.retrieve, afunc=nodes.aretrieve, name="retrieve"))

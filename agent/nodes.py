@@ -102,8 +102,7 @@ class Nodes:
         _emit(QueriesPlanned(step=step, queries=queries, tool_calls=calls, fallback=fallback))
         done = cfg.adaptive and plan.enough and step > 1
         return {"step": step, "pending_queries": [] if done else queries, "pending_tools": [] if done else calls,
-                "queries": [*state.get("queries", []), *queries], "steps": [*state.get("steps", []), record],
-                "done": done}
+                "queries": queries, "steps": [record], "done": done}
 
     def plan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Ask the model for k queries (and tool calls) from the question and the context so far."""
@@ -138,10 +137,10 @@ class Nodes:
                     found.extend((0, doc) for doc in future.result())
                 except Exception as exc:  # a failing tool is recorded; the question goes on
                     errors.append(f"tool {call.name} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-        steps = state["steps"]
-        if errors:
-            steps = [*steps[:-1], steps[-1].model_copy(update={"errors": [*steps[-1].errors, *errors]})]
-        return {"retrieved": found, "steps": steps}
+        if not errors:
+            return {"retrieved": found}
+        record = state["steps"][-1]
+        return {"retrieved": found, "steps": [record.model_copy(update={"errors": [*record.errors, *errors]})]}
 
     async def aretrieve(self, state: AgentState) -> dict:
         """Async retrieve: the blocking searches run in the agent's own worker threads."""
@@ -152,10 +151,9 @@ class Nodes:
         """C <- C ∪ (D \\ C): only documents not yet in the context enter, deduped per article."""
         context = [replace(entry, documents=list(entry.documents)) for entry in state.get("context", [])]
         added = ctx.merge(context, state.get("retrieved", []), state["step"])
-        steps = state["steps"]
-        steps = [*steps[:-1], steps[-1].model_copy(update={"new_doc_ids": [d.id for d in added]})]
+        record = state["steps"][-1].model_copy(update={"new_doc_ids": [d.id for d in added]})
         _emit(DocumentsAdded(step=state["step"], documents=added))
-        return {"context": context, "steps": steps, "retrieved": []}
+        return {"context": context, "steps": [record], "retrieved": []}
 
     # --- answer -----------------------------------------------------------------------------------
     def answer_text(self, question: str, context: Sequence[ctx.ContextEntry], variables: dict[str, str]) -> tuple[str, ContextCut]:

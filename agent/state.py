@@ -1,9 +1,11 @@
 """The agent's graph state, its typed result and its streamed events."""
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+import operator
+from typing import Any, Callable, Literal, TypeVar
 
 from pydantic import BaseModel, Field
+from typing_extensions import Annotated, NotRequired, TypedDict
 
 from retrieval.context import ContextEntry
 from retrieval.types import Document
@@ -74,23 +76,59 @@ class AgentResult(BaseModel):
         }
 
 
-class AgentState(TypedDict, total=False):
-    """LangGraph state: FRAMES Algorithm 1's question, step counter, queries, context and answer."""
+Item = TypeVar("Item")
+
+
+def upsert_by(key: Callable[[Any], Any], name: str) -> Callable[[list, list], list]:
+    """A LangGraph reducer for keyed lists: an update replaces the item with its key (keeping its place) or
+    appends a new one, so a node returns only what it changed."""
+    def reduce(current: list[Item] | None, update: list[Item] | None) -> list[Item]:
+        merged = {key(item): item for item in current or []}
+        merged.update((key(item), item) for item in update or [])
+        return list(merged.values())
+
+    reduce.__name__ = reduce.__qualname__ = name
+    return reduce
+
+
+# Module-level objects: LangGraph tells channels apart by their reducer's identity, and string annotations are
+# evaluated once per schema, so an inline upsert_by(...) would make the input, output and state schemas disagree.
+upsert_steps = upsert_by(lambda record: record.step, "upsert_steps")
+upsert_context = upsert_by(lambda entry: entry.key, "upsert_context")
+
+
+class AgentInput(TypedDict):
+    """What the graph is started with."""
 
     question: str
-    variables: dict[str, str]
-    step: int
-    queries: list[str]
-    pending_queries: list[str]
-    pending_tools: list[ToolCall]
-    retrieved: list[tuple[str, list[Document]]]
-    context: list[ContextEntry]
-    skip_answer: bool
-    steps: list[StepRecord]
-    done: bool
+    variables: NotRequired[dict[str, str]]  # extra prompt variables for this question
+    skip_answer: NotRequired[bool]  # stop after retrieval (retrieval-only runs)
+
+
+class AgentOutput(TypedDict, total=False):
+    """What the graph returns: the answer, the step records and the context read."""
+
+    question: str
     answer: str
     raw_answer: str
+    steps: Annotated[list[StepRecord], upsert_steps]
+    context: Annotated[list[ContextEntry], upsert_context]
+    done: bool  # stopped early (adaptive mode)
     answer_context: ContextCut
+
+
+class AgentState(AgentInput, AgentOutput, total=False):
+    """LangGraph state: FRAMES Algorithm 1's question, step counter, queries, context and answer.
+
+    Fields that accumulate over the steps have reducers (queries are appended; step records and context entries are
+    upserted by step number and article key); the per-step hand-offs (pending_*, retrieved) are replaced each step.
+    """
+
+    step: int
+    queries: Annotated[list[str], operator.add]
+    pending_queries: list[str]
+    pending_tools: list[ToolCall]
+    retrieved: list[tuple[int, Document]]  # (rank in its query's hits, document), tool results at rank 0
 
 
 class StepStarted(BaseModel):
