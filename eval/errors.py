@@ -1,7 +1,7 @@
 """Errors of the evaluation layer."""
 from __future__ import annotations
 
-from retrieval.errors import FramesAgentError, UsageError
+from retrieval.errors import FramesAgentError, InstallError, UsageError
 
 
 class EvalError(FramesAgentError):
@@ -10,3 +10,7 @@ class EvalError(FramesAgentError):
 
 class DataError(EvalError, UsageError):
     """A dataset file, row or cell cannot be read as questions."""
+
+
+class MissingExtraError(EvalError, InstallError):
+    """An optional extra the run needs is not installed (e.g. `datasets` for hf: data)."""

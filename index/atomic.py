@@ -9,6 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
+from index.errors import CorpusError
+
 
 def swap_in(new: Path, out_dir: Path) -> None:
     """Replace out_dir with new using renames, so readers never see a partial directory at out_dir."""
@@ -40,7 +42,13 @@ def _alive(pid: int) -> bool:
 @contextlib.contextmanager
 def build_lock(out_dir: Path):
     """One builder per index at a time; a second one waits and then finds the index finished."""
-    with open(out_dir.parent / f".{out_dir.name}.lock", "w") as handle:
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(out_dir.parent / f".{out_dir.name}.lock", "w")
+    except OSError as exc:
+        raise CorpusError(f"cannot write indexes under {out_dir.parent} ({exc.strerror or exc}); "
+                          "set FRAMES_AGENT_INDEXES to a writable directory") from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

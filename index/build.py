@@ -100,7 +100,6 @@ def build_index(spec: BuildSpec, out_dir: Path, *, name: str | None = None, thre
                 force: bool = False, progress: bool = True) -> dict:
     """Build (or reuse) the index at out_dir; returns its manifest."""
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
     with build_lock(out_dir):
         fingerprint = spec.fingerprint()
         current = finished_manifest(out_dir)

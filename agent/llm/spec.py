@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.llm.errors import LLMError, ModelNotFoundError, ModelSpecError
+from agent.llm.errors import LLMError, MissingPackageError, ModelNotFoundError, ModelSpecError
 from agent.llm.providers.langchain import known_providers, make_langchain_chat, normalize_provider
 from agent.llm.windows import window_for_name
 
@@ -118,14 +118,12 @@ def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base
     if base_url and provider != "openai":
         raise ModelSpecError(f"--base-url applies to openai:<model> specs, not {provider}:")
     if provider == "openai":
-        from agent.llm.providers.openai_compat import make_openai_chat
-
+        make_openai_chat = _provider_function("openai_compat", "make_openai_chat", parsed)
         model: BaseChatModel = make_openai_chat(name, base_url=base_url, timeout=timeout or 120.0,
                                                 max_retries=3 if max_retries is None else max_retries,
                                                 temperature=temperature, max_tokens=max_tokens, env=env)
     elif provider == "gemini":
-        from agent.llm.providers.gemini import make_gemini_chat
-
+        make_gemini_chat = _provider_function("gemini", "make_gemini_chat", parsed)
         model = make_gemini_chat(name, timeout=timeout or 120.0, max_retries=3 if max_retries is None else max_retries,
                                  temperature=temperature, max_tokens=max_tokens, env=env)
     elif provider == "local":
@@ -137,12 +135,24 @@ def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base
     return with_cache(model, cache)
 
 
+def _provider_function(module: str, function: str, spec: ModelSpec) -> Any:
+    """A provider's factory; its SDK missing is a one-line install error naming the package."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(f"agent.llm.providers.{module}"), function)
+    except ImportError as exc:
+        package = (exc.name or module).replace(".", "-").replace("_", "-")
+        raise MissingPackageError(f"{spec} needs the {package} package: pip install {package}") from None
+
+
 def _local_model(name: str, *, timeout: float | None, max_retries: int | None, temperature: float | None,
                  max_tokens: int | None, pool: Any) -> BaseChatModel:
     from agent.llm import weights
     from agent.llm.providers import local
     from retrieval.paths import cache_dir
 
+    local.check_runtime()  # before weights are assembled: a missing runtime is the more useful error
     models_dir = cache_dir() / "models"
     canonical = LOCAL_ALIASES.get(name.lower())
     if canonical == "qwen2.5-coder-1.5b":

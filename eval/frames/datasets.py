@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from eval.errors import DataError
+from eval.errors import DataError, MissingExtraError
 from retrieval.lucene.searcher import normalize_title
 from retrieval.paths import shared_dir
 
@@ -161,7 +161,7 @@ def _hf_rows(name: str) -> list[dict]:
     try:
         import datasets  # only online users of hf:google/frames-benchmark need it
     except ImportError as exc:
-        raise DataError("hf: data needs the `datasets` package: pip install datasets") from exc
+        raise MissingExtraError("hf: data needs the `datasets` package: pip install -e '.[hf]'") from exc
     try:
         loaded = datasets.load_dataset(name or "google/frames-benchmark", split="test")
     except Exception as exc:  # offline, unknown dataset, hub errors: all one line for the user

@@ -9,12 +9,20 @@ from typing import Any, AsyncIterator, Iterator
 
 from pydantic import PrivateAttr
 
-from agent.llm.errors import LLMError, WeightsError
+from agent.llm.errors import LLMError, MissingPackageError, WeightsError
 from agent.llm.providers.openai_compat import PLACEHOLDER_KEY, OpenAICompatChat
 
 DEFAULT_CTX = 8192
 # A hard server-side cap, so a small model that never stops cannot fill the whole context.
 MAX_PREDICT = 2048
+
+
+def check_runtime() -> None:
+    """A one-line install error when the llama.cpp runtime (the `local` extra) is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise MissingPackageError("local models need the llama.cpp runtime (xllamacpp): pip install -e '.[local]'")
 
 
 def cores() -> int:
@@ -69,10 +77,9 @@ class LocalRuntime:
             return f"{self._address}/v1"
 
     def _start(self) -> tuple[Any, str]:
-        try:
-            import xllamacpp
-        except ImportError:
-            raise LLMError("local models need the llama.cpp runtime: pip install 'frames-agent[local]'") from None
+        check_runtime()
+        import xllamacpp
+
         params = xllamacpp.CommonParams()
         params.model.path = str(self.model_path)
         params.model_alias = self.name

@@ -47,3 +47,25 @@ def test_context_window_of_known_hosted_names_only():
     assert ModelSpec.parse("openai:gpt-4o-mini").context_window == 128_000
     assert ModelSpec.parse("openai:my-finetune").context_window is None
     assert ModelSpec.parse("local:qwen").context_window is None  # local budgets follow speed, not the window
+
+
+def test_a_missing_provider_sdk_is_an_install_error_naming_the_package(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "langchain_openai", None)  # as if langchain-openai were not installed
+    monkeypatch.delitem(sys.modules, "agent.llm.providers.openai_compat", raising=False)
+    with pytest.raises(InstallError) as err:
+        resolve_model("openai:gpt-4o-mini")
+    assert str(err.value) == "openai:gpt-4o-mini needs the langchain-openai package: pip install langchain-openai"
+
+
+def test_a_missing_llama_cpp_runtime_is_reported_before_weights(monkeypatch):
+    import importlib.util
+
+    from agent.llm import weights
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "xllamacpp" else real(name, *a))
+    monkeypatch.setattr(weights, "qwen_gguf", lambda *a: pytest.fail("weights assembled before the runtime check"))
+    with pytest.raises(InstallError, match=r"xllamacpp\): pip install -e '\.\[local\]'$"):
+        resolve_model(DEFAULT_MODEL)

@@ -182,3 +182,13 @@ def test_real_dev_split_loads_cleanly():
     assert {t for q in data.questions for t in q.reasoning_types} == {
         "Numerical reasoning", "Tabular reasoning", "Multiple constraints", "Temporal reasoning", "Post processing"}
     assert len(data.warnings) == 1 and "w.wiki" in data.warnings[0]
+
+
+def test_hf_without_the_datasets_package_is_an_install_error(monkeypatch):
+    from eval.errors import MissingExtraError
+    from retrieval.errors import InstallError
+
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[hf\]'$") as err:
+        load_questions("hf:google/frames-benchmark")
+    assert isinstance(err.value, InstallError)

@@ -63,3 +63,11 @@ def test_construction_failures_are_one_line(fake_providers, monkeypatch):
         resolve_model("brokenprov:m")
     with pytest.raises(ModelSpecError, match="name a model"):
         resolve_model("fakeprov:")
+
+
+def test_the_cli_reports_a_missing_package_in_one_line_with_exit_2(fake_providers, capsys):
+    from cli import main
+
+    assert main(["llm", "hello", "--model", "absentprov:m", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: absentprov:m needs the langchain-absentprov package: pip install langchain-absentprov\n"
