@@ -60,7 +60,7 @@ def default_index_name(inputs: list[str], unit: str) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    """Print one line per index: name, unit, documents, state."""
+    """Print one line per index: name, unit, documents and content id (or its state)."""
     from index.build import finished_manifest
     from retrieval.lucene.layout import known_index_names
     from retrieval.paths import indexes_dir
@@ -70,8 +70,8 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"no indexes in {indexes_dir()} (build one with: python cli.py index build)")
     for name in names:
         manifest = finished_manifest(indexes_dir() / name)
-        state = (f"{manifest['unit']:8} {manifest['docs']:>9} docs" if manifest
-                 else "not finished (rebuild with --force)")
+        state = (f"{manifest['unit']:8} {manifest['docs']:>9} docs  content {manifest.get('content_id', '(format 1)')}"
+                 if manifest else "not finished (rebuild with --force)")
         print(f"{name:30} {state}")
     return 0
 

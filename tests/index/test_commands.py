@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -59,6 +60,7 @@ def test_passage_build_and_xml_build(index_home, tiny_corpus_file, capsys):
     assert cli.main(["index", "list"]) == 0
     listing = capsys.readouterr().out
     assert "tiny-passage" in listing and "passage" in listing and "tiny_dump" in listing
+    assert re.search(r"tiny_dump .* docs  content [0-9a-f]{12}\n", listing)
 
 
 def test_search_human_output_by_directory(tiny_index, capsys):
