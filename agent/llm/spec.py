@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 
 from agent.llm.errors import LLMError, MissingPackageError, ModelNotFoundError, ModelSpecError
 from agent.llm.providers.langchain import known_providers, make_langchain_chat, normalize_provider
-from agent.llm.windows import window_for_name
+from agent.llm.windows import SERVER_WINDOWS, window_for_name
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 LOCAL_ALIASES = {"qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b", "qwen": "qwen2.5-coder-1.5b",
@@ -79,7 +79,9 @@ class ModelSpec:
     @property
     def context_window(self) -> int | None:
         """Input tokens the model reads, where its name is known (hosted models only)."""
-        return window_for_name(self.name) if self.model_class is ModelClass.HOSTED else None
+        if self.model_class is not ModelClass.HOSTED:
+            return None
+        return SERVER_WINDOWS.get(self.provider) or window_for_name(self.name)
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.name}" if self.provider else self.name

@@ -14,6 +14,10 @@ KNOWN_WINDOWS: dict[str, int] = {
     "qwen2.5": 32_768, "deepseek": 64_000, "command-r": 128_000, "grok": 131_072,
 }
 
+# Servers that run a model with their own context size, whatever the model could read: Ollama's default num_ctx
+# is 4,096 tokens and it silently drops the start of longer prompts (the instructions), so budgets follow the server.
+SERVER_WINDOWS: dict[str, int] = {"ollama": 4_096}
+
 
 def window_for_name(name: str) -> int | None:
     """The context window of a model name (any 'models/' or 'org/' prefix ignored), if known."""
@@ -24,6 +28,9 @@ def window_for_name(name: str) -> int | None:
 
 def model_window(model: BaseChatModel) -> int | None:
     """The context window of a model object: its LangChain profile's max_input_tokens, else its name, if known."""
+    num_ctx = getattr(model, "num_ctx", None)  # ChatOllama: the context the server will actually use
+    if isinstance(num_ctx, int) and num_ctx > 0:
+        return num_ctx
     profile = getattr(model, "profile", None)
     if isinstance(profile, dict) and isinstance(profile.get("max_input_tokens"), int):
         return profile["max_input_tokens"]

@@ -47,6 +47,7 @@ def test_context_window_of_known_hosted_names_only():
     assert ModelSpec.parse("openai:gpt-4o-mini").context_window == 128_000
     assert ModelSpec.parse("openai:my-finetune").context_window is None
     assert ModelSpec.parse("local:qwen").context_window is None  # local budgets follow speed, not the window
+    assert ModelSpec.parse("ollama:llama3.1").context_window == 4_096  # the server's num_ctx, not the model's 128k
 
 
 def test_a_missing_provider_sdk_is_an_install_error_naming_the_package(monkeypatch):

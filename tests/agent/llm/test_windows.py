@@ -19,3 +19,12 @@ def test_model_window_prefers_the_langchain_profile():
     assert model_window(profiled) == 50_000
     assert model_window(ChatOpenAI(model="gpt-4o", api_key="k")) == 128_000  # langchain-openai's own profile
     assert model_window(ScriptedLLM([])) is None
+
+
+def test_a_server_context_size_wins_over_the_model_name():
+    class OllamaLike(FakeListChatModel):
+        model: str = "llama3.1"
+        num_ctx: int | None = None
+
+    assert model_window(OllamaLike(responses=["x"])) == 128_000
+    assert model_window(OllamaLike(responses=["x"], num_ctx=8_192)) == 8_192
