@@ -43,9 +43,7 @@ class ModelSpec:
     @classmethod
     def parse(cls, spec: "str | ModelSpec") -> "ModelSpec":
         """The spec of 'provider:model'; an unknown provider is a ModelSpecError."""
-        if isinstance(spec, ModelSpec):
-            return spec
-        return cls(*split_spec(spec))
+        return cls(*split_spec(str(spec)))  # a ModelSpec is checked again: of() makes provider-less ones
 
     @classmethod
     def of(cls, model: "str | ModelSpec | BaseChatModel | None") -> "ModelSpec":

@@ -40,3 +40,14 @@ def test_window_budgets_fit_the_window_and_overrides_win():
         assert b["plan_budget"] + b["answer_budget"] <= window * 0.7
         assert all(b[key] <= LARGE_MODEL_BUDGETS[key] for key in b)
     assert AgentConfig.for_model("openai:gpt-4o", answer_budget=500, k=None).answer_budget == 500
+
+
+def test_a_local_model_object_keeps_small_budgets_whatever_its_window():
+    from pathlib import Path
+
+    from agent.llm.providers.local import LocalRuntime, make_local_chat
+
+    runtime = LocalRuntime(Path("/never/started.gguf"), name="qwen2.5-coder-1.5b")  # lazily started: never here
+    chat = make_local_chat("qwen2.5-coder-1.5b", runtime)
+    assert budgets(AgentConfig.for_model(chat)) == SMALL_MODEL_BUDGETS  # though qwen2.5 names a 32k window
+    assert not runtime.started
