@@ -50,6 +50,10 @@ def test_large_file_hashes_are_memoised_until_the_file_changes(tmp_path, index_h
     path.write_bytes(b"x" * 1000)
     assert content.file_sha256(path) == hashlib.sha256(b"x" * 1000).hexdigest()
     assert list(json.loads((index_home / content.MEMO_FILE).read_text()).values()) == [hashlib.sha256(b"x" * 1000).hexdigest()]
+    expected = hashlib.sha256(b"x" * 1000).hexdigest()
+    with monkeypatch.context() as patched:  # a memo hit does not hash the file again
+        patched.setattr(hashlib, "sha256", lambda *a: pytest.fail("re-hashed a memoised file"))
+        assert content.file_sha256(path) == expected
     stat = path.stat()
     path.write_bytes(b"y" * 1000)
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
