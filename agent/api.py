@@ -10,7 +10,7 @@ from langchain_core.tools import BaseTool
 from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.graph import build_graph, build_nodes
-from agent.llm.calls import UsageTracker
+from agent.llm.usage import UsageTracker
 from agent.state import (
     AgentEvent,
     AgentInput,

@@ -10,8 +10,9 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel
 
-from agent.llm.calls import Usage, UsageTracker, message_text
+from agent.llm.calls import message_text
 from agent.llm.spec import ModelSpec
+from agent.llm.usage import Usage, UsageTracker
 from agent.prompts import Prompt, load_prompt
 
 JUDGE_PROMPT = "frames_judge"

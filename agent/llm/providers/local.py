@@ -4,6 +4,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
@@ -46,14 +47,42 @@ def default_threads() -> tuple[int, int]:
     return max(1, cores() - 1), cores()
 
 
+FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """How llama.cpp runs a local model: threads, flash attention, batch sizes, context and slots."""
+
+    threads: int | None = None  # generation threads (None: default_threads())
+    batch_threads: int | None = None  # prompt-reading threads (None: default_threads())
+    # On CPUs flash attention tends to slow prompt reading (llama.cpp made it `auto` = on in 2025).
+    flash_attn: str = "off"
+    n_batch: int = 2048
+    n_ubatch: int = 512
+    n_ctx: int = DEFAULT_CTX
+    parallel: int = 1
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> RuntimeSettings:
+        """Defaults, FRAMES_AGENT_LLM_FLASH_ATTN (auto/on/off), then explicit overrides."""
+        flash = os.environ.get("FRAMES_AGENT_LLM_FLASH_ATTN", "").strip().lower()
+        if flash and flash not in FLASH_ATTN:
+            raise LLMError(f"FRAMES_AGENT_LLM_FLASH_ATTN must be auto, on or off, not {flash!r}")
+        return replace(cls(**({"flash_attn": flash} if flash else {})), **overrides)
+
+    def resolved_threads(self) -> tuple[int, int]:
+        """(generation, prompt) threads after defaults."""
+        gen, batch = default_threads()
+        return self.threads or gen, self.batch_threads or self.threads or batch
+
+
 class LocalRuntime:
     """A llama.cpp OpenAI-compatible server on 127.0.0.1 (free port), started on first use, stopped at exit."""
 
-    def __init__(self, model_path: Path, *, name: str, n_ctx: int = DEFAULT_CTX, threads: int | None = None,
-                 parallel: int = 1) -> None:
-        self.model_path, self.name, self.n_ctx = Path(model_path), name, n_ctx
-        self.threads, self.batch_threads = (threads, threads) if threads else default_threads()
-        self.parallel = parallel
+    def __init__(self, model_path: Path, *, name: str, settings: RuntimeSettings | None = None) -> None:
+        self.model_path, self.name = Path(model_path), name
+        self.settings = settings or RuntimeSettings.from_env()
         self._lock = threading.Lock()
         self._server: Any = None
         self._address: str | None = None
@@ -76,19 +105,27 @@ class LocalRuntime:
                 self._server, self._address = self._start()
             return f"{self._address}/v1"
 
+    def _params(self, xllamacpp: Any) -> Any:
+        cfg, params = self.settings, xllamacpp.CommonParams()
+        params.model.path = str(self.model_path)
+        params.model_alias = self.name
+        params.hostnames, params.port = ["127.0.0.1"], 0  # port 0: the OS picks a free one
+        params.n_ctx, params.n_parallel, params.n_predict = cfg.n_ctx * cfg.parallel, cfg.parallel, MAX_PREDICT
+        params.cpuparams.n_threads, params.cpuparams_batch.n_threads = cfg.resolved_threads()
+        params.flash_attn_type = xllamacpp.llama_flash_attn_type(FLASH_ATTN[cfg.flash_attn])
+        params.n_batch, params.n_ubatch = cfg.n_batch, cfg.n_ubatch
+        # Steps of one question share their prompt's head (instructions, examples, question): the server keeps
+        # the KV of earlier prompts (one slot, plus its host-memory prompt cache) and reads only the new tail.
+        params.cache_prompt = True
+        params.verbosity = -1  # llama.cpp's log lines would drown the CLI's output
+        return params
+
     def _start(self) -> tuple[Any, str]:
         check_runtime()
         import xllamacpp
 
-        params = xllamacpp.CommonParams()
-        params.model.path = str(self.model_path)
-        params.model_alias = self.name
-        params.hostnames, params.port = ["127.0.0.1"], 0  # port 0: the OS picks a free one
-        params.n_ctx, params.n_parallel, params.n_predict = self.n_ctx * self.parallel, self.parallel, MAX_PREDICT
-        params.cpuparams.n_threads, params.cpuparams_batch.n_threads = self.threads, self.batch_threads
-        params.verbosity = -1  # llama.cpp's log lines would drown the CLI's output
         try:
-            server = xllamacpp.Server(params)
+            server = xllamacpp.Server(self._params(xllamacpp))
         except RuntimeError:
             raise WeightsError(f"{self.name}: llama.cpp could not load {self.model_path} "
                                "(corrupt or truncated GGUF, or not enough memory)") from None
@@ -102,20 +139,20 @@ class LocalRuntime:
 
 
 class RuntimePool:
-    """Runtimes by (model file, context, threads): one loaded copy of a model per process."""
+    """Runtimes by (model file, settings): one loaded copy of a model per process and configuration."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: RuntimeSettings | None = None) -> None:
+        self.settings = settings  # None: RuntimeSettings.from_env() when a runtime is first asked for
         self._lock = threading.Lock()
         self._runtimes: dict[tuple, LocalRuntime] = {}
 
-    def get(self, model_path: Path, *, name: str, n_ctx: int = DEFAULT_CTX, threads: int | None = None,
-            parallel: int = 1) -> LocalRuntime:
-        """The shared runtime for these settings (not started yet if new)."""
-        key = (str(Path(model_path).resolve()), n_ctx, threads or default_threads(), parallel)
+    def get(self, model_path: Path, *, name: str, settings: RuntimeSettings | None = None) -> LocalRuntime:
+        """The shared runtime for this model and settings (not started yet if new)."""
+        settings = settings or self.settings or RuntimeSettings.from_env()
+        key = (str(Path(model_path).resolve()), settings, settings.resolved_threads())
         with self._lock:
             if key not in self._runtimes:
-                self._runtimes[key] = LocalRuntime(model_path, name=name, n_ctx=n_ctx, threads=threads,
-                                                   parallel=parallel)
+                self._runtimes[key] = LocalRuntime(model_path, name=name, settings=settings)
             return self._runtimes[key]
 
     def close(self) -> None:

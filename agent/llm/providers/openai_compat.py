@@ -67,6 +67,16 @@ class OpenAICompatChat(ChatOpenAI):
             payload["max_tokens"] = payload.pop("max_completion_tokens")
         return payload
 
+    def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
+        result = super()._create_chat_result(response, generation_info)
+        # llama.cpp servers time prompt reading and generation apart (`timings`); keep that for the run's records.
+        extra = response if isinstance(response, dict) else (getattr(response, "model_extra", None) or {})
+        timings = extra.get("timings") if isinstance(extra, dict) else None
+        if isinstance(timings, dict):
+            for generation in result.generations:
+                generation.message.response_metadata["timings"] = timings
+        return result
+
     def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
         """Cache key part: the spec and the sampling parameters, not timeouts or keys."""
         params = {k: v for k, v in self._default_params.items() if k not in ("stream", "model")}

@@ -1,0 +1,35 @@
+"""Local runtime settings reach llama.cpp's parameters (no model is loaded)."""
+from __future__ import annotations
+
+import pytest
+
+from agent.llm.errors import LLMError
+from agent.llm.providers.local import LocalRuntime, RuntimePool, RuntimeSettings
+
+xllamacpp = pytest.importorskip("xllamacpp")
+
+
+def test_settings_map_onto_llama_cpp_params(tmp_path):
+    settings = RuntimeSettings(threads=1, batch_threads=2, flash_attn="off", n_batch=1024, n_ubatch=256)
+    params = LocalRuntime(tmp_path / "m.gguf", name="m", settings=settings)._params(xllamacpp)
+    assert (params.cpuparams.n_threads, params.cpuparams_batch.n_threads) == (1, 2)
+    assert params.flash_attn_type == xllamacpp.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED
+    assert (params.n_batch, params.n_ubatch, params.cache_prompt) == (1024, 256, True)
+
+
+def test_flash_attention_from_the_environment(monkeypatch):
+    monkeypatch.setenv("FRAMES_AGENT_LLM_FLASH_ATTN", "auto")
+    assert RuntimeSettings.from_env().flash_attn == "auto"
+    assert RuntimeSettings.from_env(flash_attn="on").flash_attn == "on"
+    monkeypatch.setenv("FRAMES_AGENT_LLM_FLASH_ATTN", "fast")
+    with pytest.raises(LLMError, match="auto, on or off"):
+        RuntimeSettings.from_env()
+
+
+def test_the_pool_keeps_one_runtime_per_model_and_settings(tmp_path):
+    pool = RuntimePool(RuntimeSettings(flash_attn="off"))
+    first = pool.get(tmp_path / "m.gguf", name="m")
+    assert pool.get(tmp_path / "m.gguf", name="m") is first
+    other = pool.get(tmp_path / "m.gguf", name="m", settings=RuntimeSettings(flash_attn="auto"))
+    assert other is not first and other.settings.flash_attn == "auto"
+    assert not first.started  # nothing loads until the first call
