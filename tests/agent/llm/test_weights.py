@@ -8,7 +8,7 @@ import pytest
 
 from agent.llm import weights
 from agent.llm.errors import LLMError, ModelNotFoundError, WeightsError
-from agent.llm.providers.local import LocalRuntime, RuntimePool
+from agent.llm.providers.local import LocalRuntime, RuntimePool, RuntimeSettings
 
 
 def make_parts(tmp_path, n=4, size=1000):
@@ -104,9 +104,9 @@ def test_runtime_reports_an_unloadable_gguf_in_one_line(tmp_path):
 
 def test_runtime_pool_shares_one_runtime_per_model(tmp_path):
     pool = RuntimePool()
-    a = pool.get(tmp_path / "m.gguf", name="m", threads=2)
-    assert pool.get(tmp_path / "m.gguf", name="m", threads=2) is a
-    assert pool.get(tmp_path / "m.gguf", name="m", threads=1) is not a
+    a = pool.get(tmp_path / "m.gguf", name="m", settings=RuntimeSettings(threads=2))
+    assert pool.get(tmp_path / "m.gguf", name="m", settings=RuntimeSettings(threads=2)) is a
+    assert pool.get(tmp_path / "m.gguf", name="m", settings=RuntimeSettings(threads=1)) is not a
     pool.close()
 
 
