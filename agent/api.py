@@ -68,7 +68,7 @@ class FramesAgent:
             steps=state.get("steps", []), documents=docs, llm_calls=usage.calls,
             tokens=TokenUsage(prompt=usage.prompt_tokens, completion=usage.completion_tokens),
             seconds=time.perf_counter() - started, stopped_early=bool(state.get("done")),
-            answer_context=state.get("answer_context") or ContextCut())
+            answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls))
 
     # --- the public API ---------------------------------------------------------------------------
     def invoke(self, question: str, *, variables: dict[str, str] | None = None, answer: bool = True) -> AgentResult:

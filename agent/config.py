@@ -6,24 +6,30 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 # The embedded 1.5B model reads ~26 prompt tokens/s on 2 cores: small budgets keep a step under a minute.
-SMALL_MODEL_BUDGETS = {"plan_budget": 700, "answer_budget": 1400, "plan_doc_tokens": 60, "answer_doc_tokens": 220}
+SMALL_MODEL_BUDGETS = {"plan_budget": 700, "answer_budget": 1400, "plan_doc_tokens": 60, "answer_doc_tokens": 220,
+                       # A plan reply is a short thought and k queries of a few words; the answer prompt asks
+                       # for three short sentences and an answer line.
+                       "plan_max_tokens": 256, "answer_max_tokens": 320}
 # Gemini-class models read a million tokens; FRAMES' oracle articles alone are tens of thousands.
-LARGE_MODEL_BUDGETS = {"plan_budget": 24000, "answer_budget": 120000, "plan_doc_tokens": 600, "answer_doc_tokens": 8000}
+LARGE_MODEL_BUDGETS = {"plan_budget": 24000, "answer_budget": 120000, "plan_doc_tokens": 600, "answer_doc_tokens": 8000,
+                       "plan_max_tokens": None, "answer_max_tokens": None}
 # A hosted model whose window is not known (an unlisted name behind openai:, say) is assumed to read this much.
 ASSUMED_HOSTED_WINDOW = 32_768
 
 
-def budgets_for_window(window: int) -> dict[str, int]:
+def budgets_for_window(window: int) -> dict[str, int | None]:
     """Budgets for a model reading `window` tokens: at most half of it for the answer's context and a fifth for the
     plan's (the rest is prompt, thought and reply), capped at the large-model budgets."""
     plan, answer = min(LARGE_MODEL_BUDGETS["plan_budget"], window // 5), min(LARGE_MODEL_BUDGETS["answer_budget"], window // 2)
     return {"plan_budget": plan, "answer_budget": answer,
             "plan_doc_tokens": max(SMALL_MODEL_BUDGETS["plan_doc_tokens"], min(LARGE_MODEL_BUDGETS["plan_doc_tokens"], plan // 40)),
             "answer_doc_tokens": max(SMALL_MODEL_BUDGETS["answer_doc_tokens"],
-                                     min(LARGE_MODEL_BUDGETS["answer_doc_tokens"], answer // 15))}
+                                     min(LARGE_MODEL_BUDGETS["answer_doc_tokens"], answer // 15)),
+            # Hosted models generate fast: their replies are not capped unless the user asks.
+            "plan_max_tokens": None, "answer_max_tokens": None}
 
 
-def model_budgets(model: Any) -> dict[str, int]:
+def model_budgets(model: Any) -> dict[str, int | None]:
     """Budgets for a spec string, ModelSpec or chat model: small for the embedded models and for models of unknown
     size (test fakes, objects without profile or known name), else from the context window."""
     from agent.llm.spec import ModelClass, ModelSpec
@@ -58,6 +64,12 @@ class AgentConfig(BaseModel):
                                "the thought and the documents read, when the model writes fewer new ones")
     max_query_words: int = Field(12, ge=1, description="longer queries are cut: BM25 wants short entity-style queries")
     variables: dict[str, str] = Field(default_factory=dict, description="extra prompt variables and their defaults")
+    # Generated tokens are the slowest part on a CPU (~10 tok/s): a call that runs on cannot cost more than this.
+    plan_max_tokens: int | None = Field(SMALL_MODEL_BUDGETS["plan_max_tokens"], ge=16,
+                                        description="cap on a plan reply's tokens (None: the model's own limit); "
+                                        "the plan schema also asks for at most k queries")
+    answer_max_tokens: int | None = Field(SMALL_MODEL_BUDGETS["answer_max_tokens"], ge=16,
+                                          description="cap on an answer reply's tokens (None: the model's own limit)")
 
     @classmethod
     def for_model(cls, model: Any, **overrides: object) -> "AgentConfig":

@@ -17,7 +17,13 @@ from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.llm.calls import Structured, astructured, message_text, structured
 from agent.prompts import Prompt
-from agent.queries import PlanReply, candidate_queries, clean_queries, fallback_plan
+from agent.queries import (
+    PlanReply,
+    candidate_queries,
+    clean_queries,
+    fallback_plan,
+    plan_schema,
+)
 from agent.state import (
     AgentState,
     ContextCut,
@@ -66,8 +72,14 @@ class Nodes:
         # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
         # calls well below what callers ask for, so the agent brings its own (threads start on demand).
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
+        self.plan_schema = plan_schema(config.k, config.max_tool_calls if tools else 0)
         plan_prompt.check(PLAN_VARIABLES | set(config.variables))
         answer_prompt.check(ANSWER_VARIABLES | set(config.variables))
+
+    @staticmethod
+    def _cap(max_tokens: int | None) -> dict[str, int]:
+        # Only a configured cap is sent: not every chat model takes max_tokens per call.
+        return {"max_tokens": max_tokens} if max_tokens else {}
 
     # --- plan -------------------------------------------------------------------------------------
     def _plan_text(self, state: AgentState, step: int) -> str:
@@ -108,14 +120,16 @@ class Nodes:
         """Ask the model for k queries (and tool calls) from the question and the context so far."""
         step = state.get("step", 0) + 1
         _emit(StepStarted(step=step))
-        reply = structured(self.llm, self._plan_text(state, step), PlanReply, fallback_plan, config=config)
+        reply = structured(self.llm, self._plan_text(state, step), PlanReply, fallback_plan, config=config,
+                           json_schema=self.plan_schema, **self._cap(self.config.plan_max_tokens))
         return self._plan_update(state, step, reply)
 
     async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async plan."""
         step = state.get("step", 0) + 1
         _emit(StepStarted(step=step))
-        reply = await astructured(self.llm, self._plan_text(state, step), PlanReply, fallback_plan, config=config)
+        reply = await astructured(self.llm, self._plan_text(state, step), PlanReply, fallback_plan, config=config,
+                                  json_schema=self.plan_schema, **self._cap(self.config.plan_max_tokens))
         return self._plan_update(state, step, reply)
 
     # --- retrieve ---------------------------------------------------------------------------------
@@ -170,9 +184,9 @@ class Nodes:
     def answer(self, state: AgentState, config: RunnableConfig) -> dict:
         """Answer from the question and the context under the answer budget."""
         text, cut = self.answer_text(state["question"], state.get("context", []), state.get("variables", {}))
-        return self._answer_update(self.llm.invoke(text, config=config), cut)
+        return self._answer_update(self.llm.invoke(text, config=config, **self._cap(self.config.answer_max_tokens)), cut)
 
     async def aanswer(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async answer."""
         text, cut = self.answer_text(state["question"], state.get("context", []), state.get("variables", {}))
-        return self._answer_update(await self.llm.ainvoke(text, config=config), cut)
+        return self._answer_update(await self.llm.ainvoke(text, config=config, **self._cap(self.config.answer_max_tokens)), cut)

@@ -27,6 +27,17 @@ class PlanReply(BaseModel):
         return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
 
 
+def plan_schema(k: int, max_tool_calls: int) -> dict:
+    """PlanReply's JSON schema bounded to k queries and max_tool_calls calls.
+
+    A grammar-constrained model then closes the list after k queries instead of writing on to its token limit.
+    """
+    schema = PlanReply.model_json_schema()
+    schema["properties"]["queries"]["maxItems"] = k
+    schema["properties"]["tool_calls"]["maxItems"] = max_tool_calls
+    return schema
+
+
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|query\s*\d*:)\s*", re.I)
 

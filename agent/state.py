@@ -7,6 +7,7 @@ from typing import Any, Callable, Literal, TypeVar
 from pydantic import BaseModel, Field
 from typing_extensions import Annotated, NotRequired, TypedDict
 
+from agent.llm.timing import CallTiming
 from retrieval.context import ContextEntry
 from retrieval.types import Document
 
@@ -61,6 +62,7 @@ class AgentResult(BaseModel):
     seconds: float = 0.0
     stopped_early: bool = False
     answer_context: ContextCut = Field(default_factory=ContextCut)
+    calls: list[CallTiming] = Field(default_factory=list, description="one timing record per LLM call")
     error: str | None = None
 
     def summary(self) -> dict[str, Any]:

@@ -27,27 +27,32 @@ def accepts_json_schema(llm: BaseChatModel) -> bool:
     return bool(getattr(llm, "supports_json_schema", False))
 
 
-def response_format_for(schema: type[BaseModel]) -> dict:
-    """The OpenAI-style response_format asking for schema (non-strict: servers differ in strict support)."""
-    return {"type": "json_schema",
-            "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False}}
+def response_format_for(schema: type[BaseModel], json_schema: dict | None = None) -> dict:
+    """The OpenAI-style response_format asking for schema (non-strict: servers differ in strict support).
+
+    json_schema narrows the model's own schema for one call (e.g. at most k items); replies are still
+    validated against the model.
+    """
+    return {"type": "json_schema", "json_schema": {"name": schema.__name__, "strict": False,
+                                                   "schema": json_schema or schema.model_json_schema()}}
 
 
-def _call_kwargs(llm: BaseChatModel, schema: type[BaseModel], use_schema: bool | None, kwargs: dict) -> dict:
+def _call_kwargs(llm: BaseChatModel, schema: type[BaseModel], use_schema: bool | None, kwargs: dict,
+                 json_schema: dict | None = None) -> dict:
     if use_schema is None:
         use_schema = accepts_json_schema(llm)
-    return {"response_format": response_format_for(schema), **kwargs} if use_schema else kwargs
+    return {"response_format": response_format_for(schema, json_schema), **kwargs} if use_schema else kwargs
 
 
 def structured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type[T], fallback: Callable[[str], T],
                config: RunnableConfig | None = None, *, use_schema: bool | None = None,
-               **invoke_kwargs: Any) -> Structured[T]:
+               json_schema: dict | None = None, **invoke_kwargs: Any) -> Structured[T]:
     """Ask for a schema-shaped reply; broken JSON is repaired or replaced by fallback(raw).
 
     The JSON schema goes to the backend as response_format when it accepts one (use_schema=None: ask
     the model). Never raises for bad output; provider failures (network, key, quota) still raise.
     """
-    kwargs = _call_kwargs(llm, schema, use_schema, invoke_kwargs)
+    kwargs = _call_kwargs(llm, schema, use_schema, invoke_kwargs, json_schema)
     try:
         reply = llm.invoke(_as_messages(prompt), config=config, **kwargs)
     except EmptyReplyError as exc:
@@ -57,9 +62,10 @@ def structured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type
 
 async def astructured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type[T],
                       fallback: Callable[[str], T], config: RunnableConfig | None = None, *,
-                      use_schema: bool | None = None, **invoke_kwargs: Any) -> Structured[T]:
+                      use_schema: bool | None = None, json_schema: dict | None = None,
+                      **invoke_kwargs: Any) -> Structured[T]:
     """Async structured()."""
-    kwargs = _call_kwargs(llm, schema, use_schema, invoke_kwargs)
+    kwargs = _call_kwargs(llm, schema, use_schema, invoke_kwargs, json_schema)
     try:
         reply = await llm.ainvoke(_as_messages(prompt), config=config, **kwargs)
     except EmptyReplyError as exc:
