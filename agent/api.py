@@ -1,11 +1,20 @@
-"""FramesAgent: the one entry point for embedding the agent (sync, async, streamed, typed results)."""
+"""FramesAgent: the one entry point for embedding the agent, a LangChain Runnable with typed results and events."""
 from __future__ import annotations
 
 import time
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Iterator, Sequence
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import (
+    ensure_config,
+    get_async_callback_manager_for_config,
+    get_callback_manager_for_config,
+    patch_config,
+)
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field
 
 from agent.config import AgentConfig
 from agent.errors import AgentError
@@ -22,10 +31,12 @@ from agent.state import (
     TokenUsage,
 )
 from retrieval import context as ctx
+from retrieval.bridges import as_retriever
 from retrieval.types import Document, Retriever
 
 # Room for n steps of plan/retrieve/merge plus the answer, with margin.
 _RECURSION_PER_STEP = 4
+Question = str | dict[str, Any]  # a question, or {"question", "variables"?, "answer"?}
 
 
 def _resolve(llm: BaseChatModel | str) -> BaseChatModel:
@@ -36,99 +47,199 @@ def _resolve(llm: BaseChatModel | str) -> BaseChatModel:
     return llm
 
 
-class FramesAgent:
-    """Multi-step retrieval agent: k queries per step, n steps, then a short answer."""
+def _unpack(input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[str, dict[str, str], bool]:
+    """(question, variables, answer) from a question string or a {"question", "variables"?, "answer"?} dict."""
+    if isinstance(input, dict):
+        variables = {**input.get("variables", {}), **(variables or {})}
+        answer = bool(input.get("answer", answer))
+        input = input.get("question", "")
+    if not isinstance(input, str) or not input.strip():
+        raise AgentError("the question is empty")
+    return input.strip(), dict(variables or {}), answer
 
-    def __init__(self, llm: BaseChatModel | str, retriever: Retriever | None = None,
+
+def tool_text(result: AgentResult, sources: int = 3) -> str:
+    """An agent result as a tool reply: the answer, then the top sources."""
+    lines = [result.answer or "(no answer)"]
+    if result.error:
+        lines.append(f"(error: {result.error})")
+    if sources and result.documents:
+        lines.append("Sources:")
+        lines.extend(f"- {d.title} [{d.id}]" for d in result.documents[:sources])
+    return "\n".join(lines)
+
+
+class _ToolArgs(BaseModel):
+    question: str = Field(description="the question to research, in plain words")
+
+
+class FramesAgent(Runnable[Question, AgentResult]):
+    """Multi-step retrieval agent: k queries per step, n steps, then a short answer.
+
+    A LangChain Runnable: invoke/ainvoke/batch/abatch/with_config take the usual config (callbacks, tags,
+    metadata, run_name), and stream/astream yield typed AgentEvents, the last one AnswerReady.
+    """
+
+    name: str | None = "FramesAgent"
+
+    def __init__(self, llm: BaseChatModel | str, retriever: Retriever | Any | None = None,
                  tools: Sequence[BaseTool] = (), config: AgentConfig | None = None) -> None:
         self.config = config or AgentConfig.for_model(llm)
         self.llm = _resolve(llm)
-        self.retriever = retriever
+        self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
-        self.nodes = build_nodes(self.llm, retriever, self.tools, self.config)
-        self.graph = build_graph(self.llm, retriever, self.tools, self.config, nodes=self.nodes)
+        self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config)
+        self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes)
 
     # --- plumbing ---------------------------------------------------------------------------------
-    def _start(self, question: str, variables: dict[str, str] | None, answer: bool) -> tuple[AgentInput, dict, UsageTracker]:
-        if not isinstance(question, str) or not question.strip():
-            raise AgentError("the question is empty")
-        tracker = UsageTracker()
-        state: AgentInput = {"question": question.strip(), "variables": dict(variables or {}), "skip_answer": not answer}
-        run = {"callbacks": [tracker], "recursion_limit": _RECURSION_PER_STEP * self.config.n + 8}
-        return state, run, tracker
+    def _start(self, input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[AgentInput, UsageTracker]:
+        question, variables, answer = _unpack(input, variables, answer)
+        state: AgentInput = {"question": question, "variables": variables, "skip_answer": not answer}
+        return state, UsageTracker()
+
+    def _child(self, config: RunnableConfig, run: Any, tracker: UsageTracker) -> RunnableConfig:
+        """The graph's config: the caller's tags, metadata and callbacks under this run, plus our usage tracker."""
+        callbacks = run.get_child()
+        callbacks.add_handler(tracker, inherit=True)
+        return patch_config(config, callbacks=callbacks, recursion_limit=_RECURSION_PER_STEP * self.config.n + 8)
+
+    def _run_name(self, config: RunnableConfig) -> str:
+        return config.get("run_name") or self.get_name()
+
+    @contextmanager
+    def _traced(self, config: RunnableConfig | None, state: AgentInput, tracker: UsageTracker) -> Iterator[tuple[RunnableConfig, dict]]:
+        """One chain run around the graph, so a tracer sees the agent with the caller's name, tags and metadata."""
+        config = ensure_config(config)
+        run = get_callback_manager_for_config(config).on_chain_start(
+            None, {"question": state["question"]}, name=self._run_name(config), run_id=config.pop("run_id", None))
+        out: dict = {}
+        try:
+            yield self._child(config, run, tracker), out
+        except BaseException as exc:
+            run.on_chain_error(exc)
+            raise
+        run.on_chain_end(out)
+
+    @asynccontextmanager
+    async def _atraced(self, config: RunnableConfig | None, state: AgentInput, tracker: UsageTracker) -> AsyncIterator[tuple[RunnableConfig, dict]]:
+        """Async _traced."""
+        config = ensure_config(config)
+        run = await get_async_callback_manager_for_config(config).on_chain_start(
+            None, {"question": state["question"]}, name=self._run_name(config), run_id=config.pop("run_id", None))
+        out: dict = {}
+        try:
+            yield self._child(config, run, tracker), out
+        except BaseException as exc:
+            await run.on_chain_error(exc)
+            raise
+        await run.on_chain_end(out)
 
     @staticmethod
-    def _result(state: AgentOutput, tracker: UsageTracker, started: float) -> AgentResult:
+    def _result(state: AgentOutput, tracker: UsageTracker, started: float, out: dict | None = None) -> AgentResult:
         usage = tracker.usage
         docs = [doc for entry in state.get("context", []) for doc in entry.documents]
         order = {doc_id: i for i, doc_id in enumerate(d for s in state.get("steps", []) for d in s.new_doc_ids)}
         docs.sort(key=lambda d: order.get(d.id, len(order)))
-        return AgentResult(
+        result = AgentResult(
             question=state["question"], answer=state.get("answer", ""), raw_answer=state.get("raw_answer", ""),
             steps=state.get("steps", []), documents=docs, llm_calls=usage.calls,
             tokens=TokenUsage(prompt=usage.prompt_tokens, completion=usage.completion_tokens),
             seconds=time.perf_counter() - started, stopped_early=bool(state.get("done")),
             answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls))
+        if out is not None:
+            out.update(result.summary())
+        return result
 
     # --- the public API ---------------------------------------------------------------------------
-    def invoke(self, question: str, *, variables: dict[str, str] | None = None, answer: bool = True) -> AgentResult:
+    def invoke(self, input: Question, config: RunnableConfig | None = None, *,
+               variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
         """Run the agent on one question; answer=False stops after retrieval."""
         started = time.perf_counter()
-        state, run, tracker = self._start(question, variables, answer)
-        return self._result(self.graph.invoke(state, config=run), tracker, started)
+        state, tracker = self._start(input, variables, answer)
+        with self._traced(config, state, tracker) as (run, out):
+            return self._result(self.graph.invoke(state, config=run), tracker, started, out)
 
-    async def ainvoke(self, question: str, *, variables: dict[str, str] | None = None, answer: bool = True) -> AgentResult:
+    async def ainvoke(self, input: Question, config: RunnableConfig | None = None, *,
+                      variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
         """Async invoke; many questions can run concurrently on one agent."""
         started = time.perf_counter()
-        state, run, tracker = self._start(question, variables, answer)
-        return self._result(await self.graph.ainvoke(state, config=run), tracker, started)
+        state, tracker = self._start(input, variables, answer)
+        async with self._atraced(config, state, tracker) as (run, out):
+            return self._result(await self.graph.ainvoke(state, config=run), tracker, started, out)
 
-    def stream(self, question: str, *, variables: dict[str, str] | None = None, answer: bool = True) -> Iterator[AgentEvent]:
+    def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
+               variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> Iterator[AgentEvent]:
         """Typed events as they happen: step started, queries, documents added, answer."""
         started = time.perf_counter()
-        state, run, tracker = self._start(question, variables, answer)
+        state, tracker = self._start(input, variables, answer)
         final: dict[str, Any] = dict(state)
-        for mode, chunk in self.graph.stream(state, config=run, stream_mode=["custom", "values"]):
-            if mode == "custom":
-                yield chunk
-            else:
-                final = chunk
-        yield self._answer_event(final, tracker, started)
+        with self._traced(config, state, tracker) as (run, out):
+            for mode, chunk in self.graph.stream(state, config=run, stream_mode=["custom", "values"]):
+                if mode == "custom":
+                    yield chunk
+                else:
+                    final = chunk
+            yield self._answer_event(final, tracker, started, out)
 
-    async def astream(self, question: str, *, variables: dict[str, str] | None = None, answer: bool = True) -> AsyncIterator[AgentEvent]:
+    async def astream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
+                      variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AsyncIterator[AgentEvent]:
         """Async stream."""
         started = time.perf_counter()
-        state, run, tracker = self._start(question, variables, answer)
+        state, tracker = self._start(input, variables, answer)
         final: dict[str, Any] = dict(state)
-        async for mode, chunk in self.graph.astream(state, config=run, stream_mode=["custom", "values"]):
-            if mode == "custom":
-                yield chunk
-            else:
-                final = chunk
-        yield self._answer_event(final, tracker, started)
+        async with self._atraced(config, state, tracker) as (run, out):
+            async for mode, chunk in self.graph.astream(state, config=run, stream_mode=["custom", "values"]):
+                if mode == "custom":
+                    yield chunk
+                else:
+                    final = chunk
+            yield self._answer_event(final, tracker, started, out)
 
-    def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float) -> AnswerReady:
-        result = self._result(final, tracker, started)
+    def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float, out: dict) -> AnswerReady:
+        result = self._result(final, tracker, started, out)
         return AnswerReady(answer=result.answer, result=result)
+
+    def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,
+                description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3) -> BaseTool:
+        """A LangChain tool (question -> answer and top sources; the AgentResult as its artifact) for other agents."""
+        # LangChain hands a tool function the caller's config and, separately, the tool run's child callbacks:
+        # joined, the agent's trace nests under the tool call with the caller's tags and metadata.
+        def research(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
+            result = self.invoke(question, config=patch_config(config, callbacks=callbacks))
+            return tool_text(result, sources), result.model_dump(mode="json")
+
+        async def aresearch(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
+            result = await self.ainvoke(question, config=patch_config(config, callbacks=callbacks))
+            return tool_text(result, sources), result.model_dump(mode="json")
+
+        return StructuredTool.from_function(
+            func=research, coroutine=aresearch, name=name or "frames_research", args_schema=args_schema or _ToolArgs,
+            response_format="content_and_artifact",
+            description=description or "Research a factual question in Wikipedia over several search steps; "
+                                       "returns a short answer and its top sources.")
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
     def _answer_state(self, question: str, documents: Sequence[Document], variables: dict[str, str] | None):
-        start, run, tracker = self._start(question, variables, True)
+        start, tracker = self._start(question, variables, True)
         context: list[ctx.ContextEntry] = []
         ctx.merge(context, [(rank, doc) for rank, doc in enumerate(documents)], step=0)
         state: AgentState = {**start, "context": context}
-        return state, run, tracker
+        return state, tracker
 
-    def answer_from(self, question: str, documents: Sequence[Document], *, variables: dict[str, str] | None = None) -> AgentResult:
+    def answer_from(self, question: str, documents: Sequence[Document], *, variables: dict[str, str] | None = None,
+                    config: RunnableConfig | None = None) -> AgentResult:
         """Answer from given documents ([] = no retrieval), as the naive, BM25-R and oracle baselines do."""
         started = time.perf_counter()
-        state, run, tracker = self._answer_state(question, documents, variables)
-        state.update(self.nodes.answer(state, run))
-        return self._result(state, tracker, started)
+        state, tracker = self._answer_state(question, documents, variables)
+        with self._traced(config, state, tracker) as (run, out):
+            state.update(self.nodes.answer(state, run))
+            return self._result(state, tracker, started, out)
 
-    async def aanswer_from(self, question: str, documents: Sequence[Document], *, variables: dict[str, str] | None = None) -> AgentResult:
+    async def aanswer_from(self, question: str, documents: Sequence[Document], *,
+                           variables: dict[str, str] | None = None, config: RunnableConfig | None = None) -> AgentResult:
         """Async answer_from."""
         started = time.perf_counter()
-        state, run, tracker = self._answer_state(question, documents, variables)
-        state.update(await self.nodes.aanswer(state, run))
-        return self._result(state, tracker, started)
+        state, tracker = self._answer_state(question, documents, variables)
+        async with self._atraced(config, state, tracker) as (run, out):
+            state.update(await self.nodes.aanswer(state, run))
+            return self._result(state, tracker, started, out)

@@ -47,8 +47,9 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | None, tools: Sequence
     graph.add_node("merge", nodes.merge)
     graph.add_node("answer", RunnableLambda(nodes.answer, afunc=nodes.aanswer, name="answer"))
     graph.add_edge(START, "plan")
-    graph.add_conditional_edges("plan", after_plan)
+    graph.add_conditional_edges("plan", RunnableLambda(after_plan, name="after_plan"), ["retrieve", "answer", END])
     graph.add_edge("retrieve", "merge")
-    graph.add_conditional_edges("merge", lambda state: after_merge(state, config.n), ["plan", "answer", END])
+    graph.add_conditional_edges("merge", RunnableLambda(lambda state: after_merge(state, config.n), name="after_merge"),
+                                ["plan", "answer", END])
     graph.add_edge("answer", END)
     return graph.compile()

@@ -34,6 +34,7 @@ from agent.state import (
 )
 from agent.tools import describe_tools, run_tool
 from retrieval import context as ctx
+from retrieval.bridges import traced_batch_search
 from retrieval.errors import FramesAgentError
 from retrieval.types import Document, Retriever
 
@@ -133,16 +134,16 @@ class Nodes:
         return self._plan_update(state, step, reply)
 
     # --- retrieve ---------------------------------------------------------------------------------
-    def retrieve(self, state: AgentState) -> dict:
+    def retrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
         """Run the step's queries (one batch, parallel on the Java side) and tool calls (parallel threads)."""
         queries, calls, step = state.get("pending_queries", []), state.get("pending_tools", []), state["step"]
         found: list[tuple[int, Document]] = []
         errors: list[str] = []
         with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
-            futures = [pool.submit(run_tool, self.tools, call) for call in calls]
+            futures = [pool.submit(run_tool, self.tools, call, config) for call in calls]
             if queries and self.retriever is not None:
                 try:
-                    for hits in self.retriever.batch_search(queries, self.config.n_docs):
+                    for hits in traced_batch_search(self.retriever, queries, self.config.n_docs, config):
                         found.extend(enumerate(hits))
                 except FramesAgentError as exc:
                     raise AgentError(f"retrieval failed at step {step}: {exc}") from exc
@@ -156,9 +157,9 @@ class Nodes:
         record = state["steps"][-1]
         return {"retrieved": found, "steps": [record.model_copy(update={"errors": [*record.errors, *errors]})]}
 
-    async def aretrieve(self, state: AgentState) -> dict:
+    async def aretrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
         """Async retrieve: the blocking searches run in the agent's own worker threads."""
-        return await asyncio.get_running_loop().run_in_executor(self._io_pool, self.retrieve, state)
+        return await asyncio.get_running_loop().run_in_executor(self._io_pool, self.retrieve, state, config)
 
     # --- merge ------------------------------------------------------------------------------------
     def merge(self, state: AgentState) -> dict:

@@ -5,6 +5,7 @@ import hashlib
 import json
 from typing import Any, Sequence
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
 from agent.state import ToolCall
@@ -43,9 +44,9 @@ def describe_tools(tools: Sequence[BaseTool], max_calls: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_tool(tools: dict[str, BaseTool], call: ToolCall) -> list[Document]:
-    """Run one tool call; raises on unknown tools and tool failures (the caller records them)."""
+def run_tool(tools: dict[str, BaseTool], call: ToolCall, config: RunnableConfig | None = None) -> list[Document]:
+    """Run one tool call under the run's config (so traces show it); raises on unknown tools and failures."""
     tool = tools.get(call.name)
     if tool is None:
         raise ValueError(f"unknown tool {call.name!r}")
-    return as_documents(call, tool.invoke(call.args))
+    return as_documents(call, tool.invoke(call.args, config=config))

@@ -103,6 +103,12 @@ class BM25Retriever:
             return self._whole_article(str(doc_id))
         return None
 
+    def as_langchain(self, k: int = 10):
+        """This index as a LangChain BaseRetriever (top-k LangChain Documents per query)."""
+        from retrieval.bridges import FramesRetriever
+
+        return FramesRetriever(retriever=self, k=k)
+
     def by_title(self, title: str) -> Document | None:
         """The whole article with this title (case, underscores and URL escapes ignored), if any."""
         key = normalize_title(title)
