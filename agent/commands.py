@@ -13,7 +13,7 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, default=5, help="search queries per step (default 5)")
     parser.add_argument("--n", type=int, default=5, help="retrieval steps (default 5)")
     parser.add_argument("--n-docs", type=int, default=10, help="hits per query (default 10)")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="model spec, e.g. gemini:gemini-1.5-pro, openai:gpt-4o-mini")
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="model spec, e.g. gemini:gemini-2.5-flash, openai:gpt-4o-mini")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible server for openai: models")
     parser.add_argument("--prompt", default="planning", help="planning prompt: vanilla, planning, or a file path")
     parser.add_argument("--index", default="default", help="index name or directory (default: the embedded index)")

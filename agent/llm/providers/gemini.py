@@ -1,35 +1,27 @@
-"""gemini:<model> — a LangChain chat model over google-generativeai (the SDK, not langchain-google-genai)."""
+"""gemini:<model> — a LangChain chat model over google-genai, Google's maintained SDK (sync and async)."""
 from __future__ import annotations
 
 import json
 import os
-import warnings
-from typing import Any, Iterator
+from typing import Any, AsyncIterator, Iterator
 
+from google import genai
+from google.genai import errors as gerr
+from google.genai import types
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    SystemMessage,
-)
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr, SecretStr
 
 from agent.llm import errors as E
-from agent.llm.retry import RetryPolicy, call_with_retries
-
-with warnings.catch_warnings():  # the SDK warns about its own deprecation and old Pythons on import
-    warnings.simplefilter("ignore")
-    import google.api_core.exceptions as gexc
-    import google.generativeai as genai
-    from google.ai import generativelanguage as glm
-    from google.generativeai import protos
-    from google.generativeai.types import generation_types
+from agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+# The SDK itself reads this one too; tests and proxies point it at another host.
+BASE_URL_VARIABLE = "GOOGLE_GEMINI_BASE_URL"
 BLOCKING_FINISH = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION", "IMAGE_SAFETY"}
+EXAMPLE = "gemini:gemini-2.5-flash"
 
 
 def gemini_key(env: dict[str, str] | None = None) -> str:
@@ -42,19 +34,19 @@ def gemini_key(env: dict[str, str] | None = None) -> str:
 
 
 def json_schema_to_gemini(schema: dict, defs: dict | None = None) -> dict:
-    """A JSON schema (pydantic's) as the OpenAPI subset Gemini's response_schema accepts."""
+    """A JSON schema (pydantic's) as the OpenAPI subset Gemini's response_schema accepts (refs inlined)."""
     defs = schema.get("$defs", {}) if defs is None else defs
     if "$ref" in schema:
         return json_schema_to_gemini(defs[schema["$ref"].split("/")[-1]], defs)
     options = schema.get("anyOf") or schema.get("oneOf")
     if options:
         real = [o for o in options if o.get("type") != "null"]
-        out = json_schema_to_gemini(real[0], defs) if real else {"type_": "STRING"}
+        out = json_schema_to_gemini(real[0], defs) if real else {"type": "STRING"}
         return {**out, "nullable": True} if len(real) < len(options) else out
     kind = schema.get("type", "string")
     nullable = isinstance(kind, list) and "null" in kind
     kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
-    out: dict[str, Any] = {"type_": kind.upper()}
+    out: dict[str, Any] = {"type": kind.upper()}
     for src, dst in (("description", "description"), ("enum", "enum"), ("minItems", "min_items"),
                      ("maxItems", "max_items"), ("required", "required")):
         if src in schema:
@@ -75,59 +67,65 @@ def _schema_from_response_format(fmt: Any) -> dict | None:
     return None
 
 
-def to_contents(messages: list[BaseMessage]) -> tuple[str | None, list[dict]]:
+def to_contents(messages: list[BaseMessage]) -> tuple[str | None, list[types.Content]]:
     """(system instruction, contents) in Gemini's roles."""
     system = "\n\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage)) or None
-    contents = [{"role": "model" if m.type == "ai" else "user", "parts": [str(m.content)]}
+    contents = [types.Content(role="model" if m.type == "ai" else "user", parts=[types.Part(text=str(m.content))])
                 for m in messages if not isinstance(m, SystemMessage)]
     return system, contents
 
 
 def classify_gemini_error(exc: Exception, spec: str) -> Exception:
-    """Our error type for an SDK exception (unknown ones pass through)."""
+    """Our error type for an SDK or transport exception (unknown ones pass through)."""
     if isinstance(exc, E.LLMError):
         return exc
-    detail = E.redact(str(getattr(exc, "message", exc)))
-    if isinstance(exc, (gexc.TooManyRequests, gexc.ResourceExhausted)):
-        return E.QuotaError(f"{spec}: quota or rate limit exceeded after retries: {detail}")
-    if isinstance(exc, (gexc.InternalServerError, gexc.ServiceUnavailable, gexc.BadGateway)):
-        return E.ServerError(f"{spec}: server error after retries: {detail}")
-    if isinstance(exc, (gexc.DeadlineExceeded, gexc.GatewayTimeout, TimeoutError)) or "Timeout" in type(exc).__name__:
+    if isinstance(exc, gerr.APIError):
+        detail, code = E.redact(str(exc.message or exc.status or exc)), exc.code
+        if code == 429 or exc.status == "RESOURCE_EXHAUSTED":
+            return E.QuotaError(f"{spec}: quota or rate limit exceeded after retries: {detail}")
+        if code in (401, 403) or (code == 400 and "api key" in detail.lower()):
+            return E.AuthError(f"{spec}: the API key was rejected (check GEMINI_API_KEY / GOOGLE_API_KEY)")
+        if code == 404:
+            return E.ModelNotFoundError(f"{spec}: model not found (check the name, e.g. {EXAMPLE})")
+        if code in (408, 504):
+            return E.LLMTimeoutError(f"{spec}: no reply within the timeout, after retries")
+        if code >= 500:
+            return E.ServerError(f"{spec}: server error after retries: {detail}")
+        return E.LLMError(f"{spec}: request failed ({code}): {detail}")
+    # The SDK sends through httpx or its fork httpx2: match their shared exception names, not one package's classes.
+    bases = {cls.__name__ for cls in type(exc).__mro__}
+    if isinstance(exc, TimeoutError) or "TimeoutException" in bases:
         return E.LLMTimeoutError(f"{spec}: no reply within the timeout, after retries")
-    if isinstance(exc, (gexc.Unauthenticated, gexc.PermissionDenied)) or (
-            isinstance(exc, gexc.InvalidArgument) and "api key" in detail.lower()):
-        return E.AuthError(f"{spec}: the API key was rejected (check GEMINI_API_KEY / GOOGLE_API_KEY)")
-    if isinstance(exc, gexc.NotFound):
-        return E.ModelNotFoundError(f"{spec}: model not found (check the name, e.g. gemini:gemini-1.5-flash)")
-    if isinstance(exc, generation_types.BlockedPromptException):
-        return E.SafetyBlockError(f"{spec}: the prompt was blocked by the safety filter")
-    if isinstance(exc, gexc.GoogleAPICallError):
-        return E.LLMError(f"{spec}: request failed: {detail}")
-    if "ConnectionError" in type(exc).__name__:
-        return E.UnreachableError(f"{spec}: cannot reach the Gemini API")
+    if "TransportError" in bases:
+        return E.UnreachableError(f"{spec}: cannot reach the Gemini API ({type(exc).__name__})")
     return exc
 
 
-def _usage(resp: Any) -> UsageMetadata | None:
-    meta = getattr(resp, "usage_metadata", None)
-    if not meta or not getattr(meta, "total_token_count", 0):
+def _usage(resp: types.GenerateContentResponse) -> UsageMetadata | None:
+    meta = resp.usage_metadata
+    if not meta or not meta.total_token_count:
         return None
-    prompt, completion = int(meta.prompt_token_count), int(meta.candidates_token_count)
+    prompt, completion = int(meta.prompt_token_count or 0), int(meta.candidates_token_count or 0)
     return UsageMetadata(input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion)
 
 
-def _reply_text(resp: Any, spec: str, *, allow_empty: bool = False) -> tuple[str, str]:
+def _name(value: Any) -> str:
+    return str(getattr(value, "value", value) or "")
+
+
+def _reply_text(resp: types.GenerateContentResponse, spec: str, *, allow_empty: bool = False) -> tuple[str, str]:
     """(text, finish reason), raising our errors for blocked or empty replies."""
-    block = getattr(getattr(resp, "prompt_feedback", None), "block_reason", 0)
+    block = resp.prompt_feedback.block_reason if resp.prompt_feedback else None
     if block:
-        raise E.SafetyBlockError(f"{spec}: the prompt was blocked ({getattr(block, 'name', block)})")
+        raise E.SafetyBlockError(f"{spec}: the prompt was blocked ({_name(block)})")
     if not resp.candidates:
         if allow_empty:
             return "", ""
         raise E.EmptyReplyError(f"{spec}: the reply had no candidate")
     cand = resp.candidates[0]
-    finish = getattr(cand.finish_reason, "name", str(cand.finish_reason))
-    text = "".join(getattr(p, "text", "") for p in cand.content.parts)
+    finish = _name(cand.finish_reason)
+    parts = cand.content.parts if cand.content and cand.content.parts else []
+    text = "".join(p.text or "" for p in parts if not p.thought)
     if not text and finish in BLOCKING_FINISH:
         raise E.SafetyBlockError(f"{spec}: the reply was withheld ({finish})")
     if not text and not allow_empty:
@@ -136,11 +134,12 @@ def _reply_text(resp: Any, spec: str, *, allow_empty: bool = False) -> tuple[str
 
 
 class GeminiChat(BaseChatModel):
-    """Gemini through google-generativeai: plain, streamed and JSON-schema replies, usage, one-line errors."""
+    """Gemini through google-genai: plain, streamed and JSON-schema replies, sync and async, usage, one-line errors."""
 
     model: str
     spec: str = ""
     api_key: SecretStr
+    base_url: str | None = None
     temperature: float | None = 0.0
     max_output_tokens: int | None = None
     timeout: float = 120.0
@@ -162,68 +161,114 @@ class GeminiChat(BaseChatModel):
         return json.dumps({"spec": self.spec, "params": self._identifying_params, "stop": stop, "kwargs": kwargs},
                           sort_keys=True, default=str)
 
-    def _sdk_model(self, system: str | None) -> Any:
-        model = genai.GenerativeModel(self.model, system_instruction=system, safety_settings=self.safety_settings)
+    @property
+    def client(self) -> genai.Client:
+        """One SDK client per model, with our key, base URL and timeout; retries are ours, not the SDK's."""
         if self._client is None:
-            # A client of our own carries our key, instead of genai.configure()'s process-wide one.
-            self._client = glm.GenerativeServiceClient(
-                client_options={"api_key": self.api_key.get_secret_value()}, transport="rest")
-        model._client = self._client
-        return model
+            options = types.HttpOptions(timeout=int(self.timeout * 1000), base_url=self.base_url)
+            self._client = genai.Client(api_key=self.api_key.get_secret_value(), http_options=options)
+        return self._client
 
-    def _config(self, stop: list[str] | None, kwargs: dict) -> dict:
-        config: dict[str, Any] = {"temperature": self.temperature, "max_output_tokens": kwargs.get("max_tokens", self.max_output_tokens)}
-        if stop:
-            config["stop_sequences"] = stop
+    def _config(self, system: str | None, stop: list[str] | None, kwargs: dict) -> types.GenerateContentConfig:
+        config: dict[str, Any] = {"system_instruction": system, "temperature": self.temperature,
+                                  "max_output_tokens": kwargs.get("max_tokens", self.max_output_tokens),
+                                  "stop_sequences": stop or None, "safety_settings": self.safety_settings}
         fmt = kwargs.get("response_format")
         schema = _schema_from_response_format(fmt)
         if fmt is not None:
             config["response_mime_type"] = "application/json"
         if schema:
-            config["response_schema"] = protos.Schema(json_schema_to_gemini(schema))
-        return {k: v for k, v in config.items() if v is not None}
+            config["response_schema"] = types.Schema.model_validate(json_schema_to_gemini(schema))
+        return types.GenerateContentConfig(**{k: v for k, v in config.items() if v is not None})
 
-    def _call(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict, stream: bool) -> Any:
+    def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> dict[str, Any]:
         system, contents = to_contents(messages)
-        model, config = self._sdk_model(system), self._config(stop, kwargs)
-        policy = RetryPolicy(max_retries=self.max_retries, base_delay=self.retry_base_delay)
-        return call_with_retries(
-            lambda: model.generate_content(contents, generation_config=config, stream=stream,
-                                           request_options={"timeout": self.timeout}),
-            policy, lambda exc: classify_gemini_error(exc, self.spec))
+        return {"model": self.model, "contents": contents, "config": self._config(system, stop, kwargs)}
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
-        resp = self._call(messages, stop, kwargs, stream=False)
+    def _policy(self) -> RetryPolicy:
+        return RetryPolicy(max_retries=self.max_retries, base_delay=self.retry_base_delay)
+
+    def _classify(self, exc: Exception) -> Exception:
+        return classify_gemini_error(exc, self.spec)
+
+    def _result(self, resp: types.GenerateContentResponse) -> ChatResult:
         text, finish = _reply_text(resp, self.spec)
         message = AIMessage(content=text, usage_metadata=_usage(resp),
                             response_metadata={"finish_reason": finish, "model_name": self.model})
         return ChatResult(generations=[ChatGeneration(message=message)])
 
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        request = self._request(messages, stop, kwargs)
+        resp = call_with_retries(lambda: self.client.models.generate_content(**request), self._policy(), self._classify)
+        return self._result(resp)
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
+                         **kwargs: Any) -> ChatResult:
+        request = self._request(messages, stop, kwargs)
+        resp = await acall_with_retries(lambda: self.client.aio.models.generate_content(**request), self._policy(),
+                                        self._classify)
+        return self._result(resp)
+
+    def _chunk(self, resp: types.GenerateContentResponse, state: dict, run_manager: Any) -> ChatGenerationChunk | None:
+        text, finish = _reply_text(resp, self.spec, allow_empty=True)
+        state["usage"] = _usage(resp) or state.get("usage")  # each chunk reports the running total
+        state["finish"] = finish or state.get("finish", "")
+        if not text:
+            return None
+        if run_manager:
+            run_manager.on_llm_new_token(text)
+        return ChatGenerationChunk(message=AIMessageChunk(content=text))
+
+    @staticmethod
+    def _last(state: dict) -> ChatGenerationChunk:
+        return ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=state.get("usage"),
+                                                          response_metadata={"finish_reason": state.get("finish", "")}))
+
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        usage, finish = None, ""
+        request, state = self._request(messages, stop, kwargs), {}
+        stream = call_with_retries(lambda: self.client.models.generate_content_stream(**request), self._policy(),
+                                   self._classify)
         try:
-            for chunk in self._call(messages, stop, kwargs, stream=True):
-                text, finish = _reply_text(chunk, self.spec, allow_empty=True)
-                usage = _usage(chunk) or usage  # each chunk reports the running total
-                if text:
-                    if run_manager:
-                        run_manager.on_llm_new_token(text)
-                    yield ChatGenerationChunk(message=AIMessageChunk(content=text))
+            for resp in stream:
+                chunk = self._chunk(resp, state, run_manager)
+                if chunk:
+                    yield chunk
         except Exception as exc:  # noqa: BLE001 - mapped to ours, or re-raised unchanged
-            mapped = classify_gemini_error(exc, self.spec)
+            mapped = self._classify(exc)
             if mapped is exc:
                 raise
             raise mapped from None
-        yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=usage,
-                                                         response_metadata={"finish_reason": finish}))
+        yield self._last(state)
+
+    async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
+                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        request, state = self._request(messages, stop, kwargs), {}
+        stream = await acall_with_retries(lambda: self.client.aio.models.generate_content_stream(**request),
+                                          self._policy(), self._classify)
+        try:
+            async for resp in stream:
+                chunk = self._chunk(resp, state, None)
+                if chunk:
+                    if run_manager:
+                        await run_manager.on_llm_new_token(chunk.text)
+                    yield chunk
+        except Exception as exc:  # noqa: BLE001
+            mapped = self._classify(exc)
+            if mapped is exc:
+                raise
+            raise mapped from None
+        yield self._last(state)
 
 
 def make_gemini_chat(model: str, *, timeout: float = 120.0, max_retries: int = 3, temperature: float | None = 0.0,
-                     max_tokens: int | None = None, env: dict[str, str] | None = None) -> GeminiChat:
-    """gemini:<model> with the key from the environment."""
+                     max_tokens: int | None = None, base_url: str | None = None,
+                     env: dict[str, str] | None = None) -> GeminiChat:
+    """gemini:<model> with the key (and optional GOOGLE_GEMINI_BASE_URL) from the environment."""
     if not model:
-        raise E.ModelSpecError("gemini: name a model, e.g. gemini:gemini-1.5-flash")
+        raise E.ModelSpecError(f"gemini: name a model, e.g. {EXAMPLE}")
+    env = os.environ if env is None else env
     return GeminiChat(model=model, spec=f"gemini:{model}", api_key=SecretStr(gemini_key(env)), timeout=timeout,
-                      max_retries=max_retries, temperature=temperature, max_output_tokens=max_tokens)
+                      base_url=base_url or env.get(BASE_URL_VARIABLE) or None, max_retries=max_retries,
+                      temperature=temperature, max_output_tokens=max_tokens)
