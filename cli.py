@@ -13,6 +13,7 @@ COMMAND_MODULES = (
     "agent.commands",  # ask
     "eval.frames.commands",  # frames, compare, report
     "eval.crag.commands",  # crag, crag-server
+    "agent.serve.commands",  # serve
 )
 
 

@@ -50,13 +50,15 @@ def build_agent(args: argparse.Namespace, cache: bool = True):
     """A FramesAgent wired from CLI flags: model, index, tools, config."""
     from agent.api import FramesAgent
     from agent.llm import resolve_model
+    from agent.llm.testing import scripted_from_env
     from index.build import open_index
     from retrieval.crag.tools import build_tools
 
     config = agent_config(args)
     use_wiki, tools = build_tools(args.tools)
     retriever = open_index(args.index) if use_wiki else None
-    llm = resolve_model(args.model, base_url=args.base_url, cache=cache and not args.no_cache)
+    # Test processes (serve, mcp) get a scripted model through FRAMES_AGENT_TEST_SCRIPT instead of a real one.
+    llm = scripted_from_env() or resolve_model(args.model, base_url=args.base_url, cache=cache and not args.no_cache)
     return FramesAgent(llm, retriever, tools, config)
 
 

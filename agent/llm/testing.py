@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from langchain_core.callbacks import (
@@ -106,3 +108,31 @@ class ScriptedLLM(BaseChatModel):
         if self.delay:
             await asyncio.sleep(self.delay)
         return self._next(messages, kwargs)
+
+
+TEST_SCRIPT_VARIABLE = "FRAMES_AGENT_TEST_SCRIPT"
+
+
+def scripted_from_file(path: str | Path) -> ScriptedLLM:
+    """An endless ScriptedLLM from a JSON file {"rules": [[needle, reply], ...], "delay": seconds}.
+
+    Each call answers with the reply of the first rule whose needle occurs in the last message ("" matches all);
+    lets a server or MCP process under test run the agent without a real model.
+    """
+    spec = json.loads(Path(path).read_text(encoding="utf-8"))
+    rules = [(str(needle), reply) for needle, reply in spec["rules"]]
+
+    def respond(messages: list[BaseMessage]) -> Any:
+        text = str(messages[-1].content)
+        for needle, reply in rules:
+            if needle in text:
+                return reply
+        raise ScriptExhausted(f"no scripted rule matches the prompt:\n{text[:300]}")
+
+    return ScriptedLLM(responder=respond, delay=float(spec.get("delay", 0.0)))
+
+
+def scripted_from_env(env: dict[str, str] | None = None) -> ScriptedLLM | None:
+    """The test-only scripted model named by FRAMES_AGENT_TEST_SCRIPT, if set (never set it in production)."""
+    path = (os.environ if env is None else env).get(TEST_SCRIPT_VARIABLE)
+    return scripted_from_file(path) if path else None

@@ -1,0 +1,134 @@
+"""The FastAPI app around one FramesAgent: ask, ask as server-sent events, OpenAI chat completions, health."""
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent.api import FramesAgent
+from agent.config import AgentConfig
+from agent.errors import AgentError
+from agent.prompts import available_prompts
+from agent.serve.chat import ChatRequest, completion, completion_chunks, question_of
+from agent.serve.guard import Gate, ServeSettings, check_token, read_body
+from retrieval.errors import FramesAgentError
+
+_MAX_VARIANTS = 16
+
+
+class AskRequest(BaseModel):
+    """POST /v1/ask: a question and optional per-request k, n, n_docs and shipped prompt name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=4000)
+    k: int | None = None
+    n: int | None = None
+    n_docs: int | None = None
+    prompt: str | None = None
+
+
+class Variants:
+    """Agents for per-request settings, sharing the model, index and tools; a few are kept for reuse."""
+
+    def __init__(self, base: FramesAgent) -> None:
+        self.base, self.kept = base, {}
+
+    def get(self, request: AskRequest) -> FramesAgent:
+        """The agent for this request's k, n, n_docs and prompt (422 when they are out of bounds)."""
+        changes = {k: v for k, v in request.model_dump(include={"k", "n", "n_docs", "prompt"}).items() if v is not None}
+        if not changes:
+            return self.base
+        if "prompt" in changes and changes["prompt"] not in available_prompts():  # never a path from the network
+            raise HTTPException(422, f"prompt: choose one of {', '.join(available_prompts())}")
+        key = json.dumps(changes, sort_keys=True)
+        if key not in self.kept:
+            try:
+                config = AgentConfig.model_validate({**self.base.config.model_dump(), **changes})
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise HTTPException(422, f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+            if len(self.kept) >= _MAX_VARIANTS:
+                self.kept.pop(next(iter(self.kept)))
+            try:
+                self.kept[key] = FramesAgent(self.base.llm, self.base.retriever, self.base.tools, config)
+            except FramesAgentError as exc:  # e.g. a shipped prompt that is not a planning prompt
+                raise HTTPException(422, f"prompt: {exc}") from None
+        return self.kept[key]
+
+
+def _sse(event: str, data: Any) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+async def _ask_events(agent: FramesAgent, question: str) -> AsyncIterator[str]:
+    try:
+        async for event in agent.astream(question):
+            yield _sse(event.kind, event.model_dump(mode="json"))
+    except Exception as exc:  # noqa: BLE001 - headers are sent: the error is the last event, one line
+        yield _sse("error", {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__})
+
+
+async def _released(gate: Gate, lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    try:
+        async for line in lines:
+            yield line
+    finally:
+        gate.leave()
+
+
+def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> FastAPI:
+    """The HTTP app for one agent (settings default to ServeSettings.from_env())."""
+    settings = settings or ServeSettings.from_env()
+    app = FastAPI(title="frames-agent", summary="FRAMES multi-step retrieval agent")
+    gate, variants = Gate(settings.max_concurrency, settings.retry_after), Variants(agent)
+
+    @app.exception_handler(FramesAgentError)
+    async def agent_failed(request: Request, exc: FramesAgentError) -> JSONResponse:
+        status = 400 if isinstance(exc, AgentError) else 502
+        return JSONResponse({"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}, status)
+
+    async def admit(request: Request, model: type[BaseModel]) -> Any:
+        check_token(request, settings)
+        return await read_body(request, model, settings.max_body_bytes)
+
+    @app.get("/healthz")
+    async def healthz() -> dict:
+        return {"status": "ok", "busy": gate.busy, "capacity": gate.size}
+
+    @app.post("/v1/ask")
+    async def ask(request: Request) -> JSONResponse:
+        body: AskRequest = await admit(request, AskRequest)
+        runner = variants.get(body)
+        gate.enter()
+        try:
+            result = await runner.ainvoke(body.question)
+        finally:
+            gate.leave()
+        return JSONResponse(result.model_dump(mode="json"))
+
+    @app.post("/v1/ask/stream")
+    async def ask_stream(request: Request) -> StreamingResponse:
+        body: AskRequest = await admit(request, AskRequest)
+        runner = variants.get(body)
+        gate.enter()
+        return StreamingResponse(_released(gate, _ask_events(runner, body.question)), media_type="text/event-stream")
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request) -> Any:
+        body: ChatRequest = await admit(request, ChatRequest)
+        question = question_of(body)
+        gate.enter()
+        if body.stream:
+            return StreamingResponse(_released(gate, completion_chunks(agent.astream(question), body.model)),
+                                     media_type="text/event-stream")
+        try:
+            result = await agent.ainvoke(question)
+        finally:
+            gate.leave()
+        return JSONResponse(completion(result, body.model))
+
+    return app

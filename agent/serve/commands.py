@@ -1,0 +1,57 @@
+"""`python cli.py serve`: the agent over HTTP (JSON, server-sent events, OpenAI-compatible chat completions)."""
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+
+LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `serve` subcommand."""
+    from agent.commands import add_agent_flags
+
+    parser = sub.add_parser("serve", help="serve the agent over HTTP (/v1/ask, SSE, OpenAI-compatible chat)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback only)")
+    parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    parser.add_argument("--max-concurrency", type=int, default=4, help="questions in flight; more get 429 (default 4)")
+    parser.add_argument("--max-body", type=int, default=64 * 1024, help="largest request body in bytes (default 65536)")
+    parser.add_argument("--allow-open", action="store_true",
+                        help="serve a non-loopback address without FRAMES_AGENT_TOKEN (anyone who reaches it may ask)")
+    add_agent_flags(parser)
+    parser.set_defaults(handler=run_serve)
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Build the agent once, then serve it until interrupted."""
+    import uvicorn
+    from pydantic import ValidationError
+
+    from agent.commands import build_agent
+    from agent.serve import ServeSettings, create_app
+    from retrieval.errors import UsageError
+
+    try:
+        settings = ServeSettings.from_env(max_concurrency=args.max_concurrency, max_body_bytes=args.max_body)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UsageError(f"--{err['loc'][0]}: {err['msg']}".replace("max_body_bytes", "max-body").replace("_", "-")) from None
+    if not is_loopback(args.host) and not settings.token and not args.allow_open:
+        raise UsageError(f"refusing to serve {args.host} without a token: set FRAMES_AGENT_TOKEN (clients send "
+                         "'Authorization: Bearer <token>') or pass --allow-open")
+    app = create_app(build_agent(args), settings)
+    print(f"serving on http://{args.host}:{args.port} (POST /v1/ask, /v1/ask/stream, /v1/chat/completions; "
+          f"{'bearer token required' if settings.token else 'no token'})", file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

@@ -1,0 +1,71 @@
+"""What stands before the agent: the bearer token, the body size limit and the concurrency gate."""
+from __future__ import annotations
+
+import hmac
+import os
+from typing import TypeVar
+
+from fastapi import HTTPException, Request
+from pydantic import BaseModel, Field, ValidationError
+
+TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
+M = TypeVar("M", bound=BaseModel)
+
+
+class ServeSettings(BaseModel):
+    """Limits of one server: questions in flight, body size, token, how long a refused client should wait."""
+
+    max_concurrency: int = Field(4, ge=1, description="questions answered at once; more get 429")
+    max_body_bytes: int = Field(64 * 1024, ge=256, description="larger request bodies get 413")
+    retry_after: int = Field(10, ge=1, description="seconds a 429 tells the client to wait")
+    token: str | None = Field(None, description="bearer token required on /v1/* (FRAMES_AGENT_TOKEN)")
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> "ServeSettings":
+        """Settings with the token from FRAMES_AGENT_TOKEN."""
+        return cls(token=os.environ.get(TOKEN_VARIABLE) or None, **{k: v for k, v in overrides.items() if v is not None})
+
+
+class Gate:
+    """A non-blocking semaphore: a full server says 429 at once instead of queueing without bound."""
+
+    def __init__(self, size: int, retry_after: int) -> None:
+        self.size, self.retry_after, self.busy = size, retry_after, 0
+
+    def enter(self) -> None:
+        """Take a slot or raise 429 with Retry-After (one event loop: no lock needed)."""
+        if self.busy >= self.size:
+            raise HTTPException(429, f"busy: {self.size} questions in flight; retry later",
+                                headers={"Retry-After": str(self.retry_after)})
+        self.busy += 1
+
+    def leave(self) -> None:
+        """Give the slot back."""
+        self.busy -= 1
+
+
+def check_token(request: Request, settings: ServeSettings) -> None:
+    """401 unless the request carries the configured bearer token (no token configured: open)."""
+    if not settings.token:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), settings.token.encode()):
+        raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+
+async def read_body(request: Request, model: type[M], limit: int) -> M:
+    """The JSON body as model; 413 past limit bytes (declared or streamed), 422 when invalid."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise HTTPException(413, f"request body over {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise HTTPException(413, f"request body over {limit} bytes")
+    try:
+        return model.model_validate_json(bytes(body) or b"{}")
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(map(str, err["loc"])) or "body"
+        raise HTTPException(422, f"{where}: {err['msg']}") from None

@@ -1,0 +1,55 @@
+"""A real `python cli.py ...` server process on a free loopback port, with a scripted model and the tiny index."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+TOKEN = "test-token-4d1f"
+PLAN = {"thought": "find the mayor", "queries": ["Brennick mayor"], "tool_calls": [], "enough": False}
+
+
+def write_script(path: Path, delay: float = 0.0) -> Path:
+    """A FRAMES_AGENT_TEST_SCRIPT file: plans search for the mayor, answers name him."""
+    path.write_text(json.dumps({"delay": delay, "rules": [["Reply with one JSON", PLAN],
+                                                          ["", "The mayor is Tomas Ferrante.\nAnswer: Tomas Ferrante"]]}))
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_index):
+    script = write_script(tmp_path_factory.mktemp("serve") / "script.json", delay=0.2)
+    port = free_port()
+    env = {**os.environ, "FRAMES_AGENT_TEST_SCRIPT": str(script), "FRAMES_AGENT_TOKEN": TOKEN}
+    proc = subprocess.Popen([sys.executable, "cli.py", "serve", "--port", str(port), "--index", str(tiny_index),
+                             "--k", "1", "--n", "1", "--n-docs", "2", "--max-concurrency", "1", "--max-body", "2048"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"server did not start: {proc.communicate()[1][-2000:]}")
+        time.sleep(0.2)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
