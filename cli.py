@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "eval.frames.commands",  # frames, compare, report
     "eval.crag.commands",  # crag, crag-server
     "agent.serve.commands",  # serve
+    "agent.mcp.commands",  # mcp
 )
 
 

@@ -14,7 +14,7 @@ from langchain_core.runnables.config import (
     patch_config,
 )
 from langchain_core.tools import BaseTool, StructuredTool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from agent.config import AgentConfig
 from agent.errors import AgentError
@@ -90,6 +90,18 @@ class FramesAgent(Runnable[Question, AgentResult]):
         self.tools = list(tools)
         self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config)
         self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes)
+
+    def with_settings(self, **changes: Any) -> "FramesAgent":
+        """The same model, retriever and tools with some AgentConfig fields changed (k=, n=, n_docs=, prompt=, ...)."""
+        changes = {key: value for key, value in changes.items() if value is not None}
+        if not changes:
+            return self
+        try:
+            config = AgentConfig.model_validate({**self.config.model_dump(), **changes})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        return FramesAgent(self.llm, self.retriever, self.tools, config)
 
     # --- plumbing ---------------------------------------------------------------------------------
     def _start(self, input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[AgentInput, UsageTracker]:

@@ -6,10 +6,9 @@ from typing import Any, AsyncIterator
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.api import FramesAgent
-from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.prompts import available_prompts
 from agent.serve.chat import ChatRequest, completion, completion_chunks, question_of
@@ -47,16 +46,12 @@ class Variants:
         key = json.dumps(changes, sort_keys=True)
         if key not in self.kept:
             try:
-                config = AgentConfig.model_validate({**self.base.config.model_dump(), **changes})
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                raise HTTPException(422, f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+                variant = self.base.with_settings(**changes)
+            except FramesAgentError as exc:  # out-of-bounds values, or a shipped prompt that does not plan
+                raise HTTPException(422, str(exc)) from None
             if len(self.kept) >= _MAX_VARIANTS:
                 self.kept.pop(next(iter(self.kept)))
-            try:
-                self.kept[key] = FramesAgent(self.base.llm, self.base.retriever, self.base.tools, config)
-            except FramesAgentError as exc:  # e.g. a shipped prompt that is not a planning prompt
-                raise HTTPException(422, f"prompt: {exc}") from None
+            self.kept[key] = variant
         return self.kept[key]
 
 

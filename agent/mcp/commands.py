@@ -1,0 +1,43 @@
+"""`python cli.py mcp`: the agent as an MCP server over stdio, for MCP clients (desktop apps, IDEs, other agents)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `mcp` subcommand."""
+    from agent.commands import add_agent_flags
+
+    parser = sub.add_parser("mcp", help="serve the agent as an MCP server over stdio (frames_research, search_wikipedia)")
+    add_agent_flags(parser)
+    parser.set_defaults(handler=run_mcp)
+
+
+@contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send fd 1 to stderr for a while: stdout is the protocol channel, and the JVM or a model may print."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    """Build the agent (index, model) first, then speak MCP on stdin/stdout until the client hangs up."""
+    from agent.commands import build_agent
+    from agent.mcp.server import build_server
+
+    with stdout_to_stderr():
+        server = build_server(build_agent(args, cache=False))
+    print("frames-agent MCP server ready on stdio", file=sys.stderr, flush=True)
+    server.run("stdio")
+    return 0

@@ -1,0 +1,40 @@
+"""`python cli.py mcp` as an MCP client meets it: the SDK's own stdio client lists and calls the tools."""
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.agent.serve.conftest import ROOT, write_script
+
+
+async def session_run(params: StdioServerParameters):
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = await session.list_tools()
+            research = await session.call_tool("frames_research", {"question": "Who is the mayor of Brennick?", "n": 2})
+            search = await session.call_tool("search_wikipedia", {"query": "Gannet Park stadium", "k": 2})
+            bad = await session.call_tool("search_wikipedia", {"query": "x", "k": 0})
+            return tools, research, search, bad
+
+
+def test_stdio_server_lists_and_calls_both_tools(tmp_path, tiny_index):
+    script = write_script(tmp_path / "script.json")
+    params = StdioServerParameters(
+        command=sys.executable, args=["cli.py", "mcp", "--index", str(tiny_index), "--k", "1", "--n", "1"],
+        cwd=str(ROOT), env={**os.environ, "FRAMES_AGENT_TEST_SCRIPT": str(script)})
+    tools, research, search, bad = asyncio.run(asyncio.wait_for(session_run(params), 120))
+    by_name = {t.name: t for t in tools.tools}
+    assert set(by_name) == {"frames_research", "search_wikipedia"}
+    assert set(by_name["frames_research"].input_schema["properties"]) == {"question", "k", "n"}
+    assert by_name["frames_research"].input_schema["required"] == ["question"]
+    assert set(by_name["search_wikipedia"].input_schema["properties"]) == {"query", "k"}
+    text = research.content[0].text
+    assert not research.is_error and text.startswith("Tomas Ferrante\nSources:\n- ")
+    hits = search.content[0].text
+    assert not search.is_error and hits.startswith("## Gannet Park [gannet-park]") and hits.count("## ") == 2
+    assert bad.is_error and "between 1 and 50" in bad.content[0].text
