@@ -44,7 +44,9 @@ def default_corpus_paths() -> list[Path]:
     wiki = shared_dir() / "data" / "wiki"
     paths = sorted(wiki.glob("*.jsonl.gz"))
     if not paths:
-        raise CorpusError(f"no default corpus: {wiki} has no *.jsonl.gz (set FRAMES_AGENT_CORPUS or pass --corpus)")
+        raise CorpusError(f"no default corpus: {wiki} has no *.jsonl.gz; set FRAMES_AGENT_CORPUS or pass --corpus, "
+                          "build from a Wikipedia dump (index build --xml enwiki-latest-pages-articles.xml.bz2), "
+                          "or search a pyserini prebuilt index online (--index wikipedia-kilt-doc)")
     return paths
 
 

@@ -115,7 +115,8 @@ def _fingerprint(path: Path) -> str:
 
 def _file_rows(path: Path) -> list[dict]:
     if not path.exists():
-        raise DataError(f"no data file at {path} (give --data PATH or set FRAMES_DATA)")
+        raise DataError(f"no data file at {path}: give --data PATH, set FRAMES_DATA, or, online, "
+                        "--data hf:google/frames-benchmark (pip install -e '.[hf]')")
     if path.is_dir():
         raise DataError(f"--data {path} is a directory; give a .tsv, .csv or .jsonl file")
     try:

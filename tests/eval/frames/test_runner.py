@@ -200,6 +200,7 @@ def test_cli_bad_data_is_one_line(tmp_path, capsys):
     code = cli.main(["frames", "--data", str(tmp_path / "nope.tsv"), "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert code == 2 and "no data file at" in err and err.count("\n") == 1
+    assert "--data hf:google/frames-benchmark" in err  # the route for machines without the shared data
 
 
 # --- systems ----------------------------------------------------------------------------------------------------

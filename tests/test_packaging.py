@@ -1,0 +1,34 @@
+"""Packaging: the console script, PEP 561 markers, and every FRAMES_AGENT_* variable the code reads is documented."""
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("agent", "retrieval", "index", "eval")
+
+
+def test_console_script_is_cli_main():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    module, _, attr = project["project"]["scripts"]["frames-agent"].partition(":")
+    main = getattr(importlib.import_module(module), attr)
+    done = subprocess.run([sys.executable, "-c", f"import sys; from {module} import {attr}; sys.exit({attr}(['index', 'list']))"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert callable(main) and done.returncode == 0, done.stderr[-500:]
+
+
+def test_packages_ship_py_typed():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "py.typed" in project["tool"]["setuptools"]["package-data"]["*"]
+    assert all((ROOT / package / "py.typed").is_file() for package in PACKAGES)
+
+
+def test_every_frames_agent_variable_is_documented():
+    sources = [ROOT / "cli.py", *(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))]
+    used = {name for path in sources for name in re.findall(r"FRAMES_AGENT_[A-Z_]*[A-Z]", path.read_text())}
+    readme = (ROOT / "README.md").read_text()
+    assert len(used) >= 10 and not [name for name in sorted(used) if f"`{name}`" not in readme]
