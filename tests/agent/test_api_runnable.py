@@ -122,3 +122,13 @@ def test_as_tool_async(agent):
     assert tool.name == "frames_research" and set(tool.args) == {"question"}
     text = asyncio.run(tool.ainvoke({"question": "About Gannet"}))
     assert text.startswith("Gannet")
+
+
+def test_astream_events_show_retriever_and_tool_runs(agent):
+    async def collect():
+        return [(e["event"], e["name"]) async for e in agent.astream_events("About Brennick", version="v2")]
+
+    events = asyncio.run(collect())
+    assert events[0] == ("on_chain_start", "FramesAgent") and events[-1] == ("on_chain_end", "FramesAgent")
+    assert ("on_retriever_start", "tiny") in events and ("on_retriever_end", "tiny") in events
+    assert ("on_tool_start", "lookup") in events and ("on_chat_model_start", "ScriptedLLM") in events
