@@ -185,7 +185,7 @@ def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: 
     return {
         "format": FORMAT_VERSION, "name": name, "unit": spec.unit, "complete": True,
         "docs": indexed, "articles": stats["articles"], "skipped_empty": stats["empty"],
-        "skipped_duplicates": stats["duplicates"], "passage_words": PASSAGE_WORDS if spec.unit == "passage" else None,
+        "skipped_duplicates": stats["duplicates"], "redirects": stats["redirects"], "passage_words": PASSAGE_WORDS if spec.unit == "passage" else None,
         "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "build_seconds": round(time.monotonic() - started, 1), "versions": _versions(),
     }
@@ -193,11 +193,15 @@ def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: 
 
 def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progress: bool, threads: int) -> dict:
     """JsonCollection shards plus the title table; the title goes into the searchable contents too."""
-    stats = {"docs": 0, "articles": 0, "empty": 0, "duplicates": 0}
+    stats = {"docs": 0, "articles": 0, "empty": 0, "duplicates": 0, "redirects": 0}
     seen: set[str] = set()
     titles: dict[str, tuple[str, int, int]] = {}  # normalised title -> (article id, units, text length)
+    redirects: dict[str, str] = {}  # normalised redirect title -> normalised target title
     with ShardWriter(collection, SHARD_DOCS) as shards:
         for article in _read_all(spec, progress, threads):
+            if article.redirect_to:
+                redirects[normalize_title(article.title)] = normalize_title(article.redirect_to)
+                continue
             if not article.text.strip() or article.id in seen:
                 stats["empty" if article.id not in seen else "duplicates"] += 1
                 continue
@@ -210,6 +214,10 @@ def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progre
             key = normalize_title(article.title)
             if key and (key not in titles or len(article.text) > titles[key][2]):  # full article beats a summary
                 titles[key] = (article.id, len(units), len(article.text))
+    for key, target in redirects.items():  # a redirect's title finds its target, unless an article has that title
+        if key and key not in titles and target in titles:
+            titles[key] = titles[target]
+            stats["redirects"] += 1
     index_dir.mkdir(parents=True, exist_ok=True)
     with (index_dir / TITLES_FILE).open("w", encoding="utf-8") as handle:
         for key, (article_id, count, _) in sorted(titles.items()):
@@ -221,7 +229,7 @@ def _read_all(spec: BuildSpec, progress: bool, threads: int) -> Iterator[Article
     from tqdm import tqdm
 
     def read_xml(path, report):
-        return read_mediawiki_xml(path, report, workers=threads)
+        return read_mediawiki_xml(path, report, workers=threads, redirects=True)
 
     files = [(p, read_jsonl) for p in spec.jsonl] + [(p, read_xml) for p in spec.xml]
     total = sum(p.stat().st_size for p, _ in files)

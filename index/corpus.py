@@ -24,6 +24,8 @@ _DROP_TAGS = {"ref", "references", "table", "gallery", "timeline", "math", "scor
 _MAGIC_WORD = re.compile(r"__[A-Z]+__")
 _PASSAGE_TOKEN = re.compile(r"\S+\s*")
 
+_REDIRECT_TARGET = re.compile(r"\[\[\s*([^\]|#]+)")
+
 Progress = Callable[[int], None]  # called with the number of input bytes consumed so far in the current file
 
 
@@ -34,6 +36,8 @@ class Article:
     id: str
     title: str
     text: str
+    # A dump's redirect page: no text, only the title it points at (kept so the redirect's title finds the article).
+    redirect_to: str = ""
 
 
 def default_corpus_paths() -> list[Path]:
@@ -123,10 +127,12 @@ def _parse_line(line: str, where: str) -> Article:
     return Article(id=str(doc_id).strip(), title=title, text=contents.strip())
 
 
-def read_mediawiki_xml(path: Path, progress: Progress | None = None, workers: int = 1) -> Iterator[Article]:
-    """Main-namespace, non-redirect pages of a MediaWiki XML dump, as plain text (wikitext parsed on `workers`)."""
+def read_mediawiki_xml(path: Path, progress: Progress | None = None, workers: int = 1,
+                       redirects: bool = False) -> Iterator[Article]:
+    """Main-namespace pages of a MediaWiki XML dump as plain text (wikitext parsed on `workers`); redirect pages
+    too, as text-less Articles with redirect_to, when redirects=True."""
     with open(path, "rb") as raw:
-        pages = _article_pages(_open_binary(path, raw), raw, progress)
+        pages = _article_pages(_open_binary(path, raw), raw, progress, redirects)
         try:
             if workers > 1:  # full dumps: mwparserfromhell is the bottleneck, so spread it over processes
                 # spawn, not fork: the parent may be running a JVM, which does not survive a fork.
@@ -142,17 +148,25 @@ def read_mediawiki_xml(path: Path, progress: Progress | None = None, workers: in
             progress(raw.tell())
 
 
-def _article_pages(stream: BinaryIO, raw: BinaryIO, progress: Progress | None) -> Iterator[tuple[str, str, str]]:
+def _article_pages(stream: BinaryIO, raw: BinaryIO, progress: Progress | None,
+                   redirects: bool) -> Iterator[tuple[str, str, str, str]]:
     for count, page in enumerate(_iter_pages(stream), start=1):
         if progress is not None and count % 64 == 0:
             progress(raw.tell())
-        if page["ns"] != "0" or page["redirect"] or page["text"].lstrip().lower().startswith("#redirect"):
+        if page["ns"] != "0":
             continue
-        yield page["id"], page["title"], page["text"]
+        if page["redirect"] is not None or page["text"].lstrip().lower().startswith("#redirect"):
+            target = page["redirect"] or next(iter(_REDIRECT_TARGET.findall(page["text"])), "").strip()
+            if redirects and target:
+                yield page["id"], page["title"], "", target
+            continue
+        yield page["id"], page["title"], page["text"], ""
 
 
-def _page_article(page: tuple[str, str, str]) -> Article:
-    page_id, title, wikitext = page
+def _page_article(page: tuple[str, str, str, str]) -> Article:
+    page_id, title, wikitext, target = page
+    if target:
+        return Article(id=page_id, title=title, text="", redirect_to=target)
     return Article(id=page_id, title=title, text=wikitext_to_text(wikitext))
 
 
@@ -165,13 +179,13 @@ def _iter_pages(stream: BinaryIO) -> Iterator[dict]:
             continue
         if _local(elem.tag) != "page":
             continue
-        page = {"title": "", "ns": "0", "id": "", "redirect": False, "text": ""}
+        page = {"title": "", "ns": "0", "id": "", "redirect": None, "text": ""}
         for child in elem:
             tag = _local(child.tag)
             if tag in ("title", "ns", "id"):
                 page[tag] = (child.text or "").strip()
             elif tag == "redirect":
-                page["redirect"] = True
+                page["redirect"] = (child.get("title") or "").strip()
             elif tag == "revision":
                 page["text"] = next((c.text or "" for c in child if _local(c.tag) == "text"), "")
         elem.clear()

@@ -124,6 +124,8 @@ def test_default_corpus_is_the_shared_wiki_files_unless_overridden(tmp_path, mon
 def test_xml_dump_keeps_articles_and_skips_redirects_and_other_namespaces():
     articles = list(read_mediawiki_xml(DUMP))
     assert [(a.id, a.title) for a in articles] == [("101", "Velmora"), ("104", "Ines Tarvo"), ("106", "Kallis")]
+    with_redirects = list(read_mediawiki_xml(DUMP, redirects=True))
+    assert [(a.id, a.redirect_to, a.text) for a in with_redirects if a.redirect_to] == [("102", "Velmora", "")]
 
 
 def test_xml_dump_text_is_plain_prose():
@@ -149,6 +151,7 @@ def test_xml_bz2_dump_builds_a_searchable_index(tmp_path):
     with BM25Retriever(tmp_path / "wiki") as retriever:
         assert [d.id for d in retriever.search("mayor of Velmora", 2)] == ["101", "104"]
         assert retriever.by_title("ines_tarvo").text.startswith("Ines Tarvo (born 12 May 1975)")
+        assert retriever.by_title("Velmora Town").id == "101" and manifest["redirects"] == 1  # kept as a title
         assert retriever.search("amber template discussion", 5)[0].id in {"101", "104", "106"}
 
 
