@@ -103,6 +103,10 @@ class FramesAgent(Runnable[Question, AgentResult]):
             raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
         return FramesAgent(self.llm, self.retriever, self.tools, config)
 
+    def get_graph(self, config: RunnableConfig | None = None) -> Any:
+        """The agent's LangGraph graph for drawing (plan, retrieve, merge, answer and the named edges)."""
+        return self.graph.get_graph(config)
+
     # --- plumbing ---------------------------------------------------------------------------------
     def _start(self, input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[AgentInput, UsageTracker]:
         question, variables, answer = _unpack(input, variables, answer)

@@ -3,6 +3,7 @@ mock knowledge-graph client and tools (`retrieval.crag`), and the deduplicated, 
 
     from retrieval import Document, Retriever, FramesAgentError
     from retrieval.lucene import BM25Retriever
+    from retrieval.bridges import FramesRetriever, LangChainRetriever   # LangChain retrievers in and out
 """
 from retrieval.errors import FramesAgentError, InstallError, RetrievalError, UsageError
 from retrieval.types import Document, Retriever

@@ -66,6 +66,10 @@ def test_invoke_config_reaches_a_tracer_with_tool_retriever_and_edge_runs(agent)
     assert sum(r.run_type == "llm" for r in runs) == 3
 
 
+def test_get_graph_draws_the_langgraph_nodes(agent):
+    assert {"plan", "retrieve", "merge", "answer"} <= set(agent.get_graph().nodes)
+
+
 def test_batch_abatch_and_with_config(agent):
     results = agent.batch(["Who is Ferrante?", "Where is Gannet?"])
     assert [r.answer for r in results] == ["Ferrante", "Gannet"]
