@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import httpx
 import pytest
@@ -74,18 +73,24 @@ def test_openai_client_plain_and_streamed(server):
 
 
 def test_a_full_server_says_429_with_retry_after(server):
-    first: dict = {}
-    worker = threading.Thread(target=lambda: first.update(
-        reply=httpx.post(f"{server}/v1/ask", json={"question": QUESTION}, headers=AUTH, timeout=30)))
-    worker.start()
-    deadline = time.monotonic() + 10
-    while httpx.get(f"{server}/healthz").json()["busy"] == 0:
-        assert time.monotonic() < deadline, "the first question never started"
-        time.sleep(0.02)
-    refused = httpx.post(f"{server}/v1/ask", json={"question": QUESTION}, headers=AUTH)
-    worker.join()
-    assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
-    assert first["reply"].status_code == 200
+    # Capacity 1, and each question holds its slot for two scripted model calls of 0.2 s: of three questions sent
+    # at the same moment, one is answered and the others are refused at once.
+    start, replies = threading.Barrier(3), []
+
+    def ask():
+        start.wait()
+        replies.append(httpx.post(f"{server}/v1/ask", json={"question": QUESTION}, headers=AUTH, timeout=30))
+
+    workers = [threading.Thread(target=ask) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    codes = sorted(r.status_code for r in replies)
+    assert codes[0] == 200 and codes[-1] == 429, codes
+    refused = next(r for r in replies if r.status_code == 429)
+    assert int(refused.headers["retry-after"]) > 0 and "busy" in refused.json()["detail"]
+    assert httpx.get(f"{server}/healthz").json()["busy"] == 0  # every slot was given back
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5"])
