@@ -49,7 +49,8 @@ class LangChainRetriever:
         elif hasattr(self.retriever, "k"):
             runner = self.retriever.model_copy(update={"k": k})
         try:
-            return runner.invoke(query)[:k]
+            # No callbacks of its own: traced_batch_search already reports this search as the run's retriever run.
+            return runner.invoke(query, config={"callbacks": []})[:k]
         except Exception as exc:  # a remote store's failure is a retrieval error, one line
             raise RetrievalError(f"retriever {self.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
 

@@ -25,7 +25,12 @@ def test_a_langchain_retriever_drives_the_agent(store_retriever):
     llm = ScriptedLLM([{"thought": "", "queries": ["fact number 3"]}, "Answer: three"])
     agent = FramesAgent(llm, store_retriever, config=AgentConfig(k=1, n=1, n_docs=2))
     assert isinstance(agent.retriever, LangChainRetriever)
-    result = agent.invoke("Which fact?")
+    tracer = RunCollectorCallbackHandler()
+    result = agent.invoke("Which fact?", config={"callbacks": [tracer]})
+    runs = [tracer.traced_runs[0]]
+    for run in runs:
+        runs.extend(run.child_runs)
+    assert [r.inputs["query"] for r in runs if r.run_type == "retriever"] == ["fact number 3"]  # one run, not two
     assert result.answer == "three" and len(result.documents) == 2  # n_docs, not the retriever's own k=4
     assert {d.title for d in result.documents} <= {f"Fact {i}" for i in range(6)}
     assert result.documents[0].source.startswith("langchain:")
