@@ -18,9 +18,10 @@ PLAN = {"thought": "find the mayor", "queries": ["Brennick mayor"], "tool_calls"
 
 
 def write_script(path: Path, delay: float = 0.0) -> Path:
-    """A FRAMES_AGENT_TEST_SCRIPT file: plans search for the mayor, answers name him."""
-    path.write_text(json.dumps({"delay": delay, "rules": [["Reply with one JSON", PLAN],
-                                                          ["", "The mayor is Tomas Ferrante.\nAnswer: Tomas Ferrante"]]}))
+    """A FRAMES_AGENT_TEST_SCRIPT file: plans search for the mayor, answers name him ("an earlier question" aside)."""
+    rules = [["Reply with one JSON", PLAN], ["an earlier question", "Answer: the earlier question"],
+             ["", "The mayor is Tomas Ferrante.\nAnswer: Tomas Ferrante"]]
+    path.write_text(json.dumps({"delay": delay, "rules": rules}))
     return path
 
 

@@ -99,3 +99,14 @@ def test_open_address_without_token_is_refused(host, monkeypatch):
 
     monkeypatch.delenv("FRAMES_AGENT_TOKEN", raising=False)
     assert main(["serve", "--host", host, "--index", "nowhere"]) == 2
+
+
+def test_chat_takes_the_last_user_message_and_content_parts(server):
+    messages = [{"role": "user", "content": "an earlier question"}, {"role": "assistant", "content": "an answer"},
+                {"role": "user", "content": [{"type": "text", "text": QUESTION}]}]
+    reply = httpx.post(f"{server}/v1/chat/completions", json={"model": "m", "messages": messages, "temperature": 0},
+                       headers=AUTH, timeout=30).json()
+    assert reply["choices"][0]["message"]["content"] == "Tomas Ferrante" and reply["model"] == "m"
+    empty = httpx.post(f"{server}/v1/chat/completions", json={"messages": [{"role": "system", "content": "x"}]},
+                       headers=AUTH)
+    assert empty.status_code == 422 and "user message" in empty.json()["detail"]
