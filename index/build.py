@@ -31,10 +31,10 @@ from index.corpus import (
 from retrieval.lucene.layout import (
     MANIFEST_FILE,
     NAME_PATTERN,
-    TITLES_FILE,
     check_index_dir,
     in_use,
     resolve_index,
+    write_title_table,
 )
 from retrieval.lucene.searcher import BM25Retriever, normalize_title
 from retrieval.paths import indexes_dir
@@ -184,8 +184,8 @@ def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: 
     indexed = _run_anserini(collection, work / "index", stats["docs"], threads, progress)
     return {
         "format": FORMAT_VERSION, "name": name, "unit": spec.unit, "complete": True,
-        "docs": indexed, "articles": stats["articles"], "skipped_empty": stats["empty"],
-        "skipped_duplicates": stats["duplicates"], "redirects": stats["redirects"], "passage_words": PASSAGE_WORDS if spec.unit == "passage" else None,
+        "docs": indexed, "articles": stats["articles"], "skipped_empty": stats["empty"], "redirects": stats["redirects"],
+        "skipped_duplicates": stats["duplicates"], "passage_words": PASSAGE_WORDS if spec.unit == "passage" else None,
         "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "build_seconds": round(time.monotonic() - started, 1), "versions": _versions(),
     }
@@ -193,7 +193,7 @@ def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: 
 
 def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progress: bool, threads: int) -> dict:
     """JsonCollection shards plus the title table; the title goes into the searchable contents too."""
-    stats = {"docs": 0, "articles": 0, "empty": 0, "duplicates": 0, "redirects": 0}
+    stats = {"docs": 0, "articles": 0, "empty": 0, "duplicates": 0}
     seen: set[str] = set()
     titles: dict[str, tuple[str, int, int]] = {}  # normalised title -> (article id, units, text length)
     redirects: dict[str, str] = {}  # normalised redirect title -> normalised target title
@@ -214,14 +214,7 @@ def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progre
             key = normalize_title(article.title)
             if key and (key not in titles or len(article.text) > titles[key][2]):  # full article beats a summary
                 titles[key] = (article.id, len(units), len(article.text))
-    for key, target in redirects.items():  # a redirect's title finds its target, unless an article has that title
-        if key and key not in titles and target in titles:
-            titles[key] = titles[target]
-            stats["redirects"] += 1
-    index_dir.mkdir(parents=True, exist_ok=True)
-    with (index_dir / TITLES_FILE).open("w", encoding="utf-8") as handle:
-        for key, (article_id, count, _) in sorted(titles.items()):
-            handle.write(f"{key}\t{article_id}\t{count}\n")
+    stats["redirects"] = write_title_table(index_dir, {k: (v[0], v[1]) for k, v in titles.items()}, redirects)
     return stats
 
 
