@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "eval.crag.commands",  # crag, crag-server
     "agent.serve.commands",  # serve
     "agent.mcp.commands",  # mcp
+    "eval.commands",  # rejudge
 )
 
 

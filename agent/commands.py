@@ -31,16 +31,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_ask)
 
 
-def agent_config(args: argparse.Namespace):
-    """AgentConfig from CLI flags, with budgets sized for the model; bad values become one-line errors."""
+def agent_config(args, **overrides):
+    """AgentConfig from CLI flags (overrides win), with budgets sized for the model; bad values become one-line errors."""
     from pydantic import ValidationError
 
     from agent.config import AgentConfig
     from agent.errors import AgentError
 
+    fields = {name: getattr(args, name) for name in ("k", "n", "n_docs", "prompt", "adaptive") if hasattr(args, name)}
     try:
-        return AgentConfig.for_model(args.model, k=args.k, n=args.n, n_docs=args.n_docs, prompt=args.prompt,
-                                     adaptive=args.adaptive)
+        return AgentConfig.for_model(args.model, **{**fields, **overrides})
     except ValidationError as exc:
         err = exc.errors()[0]
         raise AgentError(f"--{'-'.join(map(str, err['loc'])).replace('_', '-')}: {err['msg']}") from None

@@ -1,14 +1,21 @@
-"""A run directory: config.json (what was run), results.jsonl (one line per finished question), resumable."""
+"""A run directory, shared by FRAMES and CRAG: config.json (what was run), results.jsonl (one typed record per line),
+summary and report written atomically; locked while a run writes, resumable after a kill."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TypeVar
 
-from retrieval.errors import FramesAgentError
+from pydantic import BaseModel, ValidationError
+
+from eval.errors import EvalError
 
 CONFIG_FILE, RESULTS_FILE, LOCK_FILE = "config.json", "results.jsonl", ".lock"
+R = TypeVar("R", bound=BaseModel)
 
 
 def _flatten(value: object, prefix: str = "") -> dict[str, object]:
@@ -20,12 +27,39 @@ def _flatten(value: object, prefix: str = "") -> dict[str, object]:
     return {prefix.rstrip("."): value}
 
 
-class RunDir:
-    """OUT: config.json (what was run), results.jsonl (one line per finished question), summary and report."""
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file so a reader (or a kill) never sees half of it: a temp file, then a rename."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
-    def __init__(self, path: Path) -> None:
+
+def file_fingerprint(path: Path) -> str:
+    """sha256 of a file's bytes (short form), the identity of a dataset whatever its path."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        where = ".".join(map(str, err["loc"]))
+        return f"not a valid record ({where + ': ' if where else ''}{err['msg']})"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({exc.msg})"
+    return f"not a record ({exc})"
+
+
+class RunDir(Generic[R]):
+    """OUT: config.json, results.jsonl of `parse`d records keyed by `key` (a later line wins), summary, report."""
+
+    def __init__(self, path: Path, parse: Callable[[dict], R], key: Callable[[R], str]) -> None:
         self.path = Path(path)
         self.results = self.path / RESULTS_FILE
+        self.parse, self.key = parse, key
 
     @contextlib.contextmanager
     def locked(self):
@@ -37,7 +71,7 @@ class RunDir:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                raise FramesAgentError(f"another run is writing to {self.path}; wait for it or use another --out") from None
+                raise EvalError(f"another run is writing to {self.path}; wait for it or use another --out") from None
             yield self
 
     def read_config(self) -> dict | None:
@@ -48,54 +82,73 @@ class RunDir:
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise FramesAgentError(f"{path} is unreadable ({exc}); delete the run directory or use another --out") from exc
+            raise EvalError(f"{path} is unreadable ({exc}); delete the run directory or use another --out") from exc
 
-    def check_config(self, config: dict) -> None:
-        """Record config on first use; refuse (naming the field) to mix results of a different configuration."""
+    def check_config(self, config: dict, unknown: tuple[str, ...] = ()) -> None:
+        """Refuse (naming the field and both values) to mix results of a different configuration.
+
+        Keys in `unknown` are not known yet (the index fingerprint before the index is opened) and are skipped.
+        """
         old = self.read_config()
         if old is None:
-            self.path.mkdir(parents=True, exist_ok=True)
-            (self.path / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+            if self.results.exists() and self.results.stat().st_size:
+                raise EvalError(f"{self.path} has {RESULTS_FILE} but no {CONFIG_FILE}, so its configuration is "
+                                "unknown; refusing to add to it: use another --out or delete that directory")
             return
         before, now = _flatten(old), _flatten(json.loads(json.dumps(config)))
         for key in sorted(set(before) | set(now)):
-            if not key.startswith("info.") and before.get(key) != now.get(key):
-                raise FramesAgentError(
+            if key.startswith("info.") or key in unknown:
+                continue
+            if before.get(key) != now.get(key):
+                raise EvalError(
                     f"{self.path} holds results of a different configuration ({key} was {before.get(key)!r}, "
                     f"now {now.get(key)!r}); refusing to mix them: use another --out or delete that directory")
-        if before != now:  # only info changed: keep the record current
-            (self.path / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
-    def load_records(self) -> tuple[dict[str, dict], list[str]]:
-        """Finished records by question id (a later line wins); a torn last line from a kill is dropped."""
+    def write_config(self, config: dict) -> None:
+        """Record config; call only once every model, judge, index and dataset resolved."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.path / CONFIG_FILE, json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+
+    def write(self, name: str, text: str) -> None:
+        """One output file (summary.json, report.md) written atomically."""
+        write_atomic(self.path / name, text)
+
+    def load_records(self) -> tuple[dict[str, R], list[str]]:
+        """Records by key (a later line wins). Only a torn last line (a kill mid-write) is dropped; any other bad
+        line leaves the file untouched and raises, naming the line."""
         if not self.results.exists():
             return {}, []
         data = self.results.read_bytes()
         lines = data.split(b"\n")
-        records: dict[str, dict] = {}
-        good, notes = [], []
+        torn = not data.endswith(b"\n") and bool(data)
+        records: dict[str, R] = {}
+        notes: list[str] = []
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-                records[str(record["id"])] = record
-                good.append(line)
-            except (ValueError, KeyError, TypeError):
-                where = "the last line (cut off by a kill)" if number == len(lines) else f"line {number}"
-                notes.append(f"dropped {where} of {self.results}: not a complete record; that question runs again")
-        if notes or (data and not data.endswith(b"\n")):
-            self._rewrite(good)
+                record = self.parse(json.loads(line))
+            except (ValueError, TypeError) as exc:
+                if torn and number == len(lines):
+                    notes.append(f"dropped the last line of {self.results} (cut off by a kill); that item runs again")
+                    self._truncate(len(data) - len(line))
+                    break
+                raise EvalError(f"{self.results} line {number}: {_why(exc)}; the file is left as it is: fix or "
+                                "delete that line") from None
+            records[self.key(record)] = record
+        else:
+            if torn:
+                with self.results.open("ab") as handle:  # a complete last record that lacks its newline
+                    handle.write(b"\n")
         return records, notes
 
-    def _rewrite(self, lines: list[bytes]) -> None:
-        tmp = self.results.with_suffix(".jsonl.tmp")
-        tmp.write_bytes(b"".join(line + b"\n" for line in lines))
-        os.replace(tmp, self.results)
+    def _truncate(self, size: int) -> None:
+        with self.results.open("r+b") as handle:
+            handle.truncate(size)
 
-    def append(self, record: dict) -> None:
-        """One finished question, written and flushed at once so a kill cannot lose it."""
-        line = json.dumps(record, ensure_ascii=False) + "\n"
+    def append(self, record: BaseModel) -> None:
+        """One finished record, written and flushed at once so a kill cannot lose it."""
+        line = record.model_dump_json() + "\n"
         with self.results.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()

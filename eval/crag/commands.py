@@ -2,6 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from retrieval.errors import FramesAgentError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +49,65 @@ def run_server(args: argparse.Namespace) -> int:
 
 def run_crag(args: argparse.Namespace) -> int:
     """Run the CRAG benchmark over rows and print the score table."""
-    from eval.crag.runner import run_from_args
-
     return run_from_args(args)
+
+
+def default_rows() -> Path:
+    """The 10 shared CRAG dev rows (the `crag --data` default)."""
+    from retrieval.paths import shared_dir
+
+    return shared_dir() / "data" / "crag" / "crag_example_dev.jsonl.bz2"
+
+
+
+def crag_tools_for(server: str | None, start: Callable[[], Any] | None = None) -> tuple[list, Any]:
+    """All 38 KG tools on a server that answers; with no server configured, a local compatible one is started."""
+    from retrieval.crag.client import CRAGClient
+    from retrieval.crag.tools import crag_tools
+
+    explicit = server or os.environ.get("CRAG_SERVER")
+    client = CRAGClient(explicit)
+    if client.ping():
+        return crag_tools(client), None
+    if explicit:
+        raise FramesAgentError(f"no CRAG API server answers at {client.server}; start one (python cli.py crag-server) "
+                               "or unset CRAG_SERVER to let `crag` start the local compatible server")
+    from retrieval.crag.server import ServerProcess
+
+    process = (start or ServerProcess)()
+    print(f"note: no CRAG server at {client.server}; started the local compatible server at {process.url} "
+          "(company table + recorded replies only; run the official server for the full KG)", file=sys.stderr)
+    return crag_tools(CRAGClient(process.url)), process
+
+
+def run_from_args(args: Any) -> int:
+    """The `crag` command: resolve models and tools from flags, run, print the table."""
+    from agent.llm import DEFAULT_MODEL, resolve_model
+    from eval.crag.runner import CragSettings, crag_agent_config, run
+    from eval.crag.score import format_table
+    from eval.errors import EvalError
+
+    model = args.model or DEFAULT_MODEL
+    judge_spec = args.judge or model
+    settings = CragSettings(task=args.task, k=args.k, n=args.n, n_docs=10 if args.n_docs is None else args.n_docs,
+                            limit=args.limit, model=model, judge=judge_spec)
+    if args.limit is not None and args.limit < 1:
+        raise FramesAgentError("--limit must be at least 1")
+    crag_agent_config(settings)  # bad --k/--n/--n-docs fail here, before a model is loaded
+    data = Path(args.data) if args.data else default_rows()
+    if not data.is_file():
+        raise FramesAgentError(f"no CRAG data file {data}")
+    llm = resolve_model(model, cache=True)
+    judge = None if judge_spec == "none" else (llm if judge_spec == model else resolve_model(judge_spec, cache=True))
+    tools, server = crag_tools_for(args.server) if args.task == 2 else ([], None)
+    try:
+        summary = run(data, args.out, llm, judge, settings, tools)
+    finally:
+        if server is not None:
+            server.stop()
+    print(format_table(summary))
+    print(f"results: {Path(args.out) / 'results.jsonl'}  summary: {Path(args.out) / 'summary.json'}", file=sys.stderr)
+    if summary.rows and summary.errors + len(summary.unscorable) >= summary.rows:
+        first = (summary.unscorable or ["see results.jsonl"])[0]
+        raise EvalError(f"every CRAG row failed ({summary.rows} of {summary.rows}; first: {first})")
+    return 0

@@ -5,15 +5,14 @@ import json
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
-from pydantic import BaseModel
 
 from agent.llm.calls import message_text
 from agent.llm.spec import ModelSpec
-from agent.llm.usage import Usage, UsageTracker
+from agent.llm.usage import UsageTracker
 from agent.prompts import Prompt, load_prompt
+from eval.judge import Judge, Verdict, golds, unrated
 
 JUDGE_PROMPT = "frames_judge"
 # Longer replies that merely contain the gold answer go to the judge: they may list it as a rejected option.
@@ -33,25 +32,6 @@ _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s+(thousand|million|billion))?")
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-
-Method = Literal["exact", "judge", "unparsed", "error", "empty", "exact-miss", "number-mismatch", "no-overlap"]
-
-
-class Verdict(BaseModel):
-    """Whether a response holds the gold answer, how that was decided, and the judge's words."""
-
-    correct: bool
-    method: Method
-    explanation: str = ""
-    raw: str = ""
-    judge: str = ""
-    error: str | None = None
-
-    @property
-    def rated(self) -> bool:
-        """A decision was reached (not a judge failure or an unreadable reply)."""
-        return self.method not in ("unparsed", "error")
-
 
 def normalize_answer(text: str) -> str:
     """Lower case, no accents, punctuation or articles, number words as digits, "1,000" as "1000"."""
@@ -162,8 +142,8 @@ def parse_verdict(raw: str) -> tuple[bool | None, str]:
     return decision, why
 
 
-class Autorater:
-    """Rates responses against gold answers: exact match first, then (if any) the judge model."""
+class Autorater(Judge):
+    """The FRAMES judge: exact match first, then (if any) the judge model's TRUE/FALSE; without one, unrated."""
 
     def __init__(self, llm: BaseChatModel | None, name: str, prompt: Prompt | None = None,
                  strict: bool | None = None) -> None:
@@ -173,42 +153,48 @@ class Autorater:
         self.prompt = prompt or load_prompt(JUDGE_PROMPT)
         self.prompt.check({"question", "response", "ground_truth"})
 
+    def _decided(self, correct: bool, method: str, explanation: str, **extra) -> Verdict:
+        return Verdict(outcome="accurate" if correct else "incorrect", method=method, explanation=explanation,
+                       judge=self.name, **extra)
+
     def _shortcut(self, response: str, gold: str) -> Verdict | None:
         if not response.strip():
-            return Verdict(correct=False, method="empty", explanation="empty response", judge=self.name)
+            return self._decided(False, "empty", "empty response")
         if exact_match(response, gold):
-            return Verdict(correct=True, method="exact", explanation="normalised exact match", judge=self.name)
+            return self._decided(True, "exact", "normalised exact match")
+        if self.llm is None:  # only a judge model may call a non-exact answer wrong
+            return unrated(self.name)
         if number_mismatch(response, gold):
             stated = ", ".join(f"{n:g}" for n in sorted(numbers_in(response))[:8])
-            return Verdict(correct=False, method="number-mismatch", judge=self.name,
-                           explanation=f"the gold answer is the number {gold.strip()}; the response states {stated}")
+            return self._decided(False, "number-mismatch",
+                                 f"the gold answer is the number {gold.strip()}; the response states {stated}")
         if self.strict and no_overlap(response, gold):
-            return Verdict(correct=False, method="no-overlap", judge=self.name,
-                           explanation=f"the response shares no word with the gold answer {gold.strip()!r}")
-        if self.llm is None:
-            return Verdict(correct=False, method="exact-miss", explanation="no exact match; no judge", judge=self.name)
+            return self._decided(False, "no-overlap", f"the response shares no word with the gold answer {gold.strip()!r}")
         return None
 
     def _verdict(self, raw: str) -> Verdict:
         decision, why = parse_verdict(raw)
         if decision is None:
-            return Verdict(correct=False, method="unparsed", explanation=why, raw=raw, judge=self.name,
-                           error="judge reply has no TRUE/FALSE decision")
-        return Verdict(correct=decision, method="judge", explanation=why, raw=raw, judge=self.name)
+            return self._decided(False, "unparsed", why, replies=[raw], error="judge reply has no TRUE/FALSE decision")
+        return self._decided(decision, "judge", why, replies=[raw])
 
-    async def arate(self, question: str, response: str, gold: str) -> tuple[Verdict, Usage]:
-        """Verdict and the judge's LLM usage; a failing judge call gives a recorded error, not an exception."""
-        tracker = UsageTracker()
-        verdict = self._shortcut(response, gold)
+    async def arate(self, question: str, gold: str | Sequence[str], response: str) -> Verdict:
+        """The verdict with the judge's LLM usage; a failing judge call gives a recorded error, not an exception."""
+        gold_text = golds(gold)[0] if golds(gold) else ""
+        verdict = self._shortcut(response, gold_text)
         if verdict is not None:
-            return verdict, tracker.usage
-        text = self.prompt.render(question=question, response=response, ground_truth=gold)
+            return verdict
+        tracker = UsageTracker()
+        text = self.prompt.render(question=question, response=response, ground_truth=gold_text)
         try:
             reply = await self.llm.ainvoke(text, config={"callbacks": [tracker]})
-        except Exception as exc:  # provider errors of any kind: the question keeps its answer, unrated
+            verdict = self._verdict(message_text(reply.content))
+        except Exception as exc:  # provider errors of any kind: the question keeps its answer, rated wrong
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return Verdict(correct=False, method="error", judge=self.name, error=f"judge failed: {first}"), tracker.usage
-        return self._verdict(message_text(reply.content)), tracker.usage
+            verdict = self._decided(False, "error", "", error=f"judge failed: {first}")
+        usage = tracker.usage
+        return verdict.model_copy(update={"calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
+                                          "completion_tokens": usage.completion_tokens})
 
 
 def agreement(first: Sequence[bool], second: Sequence[bool]) -> dict:

@@ -61,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def build_components(settings, agent_config):
     """The agent, the chosen system, the coverage checker and the judge(s), wired from the settings."""
     from agent.commands import build_agent
-    from eval.frames.runner import Components, judge_spec
+    from eval.frames.estimate import judge_spec
+    from eval.frames.runner import Components
     from eval.frames.systems import CoverageChecker, WikipediaFetcher, make_system
     from retrieval.paths import cache_dir
 
@@ -87,19 +88,27 @@ def _rater(agent, spec: str | None, settings):
     return Autorater(resolve_model(spec, cache=not settings.no_cache), spec)
 
 
-def _one_line(out: Path, s: dict) -> str:
-    n = max(1, s["n"])
-    parts = [f"{s['n']} question(s)"]
-    if s.get("accuracy") is not None:
-        right = round(s["accuracy"] * s["n"])
-        parts.append(f"accuracy {s['accuracy'] * 100:.1f}% ({right}/{s['n']})")
-    parts.append("recall " + ("–" if s["recall"] is None else f"{s['recall']:.2f}"))
-    parts.append("covered recall " + ("–" if s["covered_recall"] is None else f"{s['covered_recall']:.2f}"))
-    parts.append("coverage " + ("unknown" if s["coverage"] is None else f"{s['coverage'] * 100:.0f}%"))
-    parts.append(f"{s['calls'] / n:.1f} calls/q, {(s['tokens']['prompt'] + s['tokens']['completion']) / n:.0f} tokens/q")
-    if s["failed"]:
-        parts.append(f"{s['failed']} failed")
+def one_line(out: Path, s) -> str:
+    from eval.frames.report import headline
+
+    n = max(1, s.n)
+    parts = [f"{s.n} question(s)"] + ([headline(s)] if headline(s) else [])
+    parts.append("recall " + ("–" if s.recall is None else f"{s.recall:.2f}"))
+    parts.append("covered recall " + ("–" if s.covered_recall is None else f"{s.covered_recall:.2f}"))
+    parts.append("coverage " + ("unknown" if s.coverage is None else f"{s.coverage * 100:.0f}%"))
+    parts.append(f"{s.calls / n:.1f} calls/q, {(s.tokens.prompt + s.tokens.completion) / n:.0f} tokens/q")
+    if s.failed:
+        parts.append(f"{s.failed} failed")
     return " | ".join(parts) + f"\nreport: {out / 'report.md'}"
+
+
+def check_not_all_failed(s, out: Path) -> None:
+    """Exit non-zero when no question finished (a broken index, model or title table fails them all)."""
+    from eval.errors import EvalError
+
+    if s.n and s.failed == s.n:
+        first = s.failures[0]["error"] if s.failures else "unknown"
+        raise EvalError(f"every question failed ({s.failed} of {s.n}; first: {first}); see {out / 'report.md'}")
 
 
 def run_frames_command(args: argparse.Namespace) -> int:
@@ -109,7 +118,8 @@ def run_frames_command(args: argparse.Namespace) -> int:
 
     settings = RunSettings.from_args(args)
     outcome = run_frames(settings, agent_config(settings), build=build_components)
-    print(_one_line(outcome.out, outcome.summary))
+    print(one_line(outcome.out, outcome.summary))
+    check_not_all_failed(outcome.summary, outcome.out)
     return 0
 
 
@@ -122,9 +132,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from agent.commands import agent_config
-    from eval.frames.report import comparison
-    from eval.frames.runner import RunSettings, default_out, run_frames
-    from eval.rundir import RunDir
+    from eval.frames.compare import comparison
+    from eval.frames.runner import RunSettings, default_out, frames_run_dir, run_frames
     from retrieval.errors import FramesAgentError
 
     base = RunSettings.from_args(args)
@@ -138,7 +147,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
     for prompt, slug in zip(args.prompts, slugs):
         settings = replace(base, prompt=prompt, out=str(root / slug))
         outcome = run_frames(settings, agent_config(settings), build=build_components)
-        records, _ = RunDir(outcome.out).load_records()
+        check_not_all_failed(outcome.summary, outcome.out)
+        records, _ = frames_run_dir(outcome.out).load_records()
         runs.append((slug, outcome.summary, list(records.values())))
     print(comparison(runs))
     print(f"runs: {root}")
@@ -156,12 +166,13 @@ def _expand_runs(paths: list[Path]) -> list[Path]:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """Re-render each run directory; with several, the side-by-side table and paired tests."""
-    from eval.frames.report import comparison, rerender
+    from eval.frames.compare import comparison
+    from eval.frames.report import rerender
 
     runs = []
     for path in _expand_runs([Path(p) for p in args.runs]):
         _, summary, records = rerender(path)
-        print(f"{path}: " + _one_line(path, summary))
+        print(f"{path}: " + one_line(path, summary))
         runs.append((path.name, summary, records))
     if len(runs) > 1:
         print(comparison(runs))

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import hashlib
 import json
 import math
 import os
@@ -17,6 +16,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from eval.errors import DataError, MissingExtraError
+from eval.rundir import file_fingerprint
 from retrieval.lucene.searcher import normalize_title
 from retrieval.paths import shared_dir
 
@@ -98,21 +98,13 @@ def load_questions(spec: str | os.PathLike | None = None, limit: int | None = No
         rows, fingerprint = _hf_rows(spec[len(HF_PREFIX):]), spec
     else:
         path = Path(spec).expanduser()
-        rows, fingerprint = _file_rows(path), _fingerprint(path)
+        rows, fingerprint = _file_rows(path), file_fingerprint(path)
     if limit is not None and limit < 1:
         raise DataError(f"--limit must be at least 1, got {limit}")
     return _parse_rows(rows, spec, fingerprint, limit)
 
 
 # --- reading -----------------------------------------------------------------------------------------------
-def _fingerprint(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return "sha256:" + digest.hexdigest()[:16]
-
-
 def _file_rows(path: Path) -> list[dict]:
     if not path.exists():
         raise DataError(f"no data file at {path}: give --data PATH, set FRAMES_DATA, or, online, "

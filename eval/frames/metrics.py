@@ -5,9 +5,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from statistics import mean
 
+from pydantic import BaseModel, ConfigDict
+
 from agent.state import AgentResult
 from eval.frames.autorater import agreement
 from eval.frames.datasets import REASONING_TYPES, normalize_title
+from eval.frames.records import QuestionRecord, Tokens
 
 
 def found_steps(gold_titles: Sequence[str], result: AgentResult) -> dict[str, int | None]:
@@ -54,80 +57,124 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return mean(kept) if kept else None
 
 
-def _curve(records: list[dict], key: str) -> list[float | None]:
+def _curve(records: list[QuestionRecord], gold: bool) -> list[float | None]:
     """Mean recall after each step; questions that stopped early keep their last value."""
-    steps = max((r.get("steps_run", 0) for r in records), default=0)
+    steps = max((r.steps_run for r in records), default=0)
     curve = []
     for s in range(1, steps + 1):
         values = []
         for r in records:
-            titles = r["gold_titles"] if key == "gold" else r.get("covered_titles")
+            titles = r.gold_titles if gold else r.covered_titles
             if titles:
-                values.append(recall(r.get("found_step") or {}, titles, s))
+                values.append(recall(r.found_step, titles, s))
         curve.append(_mean(values))
     return curve
 
 
-def _accuracy(records: list[dict]) -> float | None:
-    rated = [r for r in records if r.get("correct") is not None or r.get("failed")]
-    return sum(1 for r in rated if r.get("correct")) / len(rated) if rated else None
+class Accuracy(BaseModel):
+    """Accuracy over rated questions (failed ones count as wrong), next to how many are unrated."""
+
+    n: int = 0
+    rated: int = 0
+    unrated: int = 0
+    right: int = 0
+    accuracy: float | None = None
+    recall: float | None = None
 
 
-def _by_type(records: list[dict]) -> dict:
-    types = list(REASONING_TYPES) + sorted({t for r in records for t in r["reasoning_types"]} - set(REASONING_TYPES))
-    table = {}
-    for rtype in types:
-        subset = [r for r in records if rtype in r["reasoning_types"]]
-        if subset:
-            table[rtype] = {"n": len(subset), "accuracy": _accuracy(subset),
-                            "recall": _mean(r.get("recall") for r in subset if not r.get("failed"))}
-    return table
+def _accuracy(records: list[QuestionRecord]) -> Accuracy:
+    asked = any(r.verdict is not None for r in records)  # a retrieval-only run rates nothing, failures included
+    answered = [r for r in records if asked and (r.failed or r.verdict is not None)]
+    rated = [r for r in answered if not r.unrated]
+    right = sum(1 for r in rated if r.correct)
+    return Accuracy(n=len(records), rated=len(rated), unrated=len(answered) - len(rated), right=right,
+                    accuracy=right / len(rated) if rated else None,
+                    recall=_mean(r.recall for r in records if not r.failed))
 
 
-def _coverage(records: list[dict]) -> dict:
-    known = [r for r in records if r.get("covered_titles") is not None and r["gold_titles"]]
-    gold = sum(len(r["gold_titles"]) for r in known)
+def _by_type(records: list[QuestionRecord]) -> dict[str, Accuracy]:
+    types = list(REASONING_TYPES) + sorted({t for r in records for t in r.reasoning_types} - set(REASONING_TYPES))
+    subsets = {rtype: [r for r in records if rtype in r.reasoning_types] for rtype in types}
+    return {rtype: _accuracy(subset) for rtype, subset in subsets.items() if subset}
+
+
+class RunSummary(BaseModel):
+    """summary.json of a FRAMES run: accuracy over rated answers, retrieval, coverage, judging and cost."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    system: str | None = None
+    model: str | None = None
+    judge: str | None = None
+    retrieval_only: bool | None = None
+    n: int = 0
+    failed: int = 0
+    rated: int = 0
+    unrated: int = 0
+    accuracy: float | None = None
+    exact_matches: int = 0
+    by_reasoning_type: dict[str, Accuracy] = {}
+    recall: float | None = None
+    covered_recall: float | None = None
+    recall_by_step: list[float | None] = []
+    covered_recall_by_step: list[float | None] = []
+    coverage: float | None = None
+    coverage_mean: float | None = None
+    fully_covered: int = 0
+    gold_articles: int = 0
+    calls: int = 0
+    tokens: Tokens = Tokens()
+    seconds: float = 0.0
+    judge_calls: int = 0
+    verdicts: dict[str, int] = {}
+    judge_errors: int = 0
+    exact_match: float | None = None
+    judge_agreement: dict | None = None
+    failures: list[dict] = []
+    warnings: list[str] = []
+
+    @property
+    def exact_rate(self) -> float | None:
+        """Exact matches over all questions: a lower bound on accuracy."""
+        return self.exact_matches / self.n if self.n else None
+
+
+def _coverage(records: list[QuestionRecord]) -> dict:
+    known = [r for r in records if r.covered_titles is not None and r.gold_titles]
+    gold = sum(len(r.gold_titles) for r in known)
     return {
-        "coverage": sum(len(r["covered_titles"]) for r in known) / gold if gold else None,
-        "coverage_mean": _mean(len(r["covered_titles"]) / len(r["gold_titles"]) for r in known),
-        "fully_covered": sum(1 for r in known if len(r["covered_titles"]) == len(r["gold_titles"])),
+        "coverage": sum(len(r.covered_titles) for r in known) / gold if gold else None,
+        "coverage_mean": _mean(len(r.covered_titles) / len(r.gold_titles) for r in known),
+        "fully_covered": sum(1 for r in known if len(r.covered_titles) == len(r.gold_titles)),
         "gold_articles": gold,
     }
 
 
-def _judging(records: list[dict]) -> dict:
-    methods = Counter((r.get("verdict") or {}).get("method", "none") for r in records if not r.get("failed"))
-    both = [(r["verdict"]["correct"], r["verdict2"]["correct"]) for r in records
-            if r.get("verdict2") and r.get("verdict") and r["verdict"].get("method") not in ("unparsed", "error")
-            and r["verdict2"].get("method") not in ("unparsed", "error")]
+def _judging(records: list[QuestionRecord]) -> dict:
+    methods = Counter(r.verdict.method if r.verdict else "none" for r in records if not r.failed)
+    both = [(r.verdict.correct, r.verdict2.correct) for r in records
+            if r.verdict and r.verdict2 and r.verdict.rated and r.verdict2.rated and not r.verdict.error
+            and not r.verdict2.error]
     return {
         "verdicts": dict(methods),
         "judge_errors": methods.get("error", 0) + methods.get("unparsed", 0),
-        "exact_match": _mean(float(r["exact_match"]) for r in records if r.get("exact_match") is not None),
+        "exact_match": _mean(float(r.exact_match) for r in records if r.exact_match is not None),
+        "exact_matches": sum(1 for r in records if r.exact_match),
         "judge_agreement": agreement([a for a, _ in both], [b for _, b in both]) if both else None,
     }
 
 
-def summarize(records: list[dict]) -> dict:
-    """The run summary from per-question records (one per question id)."""
-    done = [r for r in records if not r.get("failed")]
-    answered = any(r.get("correct") is not None for r in records)
-    tokens = [r.get("tokens") or {} for r in records]
-    return {
-        "n": len(records),
-        "failed": len(records) - len(done),
-        "accuracy": _accuracy(records) if answered else None,
-        "by_reasoning_type": _by_type(records),
-        "recall": _mean(r.get("recall") for r in done),
-        "covered_recall": _mean(r.get("covered_recall") for r in done),
-        "recall_by_step": _curve(done, "gold"),
-        "covered_recall_by_step": _curve(done, "covered"),
-        **_coverage(records),
-        "calls": sum(r.get("llm_calls", 0) for r in records),
-        "tokens": {"prompt": sum(t.get("prompt", 0) for t in tokens),
-                   "completion": sum(t.get("completion", 0) for t in tokens)},
-        "seconds": round(sum(r.get("seconds", 0.0) for r in records), 3),
-        "judge_calls": sum(r.get("judge_calls", 0) for r in records),
-        **_judging(records),
-        "failures": [{"id": r["id"], "error": r.get("error")} for r in records if r.get("failed")],
-    }
+def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
+    """The run summary from per-question records (one per question id); `about` names system, model, judge."""
+    done = [r for r in records if not r.failed]
+    overall = _accuracy(records)
+    return RunSummary(
+        **about, n=len(records), failed=len(records) - len(done), rated=overall.rated, unrated=overall.unrated,
+        accuracy=overall.accuracy, by_reasoning_type=_by_type(records),
+        recall=_mean(r.recall for r in done), covered_recall=_mean(r.covered_recall for r in done),
+        recall_by_step=_curve(done, gold=True), covered_recall_by_step=_curve(done, gold=False),
+        **_coverage(records), calls=sum(r.llm_calls for r in records),
+        tokens=Tokens(prompt=sum(r.tokens.prompt for r in records),
+                      completion=sum(r.tokens.completion for r in records)),
+        seconds=round(sum(r.seconds for r in records), 3), judge_calls=sum(r.judge_calls for r in records),
+        **_judging(records), failures=[{"id": r.id, "error": r.error} for r in records if r.failed])

@@ -11,14 +11,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.llm.spec import DEFAULT_MODEL, ModelSpec
-from eval.frames.autorater import Autorater, exact_match
-from eval.frames.datasets import Dataset, Question, default_data, load_questions
-from eval.frames.metrics import retrieval_figures
+from agent.llm import DEFAULT_MODEL
+from eval.errors import EvalError
+from eval.frames.autorater import exact_match
+from eval.frames.datasets import Dataset, Question, load_questions
+from eval.frames.estimate import default_concurrency, estimate, judge_spec
+from eval.frames.metrics import RunSummary, retrieval_figures
+from eval.frames.records import QuestionRecord, Tokens
 from eval.frames.systems import CoverageChecker, System, SystemOutput
+from eval.judge import Judge
 from eval.rundir import RunDir
-from retrieval.errors import FramesAgentError
-
 
 
 @dataclass
@@ -58,8 +60,13 @@ class Components:
 
     system: System
     coverage: CoverageChecker
-    rater: Autorater | None = None
-    rater2: Autorater | None = None
+    rater: Judge | None = None
+    rater2: Judge | None = None
+
+    @property
+    def index_fingerprint(self) -> str | None:
+        """The content fingerprint of the index the run reads (None without one, or for an older index)."""
+        return getattr(self.coverage.retriever, "fingerprint", None)
 
 
 @dataclass
@@ -68,15 +75,8 @@ class RunOutcome:
 
     out: Path
     ran: int
-    summary: dict
+    summary: RunSummary
     warnings: list[str] = field(default_factory=list)
-
-
-def judge_spec(settings: RunSettings) -> str:
-    """The judge model actually used: --judge, with "same" meaning the --model."""
-    if settings.retrieval_only:
-        return "none"
-    return settings.model if settings.judge in (None, "", "same") else settings.judge
 
 
 def _slug(text: str) -> str:
@@ -102,7 +102,10 @@ def _sha(text: str) -> str:
 
 
 def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
-    """The fields two runs must share to write into the same OUT (limit, concurrency and caching may differ)."""
+    """The fields two runs must share to write into the same OUT (limit, concurrency and caching may differ).
+
+    Content, not names: the dataset's hash, and (once the index is open) the index's content fingerprint.
+    """
     from agent.prompts import load_prompt
 
     judge = judge_spec(settings)
@@ -120,72 +123,10 @@ def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
     }
 
 
-def default_concurrency(settings: RunSettings) -> int:
-    """1 for the local model (2 cores serve one generation at a time), 8 for hosted models."""
-    if settings.system in ("bm25", "oracle") and settings.retrieval_only:
-        return 4
-    return 1 if ModelSpec.of(settings.model).local else 8
-
-
-def calls_per_question(settings: RunSettings) -> tuple[int, int]:
-    """(system LLM calls, judge calls at most) per question."""
-    answer = 0 if settings.retrieval_only else 1
-    system = settings.n + answer if settings.system == "multistep" else answer
-    judges = (judge_spec(settings) != "none") + bool(settings.judge2 and not settings.retrieval_only)
-    return system, judges
-
-
-# Measured here for the embedded 1.5B model on 2 cores (llama.cpp): a plan call reads ~1,200 tokens and writes
-# ~300 (thought + queries) in ~38 s; an answer reads ~1,600 and writes ~70.
-LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 80.0, 12.0
-PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 300, 70, 50, 45
-HOSTED_SECONDS_PER_CALL = 3.0
-
-
-def estimate(settings: RunSettings, agent_config, questions: int, concurrency: int) -> str:
-    """A one-line up-front estimate of the run time on this machine (said to be an estimate)."""
-    from agent.prompts import load_prompt
-    from retrieval.tokens import count_tokens
-
-    system_calls, judge_calls = calls_per_question(settings)
-    calls = f"{system_calls} LLM call(s)" + (f" + up to {judge_calls} judge call(s)" if judge_calls else "")
-    if not ModelSpec.of(settings.model).local:
-        total = questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
-        return (f"{questions} question(s) × {calls}; at ~{HOSTED_SECONDS_PER_CALL:.0f} s a hosted call and concurrency "
-                f"{concurrency}: roughly {_duration(total)} (an estimate; provider speed varies)")
-
-    def call_seconds(prompt_tokens: int, output_tokens: int) -> float:
-        return prompt_tokens / LOCAL_PROMPT_TPS + output_tokens / LOCAL_OUTPUT_TPS
-
-    plan = call_seconds(count_tokens(load_prompt(agent_config.prompt).text) + QUESTION_TOKENS + agent_config.plan_budget,
-                        PLAN_OUTPUT_TOKENS)
-    context = 0 if settings.system == "naive" else agent_config.answer_budget
-    answer = call_seconds(count_tokens(load_prompt(agent_config.answer_prompt).text) + QUESTION_TOKENS + context,
-                          ANSWER_OUTPUT_TOKENS)
-    judge = call_seconds(count_tokens(load_prompt("frames_judge").text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
-    plans = settings.n if settings.system == "multistep" else 0
-    per_question = plans * plan + (0 if settings.retrieval_only else answer) + judge_calls * judge
-    return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
-            f"{_duration(questions * per_question)} (an estimate from ~{LOCAL_PROMPT_TPS:.0f} prompt and "
-            f"~{LOCAL_OUTPUT_TPS:.0f} output tokens/s measured on 2 idle cores, full token budgets, judge calls only "
-            "when the short-cuts miss; other jobs on the machine slow it down; --limit N for a quick look)")
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-# --- the run directory -------------------------------------------------------------------------------------------
-
-
 # --- one question ---------------------------------------------------------------------------------------------
-def _failed_record(question: Question, system: str, error: str, seconds: float) -> dict:
-    return {**_question_fields(question), "system": system, "failed": True, "error": error, "correct": None,
-            "seconds": round(seconds, 3), "llm_calls": 0, "tokens": {"prompt": 0, "completion": 0}}
+def frames_run_dir(path: Path) -> RunDir[QuestionRecord]:
+    """A FRAMES run directory: QuestionRecords keyed by question id."""
+    return RunDir(path, QuestionRecord.model_validate, lambda r: r.id)
 
 
 def _question_fields(question: Question) -> dict:
@@ -208,52 +149,47 @@ def _result_fields(output: SystemOutput, covered: list[str] | None, question: Qu
     }
 
 
-async def _rate(components: Components, question: Question, response: str) -> dict:
-    fields: dict = {"exact_match": exact_match(response, question.answer), "judge_calls": 0,
-                    "judge_tokens": {"prompt": 0, "completion": 0}}
-    for key, rater in (("verdict", components.rater), ("verdict2", components.rater2)):
-        if rater is None:
-            continue
-        verdict, usage = await rater.arate(question.prompt, response, question.answer)
-        fields[key] = verdict.model_dump()
-        fields["judge_calls"] += usage.calls
-        fields["judge_tokens"]["prompt"] += usage.prompt_tokens
-        fields["judge_tokens"]["completion"] += usage.completion_tokens
-    fields["correct"] = fields["verdict"]["correct"] if "verdict" in fields else None
-    return fields
+async def rate_record(record: QuestionRecord, rater: Judge | None, rater2: Judge | None = None) -> QuestionRecord:
+    """The record rated by the judge(s); also used by `rejudge` on an answer that was left unrated."""
+    async def one(judge: Judge | None):
+        return None if judge is None else await judge.arate(record.question, record.gold_answer, record.response())
+
+    return record.with_verdicts(await one(rater), await one(rater2))
 
 
-async def run_question(question: Question, components: Components, answer: bool) -> dict:
+async def run_question(question: Question, components: Components, answer: bool) -> QuestionRecord:
     """The record of one question; an exception from the system becomes a failed record, not a crash."""
     started = time.perf_counter()
     name = components.system.name
     try:
         covered = await components.coverage.covered(question.gold_titles)
         output = await components.system.run(question, answer=answer)
-        record = {**_question_fields(question), "system": name, "failed": False,
-                  **_result_fields(output, covered, question)}
+        record = QuestionRecord(**_question_fields(question), system=name, **_result_fields(output, covered, question))
         if answer:
-            record.update(await _rate(components, question, output.result.answer or output.result.raw_answer))
-        else:
-            record["correct"] = None
+            record.exact_match = exact_match(record.response(), question.answer)
+            record = await rate_record(record, components.rater, components.rater2)
     except Exception as exc:  # one bad question must not end a run of hundreds
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        return _failed_record(question, name, f"{type(exc).__name__}: {message}", time.perf_counter() - started)
-    record["seconds"] = round(time.perf_counter() - started, 3)
+        return QuestionRecord(**_question_fields(question), system=name, failed=True,
+                              error=f"{type(exc).__name__}: {message}",
+                              seconds=round(time.perf_counter() - started, 3), tokens=Tokens())
+    record.seconds = round(time.perf_counter() - started, 3)
     return record
 
 
 # --- the loop -------------------------------------------------------------------------------------------------
-def _postfix(records: dict[str, dict], answer: bool) -> str:
+def _postfix(records: dict[str, QuestionRecord], answer: bool) -> str:
     done = list(records.values())
     if answer:
-        right = sum(1 for r in done if r.get("correct"))
-        return f"acc {right}/{len(done)}" + (f" = {right / len(done):.0%}" if done else "")
-    recalls = [r["recall"] for r in done if r.get("recall") is not None]
+        right = sum(1 for r in done if r.correct)
+        rated = sum(1 for r in done if not r.unrated)
+        unrated = f", {len(done) - rated} unrated" if rated < len(done) else ""
+        return f"acc {right}/{rated}" + (f" = {right / rated:.0%}" if rated else "") + unrated
+    recalls = [r.recall for r in done if r.recall is not None]
     return f"recall {sum(recalls) / len(recalls):.2f}" if recalls else ""
 
 
-async def run_all(todo: list[Question], components: Components, run_dir: RunDir, records: dict[str, dict], *,
+async def run_all(todo: list[Question], components: Components, run_dir: RunDir, records: dict[str, QuestionRecord], *,
                   concurrency: int, answer: bool, progress: bool) -> int:
     """Run todo questions with at most `concurrency` at a time; append each record as soon as it is done."""
     from tqdm import tqdm
@@ -294,35 +230,40 @@ def run_frames(settings: RunSettings, agent_config, *,
     from eval.frames.report import write_outputs
 
     if settings.concurrency is not None and settings.concurrency < 1:
-        raise FramesAgentError(f"--concurrency must be at least 1, got {settings.concurrency}")
+        raise EvalError(f"--concurrency must be at least 1, got {settings.concurrency}")
     if settings.system == "naive" and settings.retrieval_only:
-        raise FramesAgentError("--retrieval-only has nothing to measure for --system naive (it retrieves nothing)")
-    dataset = load_questions(settings.data or default_data(), settings.limit)
+        raise EvalError("--retrieval-only has nothing to measure for --system naive (it retrieves nothing)")
+    dataset = load_questions(settings.data, settings.limit)
     out = Path(settings.out) if settings.out else default_out(settings)
-    run_dir = RunDir(out)
+    run_dir = frames_run_dir(out)
     with run_dir.locked():
         config = run_config(settings, agent_config, dataset)
-        run_dir.check_config(config)
+        run_dir.check_config(config, unknown=("index_fingerprint",))  # refuse before anything is loaded
         records, repairs = run_dir.load_records()
         for note in repairs:
             echo(f"note: {note}")
-        todo = [q for q in dataset.questions
-                if q.id not in records or (settings.retry_failed and records[q.id].get("failed"))]
-        _say_plan(settings, agent_config, dataset, records, todo, out, echo)
-        if todo:
-            concurrency = settings.concurrency or default_concurrency(settings)
-            components = build(settings, agent_config)
-            try:
-                asyncio.run(run_all(todo, components, run_dir, records, concurrency=concurrency,
-                                    answer=not settings.retrieval_only, progress=settings.progress))
-            finally:  # also after Ctrl-C: the summary covers every finished question
-                summary = write_outputs(run_dir, config, warnings=dataset.warnings)
-        else:
+        todo = [q for q in dataset.questions if q.id not in records or (settings.retry_failed and records[q.id].failed)]
+        _say_plan(settings, agent_config, dataset, todo, out, echo)
+        if not todo:
+            old = run_dir.read_config()
+            config = {**old, "info": config["info"]} if old else config  # keep the record current
+            run_dir.write_config(config)
+            summary = write_outputs(run_dir, config, warnings=dataset.warnings)
+            return RunOutcome(out=out, ran=0, summary=summary, warnings=dataset.warnings)
+        components = build(settings, agent_config)  # models, judges and the index resolve here, or fail
+        config["index_fingerprint"] = components.index_fingerprint
+        run_dir.check_config(config)
+        run_dir.write_config(config)
+        try:
+            asyncio.run(run_all(todo, components, run_dir, records, answer=not settings.retrieval_only,
+                                concurrency=settings.concurrency or default_concurrency(settings),
+                                progress=settings.progress))
+        finally:  # also after Ctrl-C: the summary covers every finished question
             summary = write_outputs(run_dir, config, warnings=dataset.warnings)
     return RunOutcome(out=out, ran=len(todo), summary=summary, warnings=dataset.warnings)
 
 
-def _say_plan(settings, agent_config, dataset, records, todo, out, echo) -> None:
+def _say_plan(settings, agent_config, dataset, todo, out, echo) -> None:
     for warning in dataset.warnings[:5]:
         echo(f"warning: {warning}")
     if len(dataset.warnings) > 5:

@@ -8,16 +8,11 @@ import pytest
 
 import cli
 from agent.llm.testing import ScriptedLLM
-from eval.crag import runner as crag_run
+from eval.crag.commands import crag_tools_for
+from eval.crag.commands import default_rows as default_data
 from eval.crag.pages import ChunkRetriever, chunk_text, html_to_text, page_documents
 from eval.crag.rows import CragRow, RowError, iter_rows
-from eval.crag.runner import (
-    CragSettings,
-    crag_tools_for,
-    default_data,
-    read_results,
-    run,
-)
+from eval.crag.runner import CragSettings, read_results, run
 from retrieval.crag.client import CRAGClient
 from retrieval.crag.server import ServerProcess, free_port
 from retrieval.crag.tools import crag_tools
@@ -117,14 +112,16 @@ def test_not_a_bz2_file_is_a_row_error(tmp_path):
 def test_run_on_the_dev_rows_scores_and_resumes(tmp_path):
     llm = ScriptedLLM(responder=lambda m: "The pages say so.\nAnswer: universal pictures")
     summary = run(default_data(), tmp_path, llm, None, CragSettings(model="scripted"), log=lambda s: None)
-    assert summary["rows"] == 10 and summary["overall"]["accurate"] == 1 and summary["overall"]["incorrect"] == 9
-    assert summary["by_domain"]["movie"]["n"] == 3 and len(llm.calls) == 10
+    # no judge: the one exact match is accurate, the other nine are unrated, never incorrect
+    o = summary.overall
+    assert summary.rows == 10 and (o.accurate, o.incorrect, o.unrated, o.rated) == (1, 0, 9, 1)
+    assert summary.by_domain["movie"].n == 3 and len(llm.calls) == 10
     assert "02/28/2024, 10:04:54 PT" in llm.prompts[0] and "Microsoft Office 2019" in llm.prompts[0]
     records = read_results(tmp_path / "results.jsonl")
-    assert len(records) == 10 and records[-1]["prediction"] == "universal pictures" and records[-1]["documents"]
+    assert len(records) == 10 and records[-1].prediction == "universal pictures" and records[-1].documents
     again = ScriptedLLM([])
     summary2 = run(default_data(), tmp_path, again, None, CragSettings(model="scripted"), log=lambda s: None)
-    assert again.calls == [] and summary2["resumed"] == 10 and summary2["overall"] == summary["overall"]
+    assert again.calls == [] and summary2.resumed == 10 and summary2.overall == summary.overall
     assert json.loads((tmp_path / "summary.json").read_text())["rows"] == 10
 
 
@@ -134,19 +131,19 @@ def test_a_failing_row_is_recorded_and_retried_on_resume(tmp_path):
     llm = ScriptedLLM([RuntimeError("model crashed"), "Answer: Guy Ritchie"])
     summary = run(path, tmp_path / "out", llm, None, CragSettings(model="scripted"), log=lambda s: None)
     records = read_results(tmp_path / "out" / "results.jsonl")
-    assert records[0]["error"] == "RuntimeError: model crashed" and records[0]["outcome"] == "missing"
-    assert records[1]["outcome"] == "accurate" and records[2]["outcome"] is None
-    assert summary["overall"]["n"] == 2 and summary["errors"] == 1 and "missing field 'answer'" in summary["unscorable"][0]
+    assert records[0].error == "RuntimeError: model crashed" and records[0].outcome == "missing"
+    assert records[1].outcome == "accurate" and records[2].outcome is None
+    assert summary.overall.n == 2 and summary.errors == 1 and "missing field 'answer'" in summary.unscorable[0]
     retry = ScriptedLLM(["Answer: guy ritchie"])
     summary = run(path, tmp_path / "out", retry, None, CragSettings(model="scripted"), log=lambda s: None)
-    assert len(retry.calls) == 1 and summary["overall"]["accurate"] == 2 and summary["errors"] == 0
+    assert len(retry.calls) == 1 and summary.overall.accurate == 2 and summary.errors == 0
 
 
 def test_results_of_another_model_are_not_mixed(tmp_path):
     path = tmp_path / "rows.jsonl"
     _write(path, [_row(0)])
     run(path, tmp_path / "out", ScriptedLLM(["Answer: x"]), None, CragSettings(model="a"), log=lambda s: None)
-    with pytest.raises(FramesAgentError, match="holds results of task 1 with model a"):
+    with pytest.raises(FramesAgentError, match=r"different configuration \(model was 'a', now 'b'\)"):
         run(path, tmp_path / "out", ScriptedLLM([]), None, CragSettings(model="b"), log=lambda s: None)
 
 
@@ -157,7 +154,7 @@ def test_judge_is_used_for_non_exact_answers(tmp_path):
     run(path, tmp_path / "out", ScriptedLLM(["Answer: It was Guy Ritchie."]), judge, CragSettings(model="s"),
         log=lambda s: None)
     record = read_results(tmp_path / "out" / "results.jsonl")[0]
-    assert (record["outcome"], record["method"], record["judge_explanation"]) == ("accurate", "judge", "same")
+    assert (record.outcome, record.method, record.judge_explanation) == ("accurate", "judge", "same")
 
 
 def _plan(calls, queries=("lock stock director",)):
@@ -172,10 +169,10 @@ def test_task2_uses_kg_tools_and_pages(tmp_path):
         tools = crag_tools(CRAGClient(server.url))
         summary = run(path, tmp_path / "out", llm, None, CragSettings(task=2, model="s"), tools, log=lambda s: None)
     record = read_results(tmp_path / "out" / "results.jsonl")[0]
-    assert record["tool_calls"] == [{"name": "finance_get_eps", "args": {"ticker_name": "META"}}]
-    assert any(d["source"] == "crag:finance_get_eps" for d in record["documents"])
-    assert any(d["source"] == "crag:page" for d in record["documents"])
-    assert "22.95" in llm.prompts[-1] and summary["overall"]["accurate"] == 1
+    assert record.tool_calls == [{"name": "finance_get_eps", "args": {"ticker_name": "META"}}]
+    assert any(d["source"] == "crag:finance_get_eps" for d in record.documents)
+    assert any(d["source"] == "crag:page" for d in record.documents)
+    assert "22.95" in llm.prompts[-1] and summary.overall.accurate == 1
 
 
 def test_task2_with_the_server_down_still_answers(tmp_path):
@@ -185,7 +182,7 @@ def test_task2_with_the_server_down_still_answers(tmp_path):
     llm = ScriptedLLM([_plan([{"name": "finance_get_eps", "args": {"ticker_name": "META"}}]), "Answer: Guy Ritchie"])
     run(path, tmp_path / "out", llm, None, CragSettings(task=2, model="s"), tools, log=lambda s: None)
     record = read_results(tmp_path / "out" / "results.jsonl")[0]
-    assert record["outcome"] == "accurate" and "connection refused" in record["step_errors"][0]
+    assert record.outcome == "accurate" and "connection refused" in record.step_errors[0]
 
 
 def test_kg_server_selection(monkeypatch):
@@ -209,14 +206,13 @@ def test_cli_crag_runs_and_prints_the_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM(responder=lambda m: "Answer: guy ritchie"))
     code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none", "--limit", "2"])
     out = capsys.readouterr().out
-    assert code == 0 and "overall" in out and out.splitlines()[2].split()[1:3] == ["2", "1.000"]
+    assert code == 0 and "overall" in out and out.splitlines()[3].split()[1:4] == ["2", "2", "1.000"]
     assert len(read_results(tmp_path / "out" / "results.jsonl")) == 2
 
 
 def test_cli_crag_bad_data_path_is_one_line(tmp_path, capsys):
     assert cli.main(["crag", "--data", str(tmp_path / "none.jsonl")]) == 2
     assert capsys.readouterr().err.startswith("error: no CRAG data file")
-    assert crag_run.DEFAULT_MODEL.startswith("local:")
 
 
 def test_cli_crag_bad_agent_flag_is_one_line(capsys):

@@ -9,9 +9,11 @@ from eval.crag.score import (
     format_table,
     normalize_prediction,
     parse_judge_reply,
+    CragJudge,
+    figures,
     score_prediction,
-    summarize,
 )
+from eval.crag.records import CragRecord
 
 Q = "who directed lock, stock and two smoking barrels?"
 
@@ -77,19 +79,26 @@ def test_unparsable_judge_reply_is_incorrect_and_recorded():
     judge = ScriptedLLM(["I think the prediction is probably right."])
     v = score_prediction(Q, "ritchie", "guy ritchie", judge=judge)
     assert (v.outcome, v.method) == ("incorrect", "judge_unparsable")
-    assert v.judge_replies == ["I think the prediction is probably right."]
+    assert v.replies == ["I think the prediction is probably right."]
 
 
 def test_failing_judge_call_is_incorrect_and_recorded():
     judge = ScriptedLLM([RuntimeError("rate limited")])
     v = score_prediction(Q, "ritchie", "guy ritchie", judge=judge)
     assert (v.outcome, v.method) == ("incorrect", "judge_unparsable")
-    assert "judge call failed: rate limited" in v.judge_replies[0]
+    assert "judge call failed: rate limited" in v.replies[0]
 
 
-def test_no_judge_means_exact_match_only():
+def test_no_judge_leaves_a_paraphrased_right_answer_unrated_never_incorrect():
     v = score_prediction(Q, "it was guy ritchie", "guy ritchie", judge=None)
-    assert (v.outcome, v.method) == ("incorrect", "unjudged")
+    assert (v.outcome, v.method, v.rated) == ("unrated", "unrated", False)
+    assert CragJudge(None, "none").rate(Q, ["guy ritchie"], "Guy Ritchie").outcome == "accurate"
+
+
+def test_crag_judge_is_a_judge_over_answer_and_alternatives():
+    judge = ScriptedLLM(['{"score": 0}', '{"score": 1, "explanation": "alt"}'])
+    v = CragJudge(judge, "j").rate(Q, ["guy ritchie", "g. ritchie"], "mr ritchie")
+    assert (v.outcome, v.method, v.explanation, v.calls, len(v.replies)) == ("accurate", "judge", "alt", 2, 2)
 
 
 def test_prediction_is_trimmed_to_75_tokens():
@@ -131,14 +140,28 @@ def test_summary_overall_and_per_group():
         {"domain": "movie", "question_type": "simple", "outcome": "missing", "method": "empty", "error": "boom"},
         {"domain": "open", "question_type": "set", "outcome": None, "error": "row has no answer"},
     ]
-    s = summarize(records)
-    o = s["overall"]
-    assert (o["n"], o["accurate"], o["incorrect"], o["missing"]) == (5, 2, 1, 2)
-    assert o["accuracy"] == pytest.approx(0.4) and o["hallucination"] == pytest.approx(0.2)
-    assert o["score"] == pytest.approx(0.2) and o["missing_rate"] == pytest.approx(0.4)
-    assert s["by_domain"]["finance"]["score"] == pytest.approx(0.0)
-    assert s["by_domain"]["movie"]["n"] == 3 and "open" not in s["by_domain"]
-    assert s["by_question_type"]["simple"]["accurate"] == 2
-    assert s["errors"] == 1 and s["methods"]["judge"] == 2
+    s = figures([CragRecord(row=i, interaction_id=str(i), **r) for i, r in enumerate(records)])
+    o = s.overall
+    assert (o.n, o.accurate, o.incorrect, o.missing, o.unrated) == (5, 2, 1, 2, 0)
+    assert o.accuracy == pytest.approx(0.4) and o.hallucination == pytest.approx(0.2)
+    assert o.score == pytest.approx(0.2) and o.missing_rate == pytest.approx(0.4)
+    assert s.by_domain["finance"].score == pytest.approx(0.0)
+    assert s.by_domain["movie"].n == 3 and "open" not in s.by_domain
+    assert s.by_question_type["simple"].accurate == 2
+    assert s.errors == 1 and s.methods["judge"] == 2
     table = format_table(s)
-    assert table.splitlines()[2].split()[:2] == ["overall", "5"] and "domain: finance" in table
+    assert table.splitlines()[0].startswith("score 0.200") and "rated" not in table.splitlines()[0]
+    assert table.splitlines()[3].split()[:3] == ["overall", "5", "5"] and "domain: finance" in table
+
+
+def test_summary_rates_only_rated_rows_and_says_how_many_are_unrated():
+    records = [{"domain": "movie", "outcome": "accurate", "method": "exact"},
+               {"domain": "movie", "outcome": "unrated", "method": "unrated"},
+               # a row scored before "unrated" existed: its unjudged answer was called incorrect
+               {"domain": "music", "outcome": "incorrect", "method": "unjudged"}]
+    s = figures([CragRecord(row=i, interaction_id=str(i), **r) for i, r in enumerate(records)])
+    assert (s.overall.n, s.overall.rated, s.overall.unrated) == (3, 1, 2)
+    assert s.overall.accuracy == 1.0 and s.overall.hallucination == 0.0 and s.overall.score == 1.0
+    assert s.by_domain["music"].rated == 0 and s.by_domain["music"].score is None
+    table = format_table(s)
+    assert table.splitlines()[0].startswith("score over 1 rated of 3: 1.000") and "2 unrated" in table

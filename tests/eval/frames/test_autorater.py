@@ -15,7 +15,8 @@ from eval.frames.autorater import (
     number_mismatch,
     parse_verdict,
 )
-from eval.frames.metrics import found_steps, retrieval_figures, summarize
+from eval.frames.metrics import found_steps, retrieval_figures, run_summary
+from eval.frames.records import QuestionRecord
 from eval.stats import compare_paired, mcnemar_exact, paired_bootstrap
 from retrieval.types import Document
 
@@ -53,8 +54,8 @@ def test_number_mismatch(response, gold, mismatch):
 
 def test_number_mismatch_decides_without_the_judge():
     llm = ScriptedLLM([])
-    verdict, usage = asyncio.run(Autorater(llm, "j").arate("How many?", "About 10 years, since 1965.", "87"))
-    assert (verdict.correct, verdict.method, usage.calls) == (False, "number-mismatch", 0)
+    verdict = asyncio.run(Autorater(llm, "j").arate("How many?", "87", "About 10 years, since 1965."))
+    assert (verdict.correct, verdict.method, verdict.calls) == (False, "number-mismatch", 0)
     assert verdict.explanation == "the gold answer is the number 87; the response states 10, 1965"
 
 
@@ -88,33 +89,44 @@ def test_parse_verdict_explanation():
 
 
 def _rate(rater, response, gold="1962"):
-    return asyncio.run(rater.arate("When did Gannet Park open?", response, gold))
+    return asyncio.run(rater.arate("When did Gannet Park open?", gold, response))
 
 
 def test_autorater_exact_shortcut_makes_no_call():
     llm = ScriptedLLM([])
-    verdict, usage = _rate(Autorater(llm, "scripted"), "It opened in 1962.")
-    assert verdict.correct and verdict.method == "exact" and usage.calls == 0 and llm.prompts == []
+    verdict = _rate(Autorater(llm, "scripted"), "It opened in 1962.")
+    assert verdict.correct and verdict.method == "exact" and verdict.calls == 0 and llm.prompts == []
 
 
 def test_autorater_calls_judge_with_the_prompt():
     llm = ScriptedLLM(["Explanation: the response gives nineteen sixty-two.\nDecision: TRUE"])
-    verdict, usage = _rate(Autorater(llm, "scripted"), "nineteen sixty-two")
-    assert verdict.correct and verdict.method == "judge" and usage.calls == 1
+    verdict = _rate(Autorater(llm, "scripted"), "nineteen sixty-two")
+    assert verdict.correct and verdict.method == "judge" and verdict.calls == 1
     prompt = llm.prompts[0]
     assert "Ground truth: 1962" in prompt and "Response: nineteen sixty-two" in prompt
 
 
 def test_autorater_unparsable_and_failing_judges_are_recorded_false():
-    verdict, _ = _rate(Autorater(ScriptedLLM(["hmm"]), "j"), "the sixties")
-    assert (verdict.correct, verdict.method, verdict.rated) == (False, "unparsed", False) and verdict.raw == "hmm"
-    verdict, _ = _rate(Autorater(ScriptedLLM([RuntimeError("quota exceeded\ntrace")]), "j"), "the sixties")
+    verdict = _rate(Autorater(ScriptedLLM(["hmm"]), "j"), "the sixties")
+    assert (verdict.correct, verdict.method, verdict.error) == (False, "unparsed", "judge reply has no TRUE/FALSE decision")
+    assert verdict.raw == "hmm"
+    verdict = _rate(Autorater(ScriptedLLM([RuntimeError("quota exceeded\ntrace")]), "j"), "the sixties")
     assert (verdict.correct, verdict.method) == (False, "error") and verdict.error == "judge failed: quota exceeded"
 
 
-def test_autorater_without_judge_and_empty_response():
-    assert _rate(Autorater(None, "none"), "the sixties")[0].method == "exact-miss"
-    assert _rate(Autorater(ScriptedLLM([]), "j"), "  ")[0].method == "empty"
+def test_autorater_without_judge_leaves_non_exact_answers_unrated():
+    verdict = _rate(Autorater(None, "none"), "the sixties")
+    assert (verdict.outcome, verdict.correct, verdict.rated) == ("unrated", None, False)
+    # a paraphrased right answer is not called wrong, and neither is a number the short-cut would reject
+    assert _rate(Autorater(None, "none"), "nineteen sixty-two").outcome == "unrated"
+    assert _rate(Autorater(None, "none"), "It opened in 1963.").outcome == "unrated"
+    assert _rate(Autorater(None, "none"), "1962").outcome == "accurate"
+    assert _rate(Autorater(ScriptedLLM([]), "j"), "  ").method == "empty"
+
+
+def test_rate_is_the_sync_face_of_arate():
+    verdict = Autorater(ScriptedLLM(["Decision: TRUE"]), "j").rate("When?", "1962", "the sixties, early on")
+    assert verdict.correct is True and verdict.calls == 1
 
 
 def test_agreement_by_hand():
@@ -176,8 +188,14 @@ def test_documents_without_steps_count_as_given_up_front():
     assert retrieval_figures(("Gamma",), None, result)["covered_recall"] is None
 
 
+def summarize(records):
+    return run_summary([QuestionRecord.model_validate(r) for r in records])
+
+
 def _record(qid, correct, types, gold, covered, found, steps, **extra):
-    return {"id": qid, "correct": correct, "reasoning_types": types, "gold_titles": gold, "covered_titles": covered,
+    # the verdict in the shape records had before the one Verdict type: old files must still be read
+    verdict = None if correct is None else {"correct": correct, "method": "exact" if correct else "judge"}
+    return {"id": qid, "verdict": verdict, "reasoning_types": types, "gold_titles": gold, "covered_titles": covered,
             "found_step": found, "steps_run": steps, "failed": False, "llm_calls": 6,
             "tokens": {"prompt": 100, "completion": 10}, "seconds": 1.0, "exact_match": correct,
             "recall": sum(v is not None for v in found.values()) / len(gold),
@@ -194,19 +212,27 @@ def test_summary_by_hand():
          "reasoning_types": ["Temporal reasoning"], "gold_titles": ["G"], "llm_calls": 0, "seconds": 0.5},
     ]
     s = summarize(records)
-    assert s["n"] == 3 and s["failed"] == 1 and s["accuracy"] == pytest.approx(1 / 3)
-    assert s["by_reasoning_type"]["Numerical reasoning"]["accuracy"] == 0.5
-    assert s["by_reasoning_type"]["Temporal reasoning"] == {"n": 2, "accuracy": 0.0, "recall": 0.5}
-    assert s["recall"] == pytest.approx((0.5 + 0.5) / 2) and s["covered_recall"] == pytest.approx((1 + 0.5) / 2)
-    assert s["recall_by_step"] == [pytest.approx(0.5), pytest.approx(0.5)]
-    assert s["coverage"] == pytest.approx(3 / 6) and s["fully_covered"] == 0 and s["gold_articles"] == 6
-    assert s["calls"] == 12 and s["tokens"] == {"prompt": 200, "completion": 20}
-    assert s["failures"] == [{"id": "3", "error": "AgentError: retrieval failed at step 1: boom"}]
+    assert s.n == 3 and s.failed == 1 and s.accuracy == pytest.approx(1 / 3) and (s.rated, s.unrated) == (3, 0)
+    assert s.by_reasoning_type["Numerical reasoning"].accuracy == 0.5
+    temporal = s.by_reasoning_type["Temporal reasoning"]
+    assert (temporal.n, temporal.rated, temporal.accuracy, temporal.recall) == (2, 2, 0.0, 0.5)
+    assert s.recall == pytest.approx((0.5 + 0.5) / 2) and s.covered_recall == pytest.approx((1 + 0.5) / 2)
+    assert s.recall_by_step == [pytest.approx(0.5), pytest.approx(0.5)]
+    assert s.coverage == pytest.approx(3 / 6) and s.fully_covered == 0 and s.gold_articles == 6
+    assert s.calls == 12 and s.tokens.model_dump() == {"prompt": 200, "completion": 20}
+    assert s.failures == [{"id": "3", "error": "AgentError: retrieval failed at step 1: boom"}]
+
+
+def test_summary_of_an_old_run_without_a_judge_counts_exact_misses_as_unrated():
+    old_miss = _record("2", False, ["Numerical reasoning"], ["A"], ["A"], {"A": 1}, 1)
+    old_miss["verdict"] = {"correct": False, "method": "exact-miss", "explanation": "no exact match; no judge"}
+    s = summarize([_record("1", True, ["Numerical reasoning"], ["A"], ["A"], {"A": 1}, 1), old_miss])
+    assert (s.rated, s.unrated, s.accuracy, s.exact_matches) == (1, 1, 1.0, 1)
 
 
 def test_summary_retrieval_only_has_no_accuracy():
     s = summarize([_record("1", None, [], ["A"], ["A"], {"A": 1}, 1)])
-    assert s["accuracy"] is None and s["recall"] == 1.0
+    assert s.accuracy is None and s.recall == 1.0 and s.unrated == 0
 
 
 def test_small_judges_get_the_no_overlap_check():
@@ -218,8 +244,8 @@ def test_small_judges_get_the_no_overlap_check():
     assert not no_overlap("It opened in 1962.", "1962")
     # A local judge is not asked when nothing overlaps; a hosted judge still is (paraphrases).
     local = Autorater(ScriptedLLM([]), "local:qwen2.5-coder-1.5b")
-    verdict, _ = asyncio.run(local.arate("Who?", "The name is Laura Bush.", "Jane Ballou"))
+    verdict = asyncio.run(local.arate("Who?", "Jane Ballou", "The name is Laura Bush."))
     assert verdict.method == "no-overlap" and verdict.correct is False
     hosted = Autorater(ScriptedLLM(["Explanation: USA is the United States.\nDecision: TRUE"]), "gemini:gemini-1.5-pro")
-    verdict, _ = asyncio.run(hosted.arate("Where?", "USA", "United States"))
+    verdict = asyncio.run(hosted.arate("Where?", "United States", "USA"))
     assert verdict.method == "judge" and verdict.correct is True

@@ -93,14 +93,14 @@ def read_results(out: Path) -> list[dict]:
 def test_multistep_run_writes_results_summary_report_and_plots(tmp_path, tiny_retriever):
     outcome, lines = run(tmp_path, tiny_retriever)
     s, out = outcome.summary, outcome.out
-    assert outcome.ran == 6 and s["n"] == 6 and s["failed"] == 0
-    assert s["accuracy"] == pytest.approx(4 / 6)  # 0, 1, 4 exact; 5 by the judge
-    assert s["verdicts"] == {"exact": 3, "judge": 3}
+    assert outcome.ran == 6 and s.n == 6 and s.failed == 0
+    assert s.accuracy == pytest.approx(4 / 6)  # 0, 1, 4 exact; 5 by the judge
+    assert s.verdicts == {"exact": 3, "judge": 3}
     # 16 gold articles, Pennsylvania and Oslund are not in the tiny index
-    assert s["coverage"] == pytest.approx(14 / 16) and s["fully_covered"] == 4 and s["gold_articles"] == 16
-    assert len(s["recall_by_step"]) == 2 and s["recall_by_step"][0] <= s["recall_by_step"][1]
-    assert s["covered_recall"] >= s["recall"]
-    assert s["calls"] == 6 * 3 and s["judge_calls"] == 3
+    assert s.coverage == pytest.approx(14 / 16) and s.fully_covered == 4 and s.gold_articles == 16
+    assert len(s.recall_by_step) == 2 and s.recall_by_step[0] <= s.recall_by_step[1]
+    assert s.covered_recall >= s.recall
+    assert s.calls == 6 * 3 and s.judge_calls == 3
     records = {r["id"]: r for r in read_results(out)}
     assert records["2"]["covered_titles"] == ["Punxsutawney Phil", "Groundhog Day"]
     assert records["2"]["recall"] == pytest.approx(2 / 3) and records["2"]["covered_recall"] == 1.0
@@ -115,7 +115,7 @@ def test_multistep_run_writes_results_summary_report_and_plots(tmp_path, tiny_re
 def test_rerun_of_a_finished_run_runs_nothing(tmp_path, tiny_retriever):
     run(tmp_path, tiny_retriever)
     outcome, lines = run(tmp_path, tiny_retriever, build=lambda *a: pytest.fail("nothing should be built"))
-    assert outcome.ran == 0 and outcome.summary["n"] == 6 and any("6 already done" in l for l in lines)
+    assert outcome.ran == 0 and outcome.summary.n == 6 and any("6 already done" in l for l in lines)
 
 
 class Interrupting:
@@ -149,7 +149,7 @@ def test_resume_after_kill_and_torn_line_loses_nothing_and_repeats_nothing(tmp_p
                          build=builder(tiny_retriever, wrap=lambda s: Interrupting(s, None, second)))
     assert sorted(second) == sorted(set("012345") - set(finished))
     ids = [r["id"] for r in read_results(out)]
-    assert sorted(ids) == list("012345") and outcome.summary["n"] == 6
+    assert sorted(ids) == list("012345") and outcome.summary.n == 6
     assert any("dropped the last line" in line for line in lines)
 
 
@@ -164,11 +164,11 @@ def test_a_failing_question_is_recorded_and_the_run_goes_on(tmp_path, tiny_retri
             return await self.inner.run(question, answer)
 
     outcome, _ = run(tmp_path, tiny_retriever, build=builder(tiny_retriever, wrap=Failing))
-    assert outcome.summary["n"] == 6 and outcome.summary["failed"] == 1
-    assert outcome.summary["failures"] == [{"id": "2", "error": "FramesAgentError: retrieval failed at step 1: index gone"}]
+    assert outcome.summary.n == 6 and outcome.summary.failed == 1
+    assert outcome.summary.failures == [{"id": "2", "error": "FramesAgentError: retrieval failed at step 1: index gone"}]
     assert "## Failed questions" in (outcome.out / "report.md").read_text()
     again, _ = run(tmp_path, tiny_retriever, retry_failed=True)
-    assert again.ran == 1 and again.summary["failed"] == 0 and again.summary["n"] == 6
+    assert again.ran == 1 and again.summary.failed == 0 and again.summary.n == 6
 
 
 def test_config_mismatch_is_refused_naming_the_field(tmp_path, tiny_retriever):
@@ -178,7 +178,7 @@ def test_config_mismatch_is_refused_naming_the_field(tmp_path, tiny_retriever):
     with pytest.raises(FramesAgentError, match=r"\(system was 'multistep', now 'bm25'\)"):
         run(tmp_path, tiny_retriever, system="bm25")
     more, _ = run(tmp_path, tiny_retriever, limit=3, concurrency=1)  # limit and concurrency may change
-    assert more.ran == 2 and more.summary["n"] == 3
+    assert more.ran == 2 and more.summary.n == 3
     copy = tmp_path / "copy.tsv"
     copy.write_bytes(Path(TINY).read_bytes())
     moved, _ = run(tmp_path, tiny_retriever, limit=3, data=str(copy))  # same questions from another path
@@ -207,7 +207,7 @@ def test_cli_bad_data_is_one_line(tmp_path, capsys):
 def test_retrieval_only_multistep_makes_no_answer_or_judge_calls(tmp_path, tiny_retriever):
     outcome, _ = run(tmp_path, tiny_retriever, retrieval_only=True)
     s = outcome.summary
-    assert s["accuracy"] is None and s["calls"] == 6 * 2 and s["judge_calls"] == 0 and s["recall"] > 0.5
+    assert s.accuracy is None and s.calls == 6 * 2 and s.judge_calls == 0 and s.recall > 0.5
     assert all(r["correct"] is None and r["answer"] == "" for r in read_results(outcome.out))
     assert "retrieval only" in (outcome.out / "report.md").read_text()
 
@@ -216,16 +216,16 @@ def test_bm25_system_searches_the_question_once(tmp_path, tiny_retriever):
     outcome, _ = run(tmp_path, tiny_retriever, system="bm25")
     records = read_results(outcome.out)
     assert all(r["llm_calls"] == 1 and len(r["steps"]) == 1 and r["steps"][0]["new_docs"] <= 3 for r in records)
-    assert outcome.summary["recall_by_step"] == [outcome.summary["recall"]]
+    assert outcome.summary.recall_by_step == [outcome.summary.recall]
     retrieval_only, _ = run(tmp_path, tiny_retriever, system="bm25", retrieval_only=True, out=str(tmp_path / "r2"))
-    assert retrieval_only.summary["calls"] == 0 and retrieval_only.summary["recall"] == outcome.summary["recall"]
+    assert retrieval_only.summary.calls == 0 and retrieval_only.summary.recall == outcome.summary.recall
 
 
 def test_naive_system_uses_no_documents(tmp_path, tiny_retriever):
     outcome, _ = run(tmp_path, tiny_retriever, system="naive")
     records = read_results(outcome.out)
     assert all(r["retrieved_titles"] == [] and r["llm_calls"] == 1 for r in records)
-    assert outcome.summary["recall"] == 0.0 and outcome.summary["accuracy"] == pytest.approx(4 / 6)
+    assert outcome.summary.recall == 0.0 and outcome.summary.accuracy == pytest.approx(4 / 6)
 
 
 
@@ -264,7 +264,7 @@ def test_oracle_offline_reports_missing_gold_articles(tmp_path, tiny_retriever):
     assert records["3"]["oracle"]["missing"] == ["Oslund"]
     assert len(fake.asked) == 1  # after one failed connection the fetcher stops trying
     assert records["0"]["recall"] == 1.0 and records["2"]["recall"] == pytest.approx(2 / 3)
-    assert outcome.summary["recall_by_step"] == []
+    assert outcome.summary.recall_by_step == []
 
 
 def test_oracle_online_fetches_once_and_caches_on_disk(tmp_path, tiny_retriever):
@@ -297,15 +297,47 @@ def test_naive_retrieval_only_is_refused(tmp_path, tiny_retriever):
 
 
 # --- judging ----------------------------------------------------------------------------------------------------
-def test_judge_none_is_exact_match_only(tmp_path, tiny_retriever):
+def test_judge_none_leaves_non_exact_answers_unrated_and_rejudge_rates_them(tmp_path, tiny_retriever, capsys,
+                                                                             monkeypatch):
     outcome, _ = run(tmp_path, tiny_retriever, judge="none")
-    assert outcome.summary["accuracy"] == pytest.approx(3 / 6) and outcome.summary["judge_calls"] == 0
-    assert "exact match only" in (outcome.out / "report.md").read_text()
+    s = outcome.summary
+    # 0, 1, 4 are exact; "the Lindqvist telescope" (5, right) and 2, 3 (wrong) are unrated, never wrong
+    assert (s.rated, s.unrated, s.exact_matches, s.accuracy, s.judge_calls) == (3, 3, 3, 1.0, 0)
+    records = {r["id"]: r for r in read_results(outcome.out)}
+    assert records["5"]["verdict"]["outcome"] == "unrated" and records["5"]["correct"] is None
+    saved = json.loads((outcome.out / "summary.json").read_text())
+    assert (saved["rated"], saved["unrated"]) == (3, 3)
+    report = (outcome.out / "report.md").read_text()
+    assert "exact-match rate (lower bound) 50.0% (3/6)" in report and "3 answer(s) unrated" in report
+    assert "| 5 | unrated |" in report
+    assert cli.main(["report", str(outcome.out)]) == 0
+    line = capsys.readouterr().out
+    assert "exact-match rate (lower bound) 50.0% (3/6), accuracy 100.0% over 3 rated of 6, 3 unrated" in line
+    assert "| accuracy 50.0%" not in line
+
+    judge = ScriptedLLM(responder=responder)
+    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: judge)
+    assert cli.main(["rejudge", str(outcome.out), "--judge", "scripted-judge"]) == 0
+    assert "accuracy 66.7% (4/6)" in capsys.readouterr().out and len(judge.calls) == 3
+    s = json.loads((outcome.out / "summary.json").read_text())
+    assert (s["rated"], s["unrated"], s["accuracy"]) == (6, 0, pytest.approx(4 / 6))
+    assert "rejudged by scripted-judge" in s["judge"]
+    assert cli.main(["rejudge", str(outcome.out), "--judge", "scripted-judge"]) == 0  # nothing left to rate
+    assert len(judge.calls) == 3 and "0 unrated answer(s)" in capsys.readouterr().err
+    again, _ = run(tmp_path, tiny_retriever, judge="none")  # the run itself still resumes with its own config
+    assert again.ran == 0 and again.summary.unrated == 0
+
+
+def test_rejudge_refuses_no_judge_and_a_non_run(tmp_path, capsys):
+    assert cli.main(["rejudge", str(tmp_path), "--judge", "none"]) == 2
+    assert "needs a judge model" in capsys.readouterr().err
+    assert cli.main(["rejudge", str(tmp_path), "--judge", "x:y"]) == 2
+    assert "not a run directory" in capsys.readouterr().err
 
 
 def test_second_judge_agreement(tmp_path, tiny_retriever):
     outcome, _ = run(tmp_path, tiny_retriever, judge2="yes-man", build=builder(tiny_retriever, judge2=True))
-    agree = outcome.summary["judge_agreement"]
+    agree = outcome.summary.judge_agreement
     # exact matches (0, 1, 4) agree; on 2, 3 the first judge says FALSE and the yes-man TRUE; on 5 both TRUE
     assert agree["n"] == 6 and agree["agreement"] == pytest.approx(4 / 6)
     assert "Cohen's kappa" in (outcome.out / "report.md").read_text()
@@ -336,7 +368,7 @@ def test_compare_runs_each_prompt_into_its_own_dir(tmp_path, tiny_retriever, cap
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert (tmp_path / "cmp" / "vanilla" / "results.jsonl").exists() and (tmp_path / "cmp" / "planning").is_dir()
-    assert re.search(r"vanilla\s+6\s+66.7%", out) and "planning vs vanilla: +0.0 points" in out
+    assert re.search(r"vanilla\s+6\s+6\s+66.7%", out) and "planning vs vanilla: +0.0 points" in out
     assert cli.main(argv) == 0  # resumable: the second time runs nothing
     assert "6 already done" in capsys.readouterr().err
     assert cli.main(["report", str(tmp_path / "cmp")]) == 0  # a compare directory stands for its variants

@@ -1,0 +1,48 @@
+"""`python cli.py rejudge RUN_DIR --judge SPEC`: rate the unrated answers of a finished FRAMES or CRAG run."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the rejudge subcommand."""
+    parser = sub.add_parser(
+        "rejudge", help="rate the unrated answers of a finished run (FRAMES or CRAG) with a judge model",
+        description="A run with --judge none leaves every answer that is not an exact match unrated. This rates "
+                    "them with --judge without re-running the system (resumable) and refreshes the summary.")
+    parser.add_argument("run_dir", metavar="RUN_DIR")
+    parser.add_argument("--judge", required=True, help="judge model spec, e.g. openai:gpt-4o-mini")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the LLM call cache")
+    parser.set_defaults(handler=run_rejudge)
+
+
+def make_judge(kind: str, spec: str, cache: bool = True):
+    """The judge of a run's kind over the model `spec`."""
+    from agent.llm import resolve_model
+
+    llm = resolve_model(spec, cache=cache)
+    if kind == "crag":
+        from eval.crag.score import CragJudge
+
+        return CragJudge(llm, spec)
+    from eval.frames.autorater import Autorater
+
+    return Autorater(llm, spec)
+
+
+def run_rejudge(args: argparse.Namespace) -> int:
+    """Rate the unrated answers and print the refreshed figures."""
+    from eval.rejudge import rejudge
+
+    path = Path(args.run_dir)
+    done = rejudge(path, args.judge, lambda kind, spec: make_judge(kind, spec, cache=not args.no_cache))
+    if done.kind == "crag":
+        from eval.crag.score import format_table
+
+        print(format_table(done.summary))
+    else:
+        from eval.frames.commands import one_line
+
+        print(f"{path}: " + one_line(path, done.summary))
+    return 0

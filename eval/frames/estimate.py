@@ -1,0 +1,70 @@
+"""How long a FRAMES run will take on this machine, said up front."""
+from __future__ import annotations
+
+from agent.llm.spec import ModelSpec
+
+
+def judge_spec(settings) -> str:
+    """The judge model actually used: --judge, with "same" meaning the --model."""
+    if settings.retrieval_only:
+        return "none"
+    return settings.model if settings.judge in (None, "", "same") else settings.judge
+
+
+def default_concurrency(settings) -> int:
+    """1 for the local model (2 cores serve one generation at a time), 8 for hosted models."""
+    if settings.system in ("bm25", "oracle") and settings.retrieval_only:
+        return 4
+    return 1 if ModelSpec.of(settings.model).local else 8
+
+
+def calls_per_question(settings) -> tuple[int, int]:
+    """(system LLM calls, judge calls at most) per question."""
+    answer = 0 if settings.retrieval_only else 1
+    system = settings.n + answer if settings.system == "multistep" else answer
+    judges = (judge_spec(settings) != "none") + bool(settings.judge2 and not settings.retrieval_only)
+    return system, judges
+
+
+# Measured here for the embedded 1.5B model on 2 cores (llama.cpp): a plan call reads ~1,200 tokens and writes
+# ~300 (thought + queries) in ~38 s; an answer reads ~1,600 and writes ~70.
+LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 80.0, 12.0
+PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 300, 70, 50, 45
+HOSTED_SECONDS_PER_CALL = 3.0
+
+
+def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
+    """A one-line up-front estimate of the run time on this machine (said to be an estimate)."""
+    from agent.prompts import load_prompt
+    from retrieval.tokens import count_tokens
+
+    system_calls, judge_calls = calls_per_question(settings)
+    calls = f"{system_calls} LLM call(s)" + (f" + up to {judge_calls} judge call(s)" if judge_calls else "")
+    if not ModelSpec.of(settings.model).local:
+        total = questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
+        return (f"{questions} question(s) × {calls}; at ~{HOSTED_SECONDS_PER_CALL:.0f} s a hosted call and concurrency "
+                f"{concurrency}: roughly {_duration(total)} (an estimate; provider speed varies)")
+
+    def call_seconds(prompt_tokens: int, output_tokens: int) -> float:
+        return prompt_tokens / LOCAL_PROMPT_TPS + output_tokens / LOCAL_OUTPUT_TPS
+
+    plan = call_seconds(count_tokens(load_prompt(agent_config.prompt).text) + QUESTION_TOKENS + agent_config.plan_budget,
+                        PLAN_OUTPUT_TOKENS)
+    context = 0 if settings.system == "naive" else agent_config.answer_budget
+    answer = call_seconds(count_tokens(load_prompt(agent_config.answer_prompt).text) + QUESTION_TOKENS + context,
+                          ANSWER_OUTPUT_TOKENS)
+    judge = call_seconds(count_tokens(load_prompt("frames_judge").text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
+    plans = settings.n if settings.system == "multistep" else 0
+    per_question = plans * plan + (0 if settings.retrieval_only else answer) + judge_calls * judge
+    return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
+            f"{_duration(questions * per_question)} (an estimate from ~{LOCAL_PROMPT_TPS:.0f} prompt and "
+            f"~{LOCAL_OUTPUT_TPS:.0f} output tokens/s measured on 2 idle cores, full token budgets, judge calls only "
+            "when the short-cuts miss; other jobs on the machine slow it down; --limit N for a quick look)")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

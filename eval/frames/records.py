@@ -1,0 +1,76 @@
+"""The typed line of a FRAMES results.jsonl: one QuestionRecord per finished question (schema in README.md)."""
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, computed_field
+
+from eval.judge import Verdict
+
+
+class Tokens(BaseModel):
+    """Prompt and completion tokens."""
+
+    prompt: int = 0
+    completion: int = 0
+
+
+class QuestionRecord(BaseModel):
+    """One finished FRAMES question: the question, what the system did and found, and how its answer was rated."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    question: str = ""
+    gold_answer: str = ""
+    reasoning_types: list[str] = []
+    gold_titles: list[str] = []
+    system: str = ""
+    failed: bool = False
+    error: str | None = None
+    answer: str = ""
+    raw_answer: str = ""
+    retrieved_titles: list[str] = []
+    steps: list[dict] = []
+    covered_titles: list[str] | None = None
+    found_step: dict[str, int | None] = {}
+    steps_run: int = 0
+    recall: float | None = None
+    covered_recall: float | None = None
+    recall_by_step: list[float | None] = []
+    coverage: float | None = None
+    llm_calls: int = 0
+    tokens: Tokens = Tokens()
+    answer_context: dict | None = None
+    stopped_early: bool = False
+    oracle: dict | None = None
+    exact_match: bool | None = None
+    verdict: Verdict | None = None
+    verdict2: Verdict | None = None
+    judge_calls: int = 0
+    judge_tokens: Tokens = Tokens()
+    seconds: float = 0.0
+
+    @computed_field  # written for readers of results.jsonl; recomputed, never trusted, on reading
+    @property
+    def correct(self) -> bool | None:
+        """True/False once rated; None while unrated, failed (counted wrong in accuracy) or not answered."""
+        return None if self.failed or self.verdict is None else self.verdict.correct
+
+    @property
+    def unrated(self) -> bool:
+        """Answered, but no judge has looked at the answer yet."""
+        return not self.failed and self.verdict is not None and not self.verdict.rated
+
+    def response(self) -> str:
+        """The text that was rated: the extracted answer, else the model's raw reply."""
+        return self.answer or self.raw_answer
+
+    def with_verdicts(self, verdict: Verdict | None, verdict2: Verdict | None = None) -> QuestionRecord:
+        """A copy rated by (new) verdicts, their judge cost added to the record's."""
+        calls = sum(v.calls for v in (verdict, verdict2) if v is not None)
+        prompt = sum(v.prompt_tokens for v in (verdict, verdict2) if v is not None)
+        completion = sum(v.completion_tokens for v in (verdict, verdict2) if v is not None)
+        return self.model_copy(update={
+            "verdict": verdict, "verdict2": verdict2 if verdict2 is not None else self.verdict2,
+            "judge_calls": self.judge_calls + calls,
+            "judge_tokens": Tokens(prompt=self.judge_tokens.prompt + prompt,
+                                   completion=self.judge_tokens.completion + completion)})

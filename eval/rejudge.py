@@ -1,0 +1,90 @@
+"""Rate the unrated answers of a finished FRAMES or CRAG run with a judge model, without re-running the system.
+
+Each newly rated record is appended to results.jsonl (a later line wins), so a killed rejudge resumes where it
+stopped; the summary (and report) are refreshed at the end.
+"""
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from eval.errors import EvalError
+from eval.judge import Judge
+
+
+@dataclass
+class Rejudged:
+    """What a rejudge did: the run's kind, how many answers it rated, and the refreshed summary."""
+
+    kind: str
+    rated: int
+    summary: object
+
+
+def run_kind(config: dict | None, path: Path) -> str:
+    """"crag" or "frames", from config.json; a directory without one is not a run."""
+    if config is None:
+        raise EvalError(f"{path} is not a run directory (no config.json)")
+    return "crag" if config.get("kind") == "crag" else "frames"
+
+
+def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge],
+            echo: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> Rejudged:
+    """Rate every unrated answer in the run at `path` with the judge `spec`; refresh its summary."""
+    from eval.crag.runner import crag_run_dir
+    from eval.frames.runner import frames_run_dir
+    from eval.rundir import RunDir
+
+    if spec in ("", "none", "same"):
+        raise EvalError(f"rejudge needs a judge model spec (e.g. openai:gpt-4o-mini), not {spec!r}")
+    kind = run_kind(RunDir(path, dict, str).read_config(), path)
+    run_dir = crag_run_dir(path) if kind == "crag" else frames_run_dir(path)
+    with run_dir.locked():
+        config = run_dir.read_config()
+        records, notes = run_dir.load_records()
+        for note in notes:
+            echo(f"note: {note}")
+        todo = [r for r in records.values() if r.unrated]
+        echo(f"{path}: {len(todo)} unrated answer(s) of {len(records)} to rate with {spec}")
+        if todo:
+            judge = make_judge(kind, spec)  # resolve the judge before anything is written
+            rejudged = config.setdefault("info", {}).setdefault("rejudged_by", [])
+            if spec not in rejudged:
+                rejudged.append(spec)
+            run_dir.write_config(config)
+            asyncio.run(_rate_all(kind, todo, judge, run_dir))
+        if kind == "crag":
+            summary = _crag_summary(run_dir, config)
+    if kind == "frames":
+        from eval.frames.report import rerender
+
+        _, summary, _ = rerender(path)
+    return Rejudged(kind=kind, rated=len(todo), summary=summary)
+
+
+async def _rate_all(kind: str, todo: list, judge: Judge, run_dir) -> None:
+    from eval.frames.runner import rate_record
+
+    for record in todo:
+        if kind == "crag":
+            verdict = await judge.arate(record.query, record.golds(), record.prediction)
+            run_dir.append(record.scored(verdict))
+        else:
+            run_dir.append(await rate_record(record, judge))
+
+
+def _crag_summary(run_dir, config: dict):
+    from eval.crag.runner import SUMMARY_FILE, CragSettings, summarize_run
+
+    settings = CragSettings(**{f.name: config[f.name] for f in fields(CragSettings) if f.name in config})
+    records, _ = run_dir.load_records()
+    summary = summarize_run(sorted(records.values(), key=lambda r: r.row), settings,
+                            data=config.get("info", {}).get("data", ""))
+    rejudged = config.get("info", {}).get("rejudged_by")
+    if rejudged:
+        summary.judge = f"{settings.judge}, unrated answers rejudged by {', '.join(rejudged)}"
+    run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+    return summary
