@@ -218,3 +218,92 @@ def test_cli_crag_bad_data_path_is_one_line(tmp_path, capsys):
 def test_cli_crag_bad_agent_flag_is_one_line(capsys):
     assert cli.main(["crag", "--k", "0"]) == 2
     assert capsys.readouterr().err.startswith("error: --k: Input should be greater than or equal to 1")
+
+
+# --- the run directory: configuration, lock, keys, refusals -------------------------------------------------------
+@pytest.mark.parametrize("change,key", [({"judge": "other:judge"}, "judge"), ({"k": 3}, "k"), ({"n": 2}, "n"),
+                                        ({"n_docs": 5}, "n_docs")])
+def test_a_rerun_with_other_settings_is_refused_naming_the_setting(tmp_path, change, key):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0)])
+    run(path, tmp_path / "out", ScriptedLLM(["Answer: guy ritchie"]), None, CragSettings(model="s"), log=lambda s: None)
+    settings = CragSettings(model="s", **change)
+    with pytest.raises(FramesAgentError, match=rf"different configuration \((agent\.)?{key} was .*, now"):
+        run(path, tmp_path / "out", ScriptedLLM([]), None, settings, log=lambda s: None)
+
+
+def test_a_second_run_into_the_same_out_is_refused_by_the_lock(tmp_path):
+    from eval.crag.runner import crag_run_dir
+
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0)])
+    with crag_run_dir(tmp_path / "out").locked():
+        with pytest.raises(FramesAgentError, match="another run is writing to"):
+            run(path, tmp_path / "out", ScriptedLLM([]), None, CragSettings(model="s"), log=lambda s: None)
+
+
+def test_a_repeated_interaction_id_is_scored_under_each_row_and_said(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0), _row(0, answer="matthew vaughn")])
+    notes: list[str] = []
+    llm = ScriptedLLM(["Answer: guy ritchie", "Answer: matthew vaughn"])
+    summary = run(path, tmp_path / "out", llm, None, CragSettings(model="s"), log=notes.append)
+    records = read_results(tmp_path / "out" / "results.jsonl")
+    assert [(r.row, r.interaction_id, r.outcome) for r in records] == [(0, "id-0", "accurate"), (1, "id-0", "accurate")]
+    assert summary.rows == 2 and summary.repeated_ids == ["id-0"]
+    assert any("interaction_id id-0 repeats (data rows 1 and 2)" in n for n in notes)
+    again = ScriptedLLM([])
+    assert run(path, tmp_path / "out", again, None, CragSettings(model="s"), log=notes.append).resumed == 2
+
+
+def test_results_without_a_config_are_refused(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0)])
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "results.jsonl").write_text('{"row": 0, "interaction_id": "id-0", "outcome": "accurate"}\n')
+    with pytest.raises(FramesAgentError, match="has results.jsonl but no config.json"):
+        run(path, tmp_path / "out", ScriptedLLM([]), None, CragSettings(model="s"), log=lambda s: None)
+
+
+@pytest.mark.parametrize("content", [b"", b"interaction_id,query,answer\nid-0,who?,guy ritchie\n"])
+def test_crag_on_an_empty_file_or_a_csv_exits_non_zero_and_writes_no_config(tmp_path, monkeypatch, capsys, content):
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(content)
+    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM([]))
+    code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "holds no CRAG rows" in err and err.count("\n") == 1
+    assert not (tmp_path / "out" / "config.json").exists()
+
+
+def test_crag_where_every_row_failed_exits_non_zero(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0), _row(1)])
+    monkeypatch.setattr("agent.llm.resolve_model",
+                        lambda spec, **kw: ScriptedLLM([RuntimeError("model gone"), RuntimeError("model gone")]))
+    code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none"])
+    assert code == 2 and "every CRAG row failed (2 of 2" in capsys.readouterr().err
+
+
+def test_judge_none_leaves_a_paraphrase_unrated_and_rejudge_rates_it(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0), _row(1), _row(2)])
+    answers = ["Answer: guy ritchie", "Answer: It was directed by Guy Ritchie.", "Answer: matthew vaughn"]
+    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM(list(answers)))
+    out = tmp_path / "out"
+    assert cli.main(["crag", "--data", str(path), "--out", str(out), "--judge", "none"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0].startswith("score over 1 rated of 3: 1.000") and "2 unrated" in printed
+    saved = json.loads((out / "summary.json").read_text())["overall"]
+    assert (saved["rated"], saved["unrated"], saved["incorrect"]) == (1, 2, 0)
+    judge = ScriptedLLM(responder=lambda m: '{"score": 1}' if "directed by guy ritchie" in str(m[-1].content)
+                        else '{"score": 0}')
+    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: judge)
+    assert cli.main(["rejudge", str(out), "--judge", "scripted:judge"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0].startswith("score 0.333 (accuracy 0.667, hallucination 0.333)")
+    saved = json.loads((out / "summary.json").read_text())
+    assert (saved["overall"]["rated"], saved["overall"]["accurate"], saved["overall"]["incorrect"]) == (3, 2, 1)
+    assert "rejudged by scripted:judge" in saved["judge"] and len(judge.calls) == 2
+    records = read_results(out / "results.jsonl")
+    assert [r.method for r in records] == ["exact", "judge", "judge"]

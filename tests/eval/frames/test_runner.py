@@ -392,3 +392,75 @@ def test_estimate_is_said_up_front_for_the_local_model(tmp_path, tiny_retriever)
     _, lines = run(tmp_path, tiny_retriever, model="local:qwen2.5-coder-1.5b", limit=2)
     estimate = next(line for line in lines if line.startswith("estimate:"))
     assert "2 question(s) × 3 LLM call(s)" in estimate and "an estimate" in estimate
+
+
+# --- integrity: content identity, resolution before config, exit codes --------------------------------------------
+class Fingerprinted:
+    """The tiny retriever under an index content fingerprint (the attribute BM25Retriever carries)."""
+
+    def __init__(self, inner, fingerprint: str):
+        self.inner, self.fingerprint = inner, fingerprint
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_resume_against_other_index_content_is_refused_naming_both_fingerprints(tmp_path, tiny_retriever):
+    first, _ = run(tmp_path, tiny_retriever, limit=1, build=builder(Fingerprinted(tiny_retriever, "idx-aaa")))
+    assert json.loads((first.out / "config.json").read_text())["index_fingerprint"] == "idx-aaa"
+    with pytest.raises(FramesAgentError, match=r"\(index_fingerprint was 'idx-aaa', now 'idx-bbb'\)"):
+        run(tmp_path, tiny_retriever, limit=2, build=builder(Fingerprinted(tiny_retriever, "idx-bbb")))
+    same, _ = run(tmp_path, tiny_retriever, limit=2, build=builder(Fingerprinted(tiny_retriever, "idx-aaa")))
+    assert same.ran == 1 and same.summary.n == 2
+
+
+def test_a_mistyped_judge_writes_no_config_so_the_corrected_rerun_runs(tmp_path, tiny_index, monkeypatch, capsys):
+    from agent.llm import spec
+
+    real = spec.resolve_model
+    monkeypatch.setattr("agent.llm.resolve_model",
+                        lambda s, **kw: ScriptedLLM(responder=responder) if s == "scripted" else real(s, **kw))
+    out = tmp_path / "run"
+    argv = ["frames", "--data", TINY, "--out", str(out), "--model", "scripted", "--k", "2", "--n", "2",
+            "--n-docs", "3", "--index", str(tiny_index), "--limit", "2", "--no-progress"]
+    assert cli.main([*argv, "--judge", "nosuch:x"]) == 2
+    assert "nosuch" in capsys.readouterr().err and not (out / "config.json").exists()
+    assert cli.main([*argv, "--judge", "scripted"]) == 0
+    assert json.loads((out / "config.json").read_text())["judge"] == "scripted"
+
+
+def test_a_directory_with_results_but_no_config_is_refused(tmp_path, tiny_retriever):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "results.jsonl").write_text('{"id": "0", "question": "q", "gold_answer": "a"}\n')
+    with pytest.raises(FramesAgentError, match="has results.jsonl but no config.json"):
+        run(tmp_path, tiny_retriever)
+
+
+def test_a_run_where_every_question_failed_exits_non_zero(tmp_path, tiny_retriever, monkeypatch, capsys):
+    import eval.frames.commands
+
+    class Broken:
+        name = "multistep"
+
+        async def run(self, question, answer=True):
+            raise RuntimeError("model server gone")
+
+    monkeypatch.setattr(eval.frames.commands, "build_components", builder(tiny_retriever, wrap=lambda s: Broken()))
+    code = cli.main(["frames", "--data", TINY, "--out", str(tmp_path / "run"), "--model", "scripted", "--k", "2",
+                     "--n", "2", "--n-docs", "3", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err[-1].startswith("error: every question failed (6 of 6; first: RuntimeError: model server")
+
+
+def test_a_corrupt_title_table_fails_the_run_with_non_zero_exit(tmp_path, tiny_index, monkeypatch, capsys):
+    import shutil
+
+    index = tmp_path / "index"
+    shutil.copytree(tiny_index, index)
+    (index / "titles.tsv").write_text("this line has no tabs\n")
+    monkeypatch.setattr("agent.llm.resolve_model", lambda s, **kw: ScriptedLLM(responder=responder))
+    code = cli.main(["frames", "--data", TINY, "--out", str(tmp_path / "run"), "--model", "scripted", "--k", "2",
+                     "--n", "2", "--n-docs", "3", "--index", str(index), "--judge", "none", "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and err[-1].startswith("error: ")
