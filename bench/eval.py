@@ -110,13 +110,13 @@ def main() -> int:
         elapsed = time.perf_counter() - started
 
     s = outcome.summary
-    calls_per_q = (s["calls"] + s["judge_calls"]) / s["n"]
+    calls_per_q = (s.calls + s.judge_calls) / s.n
     steps = args.n  # one blocking search per step
     ideal = (calls_per_q * args.delay + steps * args.search_delay) * math.ceil(args.questions / args.concurrency)
-    print(f"questions {s['n']} (failed {s['failed']}), concurrency {args.concurrency}, "
+    print(f"questions {s.n} (failed {s.failed}), concurrency {args.concurrency}, "
           f"{calls_per_q:.1f} LLM calls/question at {args.delay:.1f} s each")
     print(f"elapsed {elapsed:.1f} s, ideal {ideal:.1f} s, ratio {elapsed / ideal:.2f} (target <= 1.25)")
-    return 0 if s["failed"] == 0 else 1
+    return 0 if s.failed == 0 else 1
 
 
 if __name__ == "__main__":

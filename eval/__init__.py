@@ -1,2 +1,9 @@
-"""Evaluation: FRAMES (`eval.frames`) and CRAG (`eval.crag`) runs over one resumable run directory, with judges
-and paired statistics."""
+"""Evaluation: FRAMES (`eval.frames`) and CRAG (`eval.crag`) runs over one resumable run directory, with one judge
+interface and paired statistics.
+
+    from eval import Judge, Verdict, RunDir
+"""
+from eval.judge import Judge, Verdict
+from eval.rundir import RunDir
+
+__all__ = ["Judge", "RunDir", "Verdict"]

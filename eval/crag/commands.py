@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="1: the row's 5 web pages only; 2: pages plus the CRAG KG tools (default 1)")
     crag.add_argument("--model", default=None, help="answering model spec (default: the embedded local model)")
     crag.add_argument("--judge", default=None,
-                      help="judge model spec for non-exact answers; 'none' = exact match only (default: --model)")
+                      help="judge model spec for non-exact answers (default: --model); 'none' = exact match only: other "
+                           "answers are unrated, never incorrect (rate them later: rejudge OUT --judge SPEC)")
     crag.add_argument("--limit", type=int, default=None, help="first N rows only")
     crag.add_argument("--out", default="runs/crag", help="output dir: results.jsonl (resumable) and summary.json")
     crag.add_argument("--k", type=int, default=None, help="queries per step; --k or --n runs the planning loop "

@@ -15,7 +15,8 @@ def _add_eval_flags(parser: argparse.ArgumentParser) -> None:
                         help="multistep (the agent), naive (no retrieval), bm25 (top --n-docs for the question), "
                              "oracle (the gold articles)")
     parser.add_argument("--judge", default="same",
-                        help="autorater model spec; 'same' (default) = --model, 'none' = exact match only")
+                        help="autorater model spec; 'same' (default) = --model, 'none' = exact match only: other answers "
+                             "are unrated, never wrong (rate them later: rejudge OUT --judge SPEC)")
     parser.add_argument("--judge2", default=None, help="a second judge; the report gives their agreement (kappa)")
     parser.add_argument("--data", default=None,
                         help="questions: .tsv/.csv/.jsonl, or hf:google/frames-benchmark (online); "
