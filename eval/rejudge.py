@@ -36,11 +36,11 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge],
     """Rate every unrated answer in the run at `path` with the judge `spec`; refresh its summary."""
     from eval.crag.runner import crag_run_dir
     from eval.frames.runner import frames_run_dir
-    from eval.rundir import RunDir
+    from eval.rundir import read_config
 
     if spec in ("", "none", "same"):
         raise EvalError(f"rejudge needs a judge model spec (e.g. openai:gpt-4o-mini), not {spec!r}")
-    kind = run_kind(RunDir(path, dict, str).read_config(), path)
+    kind = run_kind(read_config(path), path)
     run_dir = crag_run_dir(path) if kind == "crag" else frames_run_dir(path)
     with run_dir.locked():
         config = run_dir.read_config()

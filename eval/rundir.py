@@ -43,6 +43,11 @@ def file_fingerprint(path: Path) -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
+def read_config(path: Path) -> dict | None:
+    """config.json of the run directory at path, or None when there is none."""
+    return RunDir(path, dict, str).read_config()
+
+
 def _why(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         err = exc.errors()[0]

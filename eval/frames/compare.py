@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 from eval.frames.metrics import RunSummary
 from eval.frames.records import QuestionRecord
-from eval.frames.report import _num, _pct
+from eval.frames.report import num, pct
 from eval.stats import compare_paired
 
 
@@ -17,8 +17,8 @@ def comparison(runs: Sequence[tuple[str, RunSummary, list[QuestionRecord]]]) -> 
     for name, s, _ in runs:
         n = max(1, s.n)
         tokens = s.tokens.prompt + s.tokens.completion
-        lines.append(f"{name[:28]:<28} {s.n:>5} {s.rated:>6} {_pct(s.accuracy):>9} {_num(s.recall):>7} "
-                     f"{_num(s.covered_recall):>8} {s.calls / n:>8.1f} {tokens / n:>9.0f}")
+        lines.append(f"{name[:28]:<28} {s.n:>5} {s.rated:>6} {pct(s.accuracy):>9} {num(s.recall):>7} "
+                     f"{num(s.covered_recall):>8} {s.calls / n:>8.1f} {tokens / n:>9.0f}")
     if any(s.unrated for _, s, _ in runs):
         lines.append("accuracy is over rated answers only; unrated answers (no judge) are left out")
     base_name, _, base_records = runs[0]

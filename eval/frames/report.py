@@ -14,11 +14,13 @@ ACCURACY_PLOT, RECALL_PLOT = "accuracy_by_type.png", "recall_by_step.png"
 _MAX_ROWS = 100
 
 
-def _pct(value: float | None) -> str:
+def pct(value: float | None) -> str:
+    """A share as a percentage, "–" when unknown."""
     return "–" if value is None else f"{value * 100:.1f}%"
 
 
-def _num(value: float | None, digits: int = 2) -> str:
+def num(value: float | None, digits: int = 2) -> str:
+    """A figure with `digits` decimals, "–" when unknown."""
     return "–" if value is None else f"{value:.{digits}f}"
 
 
@@ -123,8 +125,8 @@ def _title(config: dict) -> str:
 def _coverage_line(config: dict, s: RunSummary) -> str:
     if s.coverage is None:
         return "- Coverage: unknown (no index to check the gold articles against)."
-    return (f"- Index `{config.get('index')}`: **coverage {_pct(s.coverage)}** of the {s.gold_articles} gold "
-            f"articles of these questions are in the index (mean per question {_num(s.coverage_mean)}; "
+    return (f"- Index `{config.get('index')}`: **coverage {pct(s.coverage)}** of the {s.gold_articles} gold "
+            f"articles of these questions are in the index (mean per question {num(s.coverage_mean)}; "
             f"{s.fully_covered} of {s.n} questions have every gold article). Recall is bounded by coverage; "
             "covered recall counts only the gold articles the index holds.")
 
@@ -135,9 +137,9 @@ def headline(s: RunSummary) -> str:
         return ""
     if not s.unrated:
         right = round(s.accuracy * s.rated)
-        return f"accuracy {_pct(s.accuracy)} ({right}/{s.rated})"
-    over = "no rated answers" if s.accuracy is None else f"{_pct(s.accuracy)} over {s.rated} rated of {s.n}"
-    return (f"exact-match rate (lower bound) {_pct(s.exact_rate)} ({s.exact_matches}/{s.n}), accuracy {over}, "
+        return f"accuracy {pct(s.accuracy)} ({right}/{s.rated})"
+    over = "no rated answers" if s.accuracy is None else f"{pct(s.accuracy)} over {s.rated} rated of {s.n}"
+    return (f"exact-match rate (lower bound) {pct(s.exact_rate)} ({s.exact_matches}/{s.n}), accuracy {over}, "
             f"{s.unrated} unrated (no judge; rate them: python cli.py rejudge OUT --judge SPEC)")
 
 
@@ -153,15 +155,15 @@ def _judge_line(s: RunSummary) -> str:
         line += f"; {s.judge_errors} question(s) could not be rated (counted as wrong)"
     agree = s.judge_agreement
     if agree:
-        line += (f". Second judge agreement on {agree['n']} question(s): {_pct(agree['agreement'])}, "
-                 f"Cohen's kappa {_num(agree['kappa'])}")
+        line += (f". Second judge agreement on {agree['n']} question(s): {pct(agree['agreement'])}, "
+                 f"Cohen's kappa {num(agree['kappa'])}")
     return line + "."
 
 
 def _accuracy_table(s: RunSummary) -> list[str]:
     rows = ["| | n | rated | unrated | accuracy (rated) | recall |", "|---|---:|---:|---:|---:|---:|",
-            f"| **overall** | {s.n} | {s.rated} | {s.unrated} | {_pct(s.accuracy)} | {_num(s.recall)} |"]
-    rows += [f"| {name} | {v.n} | {v.rated} | {v.unrated} | {_pct(v.accuracy)} | {_num(v.recall)} |"
+            f"| **overall** | {s.n} | {s.rated} | {s.unrated} | {pct(s.accuracy)} | {num(s.recall)} |"]
+    rows += [f"| {name} | {v.n} | {v.rated} | {v.unrated} | {pct(v.accuracy)} | {num(v.recall)} |"
              for name, v in s.by_reasoning_type.items()]
     return rows
 
@@ -171,7 +173,7 @@ def _step_table(s: RunSummary) -> list[str]:
     if not curve:
         return ["No retrieval steps (this system does not search step by step)."]
     rows = ["| step | recall | covered recall |", "|---:|---:|---:|"]
-    rows += [f"| {i} | {_num(r)} | {_num(covered[i - 1] if i - 1 < len(covered) else None)} |"
+    rows += [f"| {i} | {num(r)} | {num(covered[i - 1] if i - 1 < len(covered) else None)} |"
              for i, r in enumerate(curve, 1)]
     return rows
 
@@ -191,7 +193,7 @@ def _mark(r: QuestionRecord) -> str:
 
 def _question_rows(records: list[QuestionRecord]) -> list[str]:
     rows = ["| id | correct | recall | answer | gold |", "|---|---|---:|---|---|"]
-    rows += [f"| {r.id} | {_mark(r)} | {_num(r.recall)} | {_cut(r.answer)} | {_cut(r.gold_answer)} |"
+    rows += [f"| {r.id} | {_mark(r)} | {num(r.recall)} | {_cut(r.answer)} | {_cut(r.gold_answer)} |"
              for r in records[:_MAX_ROWS]]
     if len(records) > _MAX_ROWS:
         rows.append(f"\n({len(records) - _MAX_ROWS} more in results.jsonl)")
@@ -211,8 +213,8 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
                   "Accuracy is over rated answers and counts failed questions as wrong; unrated answers (no judge) "
                   "are left out, never counted wrong; recall averages over the questions that finished.", ""]
         lines += [f"![accuracy by reasoning type]({ACCURACY_PLOT})", ""] if ACCURACY_PLOT in plots else []
-    lines += ["## Retrieval", "", f"- Gold-article recall of the final context: {_num(s.recall)}",
-              f"- Covered recall (gold articles present in the index): {_num(s.covered_recall)}", "",
+    lines += ["## Retrieval", "", f"- Gold-article recall of the final context: {num(s.recall)}",
+              f"- Covered recall (gold articles present in the index): {num(s.covered_recall)}", "",
               "### Recall after each step", "", *_step_table(s), ""]
     lines += [f"![recall vs step]({RECALL_PLOT})", ""] if RECALL_PLOT in plots else []
     if s.failures:
