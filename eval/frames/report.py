@@ -210,8 +210,8 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
               f"(prompt+completion), {s.seconds:.0f} s of question time; {s.judge_calls} judge call(s)."), ""]
     if s.accuracy is not None or s.unrated:
         lines += ["## Accuracy", "", f"**{headline(s)}**", "", *_accuracy_table(s), "",
-                  "Accuracy is over rated answers and counts failed questions as wrong; unrated answers (no judge) "
-                  "are left out, never counted wrong; recall averages over the questions that finished.", ""]
+                  ("Accuracy is over rated answers and counts failed questions as wrong; unrated answers (no judge) "
+                   "are left out, never counted wrong; recall averages over the questions that finished."), ""]
         lines += [f"![accuracy by reasoning type]({ACCURACY_PLOT})", ""] if ACCURACY_PLOT in plots else []
     lines += ["## Retrieval", "", f"- Gold-article recall of the final context: {num(s.recall)}",
               f"- Covered recall (gold articles present in the index): {num(s.covered_recall)}", "",

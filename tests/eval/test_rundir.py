@@ -78,10 +78,8 @@ def test_config_mismatch_names_the_key_and_both_values(tmp_path):
 
 def test_a_second_writer_is_refused_by_the_lock(tmp_path):
     run_dir = frames_run_dir(tmp_path)
-    with run_dir.locked():
-        with pytest.raises(EvalError, match="another run is writing"):
-            with frames_run_dir(tmp_path).locked():
-                pass
+    with run_dir.locked(), pytest.raises(EvalError, match="another run is writing"), frames_run_dir(tmp_path).locked():
+        pass
 
 
 def test_write_atomic_never_leaves_half_a_file(tmp_path, monkeypatch):

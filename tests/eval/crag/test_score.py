@@ -5,15 +5,15 @@ import pytest
 
 from agent.llm.testing import ScriptedLLM
 from agent.prompts import load_prompt
+from eval.crag.records import CragRecord
 from eval.crag.score import (
+    CragJudge,
+    figures,
     format_table,
     normalize_prediction,
     parse_judge_reply,
-    CragJudge,
-    figures,
     score_prediction,
 )
-from eval.crag.records import CragRecord
 
 Q = "who directed lock, stock and two smoking barrels?"
 
