@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 from eval.errors import EvalError
@@ -57,7 +57,9 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge],
             run_dir.write_config(config)
             asyncio.run(_rate_all(kind, todo, judge, run_dir))
         if kind == "crag":
-            summary = _crag_summary(run_dir, config)
+            from eval.crag.runner import refresh_summary
+
+            summary = refresh_summary(run_dir, config)
     if kind == "frames":
         from eval.frames.report import rerender
 
@@ -74,17 +76,3 @@ async def _rate_all(kind: str, todo: list, judge: Judge, run_dir) -> None:
             run_dir.append(record.scored(verdict))
         else:
             run_dir.append(await rate_record(record, judge))
-
-
-def _crag_summary(run_dir, config: dict):
-    from eval.crag.runner import SUMMARY_FILE, CragSettings, summarize_run
-
-    settings = CragSettings(**{f.name: config[f.name] for f in fields(CragSettings) if f.name in config})
-    records, _ = run_dir.load_records()
-    summary = summarize_run(sorted(records.values(), key=lambda r: r.row), settings,
-                            data=config.get("info", {}).get("data", ""))
-    rejudged = config.get("info", {}).get("rejudged_by")
-    if rejudged:
-        summary.judge = f"{settings.judge}, unrated answers rejudged by {', '.join(rejudged)}"
-    run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
-    return summary

@@ -10,7 +10,7 @@ import itertools
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
@@ -185,6 +185,18 @@ def summarize_run(records: list[CragRecord], settings: CragSettings, *, resumed:
                        judge=settings.judge, settings=asdict(settings), rows=len(records), resumed=resumed,
                        unscorable=[r.error for r in records if r.outcome is None],
                        repeated_ids=sorted(set(repeated)), seconds=round(seconds, 1))
+
+
+def refresh_summary(run_dir: RunDir[CragRecord], config: dict) -> CragSummary:
+    """Summarize every record of a finished run directory again (after rejudge, or for `report`)."""
+    settings = CragSettings(**{f.name: config[f.name] for f in fields(CragSettings) if f.name in config})
+    records, _ = run_dir.load_records()
+    info = config.get("info", {})
+    summary = summarize_run(sorted(records.values(), key=lambda r: r.row), settings, data=info.get("data", ""))
+    if info.get("rejudged_by"):
+        summary.judge = f"{settings.judge}, unrated answers rejudged by {', '.join(info['rejudged_by'])}"
+    run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+    return summary
 
 
 def _progress(i: int, record: CragRecord) -> str:

@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_eval_flags(compare)
     compare.set_defaults(handler=run_compare_command)
 
-    report = sub.add_parser("report", help="re-render report.md/summary.json of finished runs; compare several")
+    report = sub.add_parser("report", help="re-render report.md/summary.json of finished runs (FRAMES or CRAG); "
+                                           "compare several FRAMES runs")
     report.add_argument("runs", nargs="+", metavar="OUT_DIR")
     report.set_defaults(handler=run_report_command)
 
@@ -166,15 +167,28 @@ def _expand_runs(paths: list[Path]) -> list[Path]:
 
 
 def run_report_command(args: argparse.Namespace) -> int:
-    """Re-render each run directory; with several, the side-by-side table and paired tests."""
+    """Re-render each run (a CRAG run prints its table); with several FRAMES runs, the table and paired tests."""
     from eval.frames.compare import comparison
     from eval.frames.report import rerender
+    from eval.rundir import read_config
 
     runs = []
     for path in _expand_runs([Path(p) for p in args.runs]):
+        if (read_config(path) or {}).get("kind") == "crag":
+            print(f"{path}:\n{_crag_report(path)}")
+            continue
         _, summary, records = rerender(path)
         print(f"{path}: " + one_line(path, summary))
         runs.append((path.name, summary, records))
     if len(runs) > 1:
         print(comparison(runs))
     return 0
+
+
+def _crag_report(path: Path) -> str:
+    from eval.crag.runner import crag_run_dir, refresh_summary
+    from eval.crag.score import format_table
+
+    run_dir = crag_run_dir(path)
+    with run_dir.locked():
+        return format_table(refresh_summary(run_dir, run_dir.read_config()))

@@ -307,3 +307,14 @@ def test_judge_none_leaves_a_paraphrase_unrated_and_rejudge_rates_it(tmp_path, m
     assert "rejudged by scripted:judge" in saved["judge"] and len(judge.calls) == 2
     records = read_results(out / "results.jsonl")
     assert [r.method for r in records] == ["exact", "judge", "judge"]
+
+
+def test_report_over_a_crag_run_prints_its_table_from_the_records(tmp_path, capsys):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0), _row(1)])
+    run(path, tmp_path / "out", ScriptedLLM(["Answer: guy ritchie", "Answer: by Guy Ritchie"]), None,
+        CragSettings(model="s"), log=lambda s: None)
+    (tmp_path / "out" / "summary.json").unlink()
+    assert cli.main(["report", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "score over 1 rated of 2" in out and json.loads((tmp_path / "out" / "summary.json").read_text())["rows"] == 2
