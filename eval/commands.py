@@ -13,6 +13,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "them with --judge without re-running the system (resumable) and refreshes the summary.")
     parser.add_argument("run_dir", metavar="RUN_DIR")
     parser.add_argument("--judge", required=True, help="judge model spec, e.g. openai:gpt-4o-mini")
+    parser.add_argument("--concurrency", type=int, default=4,
+                        help="judge calls in flight (default 4; a local judge serves one at a time anyway)")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the LLM call cache")
     parser.set_defaults(handler=run_rejudge)
 
@@ -35,8 +37,13 @@ def run_rejudge(args: argparse.Namespace) -> int:
     """Rate the unrated answers and print the refreshed figures."""
     from eval.rejudge import rejudge
 
+    from eval.errors import EvalError
+
+    if args.concurrency < 1:
+        raise EvalError(f"--concurrency must be at least 1, got {args.concurrency}")
     path = Path(args.run_dir)
-    done = rejudge(path, args.judge, lambda kind, spec: make_judge(kind, spec, cache=not args.no_cache))
+    done = rejudge(path, args.judge, lambda kind, spec: make_judge(kind, spec, cache=not args.no_cache),
+                   concurrency=args.concurrency)
     if done.kind == "crag":
         from eval.crag.score import format_table
 

@@ -31,7 +31,7 @@ def run_kind(config: dict | None, path: Path) -> str:
     return "crag" if config.get("kind") == "crag" else "frames"
 
 
-def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge],
+def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], concurrency: int = 1,
             echo: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> Rejudged:
     """Rate every unrated answer in the run at `path` with the judge `spec`; refresh its summary."""
     from eval.crag.runner import crag_run_dir
@@ -55,7 +55,7 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge],
             if spec not in rejudged:
                 rejudged.append(spec)
             run_dir.write_config(config)
-            asyncio.run(_rate_all(kind, todo, judge, run_dir))
+            asyncio.run(_rate_all(kind, todo, judge, run_dir, concurrency))
         if kind == "crag":
             from eval.crag.runner import refresh_summary
 
@@ -67,12 +67,18 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge],
     return Rejudged(kind=kind, rated=len(todo), summary=summary)
 
 
-async def _rate_all(kind: str, todo: list, judge: Judge, run_dir) -> None:
+async def _rate_all(kind: str, todo: list, judge: Judge, run_dir, concurrency: int) -> None:
+    """Rate with at most `concurrency` judge calls in flight; each record is appended as soon as it is rated."""
     from eval.frames.runner import rate_record
 
-    for record in todo:
-        if kind == "crag":
-            verdict = await judge.arate(record.query, record.golds(), record.prediction)
-            run_dir.append(record.scored(verdict))
-        else:
-            run_dir.append(await rate_record(record, judge))
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(record) -> None:
+        async with semaphore:
+            if kind == "crag":
+                rated = record.scored(await judge.arate(record.query, record.golds(), record.prediction))
+            else:
+                rated = await rate_record(record, judge)
+        run_dir.append(rated)
+
+    await asyncio.gather(*(one(r) for r in todo))
