@@ -35,9 +35,8 @@ def make_judge(kind: str, spec: str, cache: bool = True):
 
 def run_rejudge(args: argparse.Namespace) -> int:
     """Rate the unrated answers and print the refreshed figures."""
-    from eval.rejudge import rejudge
-
     from eval.errors import EvalError
+    from eval.rejudge import rejudge
 
     if args.concurrency < 1:
         raise EvalError(f"--concurrency must be at least 1, got {args.concurrency}")
