@@ -109,10 +109,14 @@ class RunDir(Generic[R]):
                     f"{self.path} holds results of a different configuration ({key} was {before.get(key)!r}, "
                     f"now {now.get(key)!r}); refusing to mix them: use another --out or delete that directory")
 
-    def write_config(self, config: dict) -> None:
-        """Record config; call only once every model, judge, index and dataset resolved."""
+    def write_config(self, config: dict) -> dict:
+        """Record config (its info merged into the old one's: a rejudge's record stays) and return what was written;
+        call only once every model, judge, index and dataset resolved."""
+        old = self.read_config() or {}
+        merged = {**old, **config, "info": {**old.get("info", {}), **config.get("info", {})}}
         self.path.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.path / CONFIG_FILE, json.dumps(config, indent=2, ensure_ascii=False) + "\n")
+        write_atomic(self.path / CONFIG_FILE, json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+        return merged
 
     def write(self, name: str, text: str) -> None:
         """One output file (summary.json, report.md) written atomically."""

@@ -142,9 +142,9 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
         records, notes = run_dir.load_records()
         for note in notes:
             log(f"note: {note}")
-        run_dir.write_config(config)
+        config = run_dir.write_config(config)
         summary = _run_rows(items, records, run_dir, llm, judge, tools, settings, log)
-        summary.data = str(data)
+        summary.data, summary.judge = str(data), judge_label(settings, config)
         run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary
 
@@ -187,14 +187,19 @@ def summarize_run(records: list[CragRecord], settings: CragSettings, *, resumed:
                        repeated_ids=sorted(set(repeated)), seconds=round(seconds, 1))
 
 
+def judge_label(settings: CragSettings, config: dict) -> str:
+    """The run's judge, and the judges `rejudge` rated its unrated answers with."""
+    rejudged = config.get("info", {}).get("rejudged_by")
+    return f"{settings.judge}, unrated answers rejudged by {', '.join(rejudged)}" if rejudged else settings.judge
+
+
 def refresh_summary(run_dir: RunDir[CragRecord], config: dict) -> CragSummary:
     """Summarize every record of a finished run directory again (after rejudge, or for `report`)."""
     settings = CragSettings(**{f.name: config[f.name] for f in fields(CragSettings) if f.name in config})
     records, _ = run_dir.load_records()
     info = config.get("info", {})
     summary = summarize_run(sorted(records.values(), key=lambda r: r.row), settings, data=info.get("data", ""))
-    if info.get("rejudged_by"):
-        summary.judge = f"{settings.judge}, unrated answers rejudged by {', '.join(info['rejudged_by'])}"
+    summary.judge = judge_label(settings, config)
     run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary
 

@@ -245,15 +245,13 @@ def run_frames(settings: RunSettings, agent_config, *,
         todo = [q for q in dataset.questions if q.id not in records or (settings.retry_failed and records[q.id].failed)]
         _say_plan(settings, agent_config, dataset, todo, out, echo)
         if not todo:
-            old = run_dir.read_config()
-            config = {**old, "info": config["info"]} if old else config  # keep the record current
-            run_dir.write_config(config)
+            config = run_dir.write_config(config)
             summary = write_outputs(run_dir, config, warnings=dataset.warnings)
             return RunOutcome(out=out, ran=0, summary=summary, warnings=dataset.warnings)
         components = build(settings, agent_config)  # models, judges and the index resolve here, or fail
         config["index_fingerprint"] = components.index_fingerprint
         run_dir.check_config(config)
-        run_dir.write_config(config)
+        config = run_dir.write_config(config)
         try:
             asyncio.run(run_all(todo, components, run_dir, records, answer=not settings.retrieval_only,
                                 concurrency=settings.concurrency or default_concurrency(settings),

@@ -307,6 +307,8 @@ def test_judge_none_leaves_a_paraphrase_unrated_and_rejudge_rates_it(tmp_path, m
     assert "rejudged by scripted:judge" in saved["judge"] and len(judge.calls) == 2
     records = read_results(out / "results.jsonl")
     assert [r.method for r in records] == ["exact", "judge", "judge"]
+    again = run(path, out, ScriptedLLM([]), None, CragSettings(model=saved["model"]), log=lambda s: None)
+    assert again.resumed == 3 and again.overall.unrated == 0 and "rejudged by scripted:judge" in again.judge
 
 
 def test_report_over_a_crag_run_prints_its_table_from_the_records(tmp_path, capsys):

@@ -325,7 +325,7 @@ def test_judge_none_leaves_non_exact_answers_unrated_and_rejudge_rates_them(tmp_
     assert cli.main(["rejudge", str(outcome.out), "--judge", "scripted-judge"]) == 0  # nothing left to rate
     assert len(judge.calls) == 3 and "0 unrated answer(s)" in capsys.readouterr().err
     again, _ = run(tmp_path, tiny_retriever, judge="none")  # the run itself still resumes with its own config
-    assert again.ran == 0 and again.summary.unrated == 0
+    assert again.ran == 0 and again.summary.unrated == 0 and "rejudged by scripted-judge" in again.summary.judge
 
 
 def test_rejudge_refuses_no_judge_and_a_non_run(tmp_path, capsys):
