@@ -250,7 +250,7 @@ def run_frames(settings: RunSettings, agent_config, *,
             return RunOutcome(out=out, ran=0, summary=summary, warnings=dataset.warnings)
         components = build(settings, agent_config)  # models, judges and the index resolve here, or fail
         config["index_fingerprint"] = components.index_fingerprint
-        run_dir.check_config(config)
+        run_dir.check_config(config, unknown=_unrecorded(run_dir, config, echo))
         config = run_dir.write_config(config)
         try:
             asyncio.run(run_all(todo, components, run_dir, records, answer=not settings.retrieval_only,
@@ -259,6 +259,16 @@ def run_frames(settings: RunSettings, agent_config, *,
         finally:  # also after Ctrl-C: the summary covers every finished question
             summary = write_outputs(run_dir, config, warnings=dataset.warnings)
     return RunOutcome(out=out, ran=len(todo), summary=summary, warnings=dataset.warnings)
+
+
+def _unrecorded(run_dir: RunDir, config: dict, echo: Callable[[str], None]) -> tuple[str, ...]:
+    """A run started before index fingerprints were recorded adopts the current one, said once."""
+    old = run_dir.read_config()
+    if old is None or "index_fingerprint" in old or config["index_fingerprint"] is None:
+        return ()
+    echo(f"note: {run_dir.path} was started before index fingerprints were recorded; recording "
+         f"{config['index_fingerprint']} now (later resumes must match it)")
+    return ("index_fingerprint",)
 
 
 def _say_plan(settings, agent_config, dataset, todo, out, echo) -> None:

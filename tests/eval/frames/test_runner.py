@@ -414,6 +414,18 @@ def test_resume_against_other_index_content_is_refused_naming_both_fingerprints(
     assert same.ran == 1 and same.summary.n == 2
 
 
+def test_a_run_from_before_index_fingerprints_adopts_the_current_one_once(tmp_path, tiny_retriever):
+    first, _ = run(tmp_path, tiny_retriever, limit=1, build=builder(Fingerprinted(tiny_retriever, "idx-aaa")))
+    config = json.loads((first.out / "config.json").read_text())
+    del config["index_fingerprint"]
+    (first.out / "config.json").write_text(json.dumps(config))
+    second, lines = run(tmp_path, tiny_retriever, limit=2, build=builder(Fingerprinted(tiny_retriever, "idx-aaa")))
+    assert second.ran == 1 and any("before index fingerprints were recorded" in line for line in lines)
+    assert json.loads((first.out / "config.json").read_text())["index_fingerprint"] == "idx-aaa"
+    with pytest.raises(FramesAgentError, match=r"\(index_fingerprint was 'idx-aaa', now 'idx-bbb'\)"):
+        run(tmp_path, tiny_retriever, limit=3, build=builder(Fingerprinted(tiny_retriever, "idx-bbb")))
+
+
 def test_a_mistyped_judge_writes_no_config_so_the_corrected_rerun_runs(tmp_path, tiny_index, monkeypatch, capsys):
     from agent.llm import spec
 
@@ -426,7 +438,8 @@ def test_a_mistyped_judge_writes_no_config_so_the_corrected_rerun_runs(tmp_path,
     assert cli.main([*argv, "--judge", "nosuch:x"]) == 2
     assert "nosuch" in capsys.readouterr().err and not (out / "config.json").exists()
     assert cli.main([*argv, "--judge", "scripted"]) == 0
-    assert json.loads((out / "config.json").read_text())["judge"] == "scripted"
+    config = json.loads((out / "config.json").read_text())
+    assert config["judge"] == "scripted" and len(config["index_fingerprint"]) >= 8  # the real index content id
 
 
 def test_a_directory_with_results_but_no_config_is_refused(tmp_path, tiny_retriever):
