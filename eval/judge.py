@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, model_validator
 
+from agent.llm.timing import CallTiming
+
 Outcome = Literal["accurate", "incorrect", "missing", "unrated"]
 RATED = ("accurate", "incorrect", "missing")
 # Methods of records written before the unrated outcome existed: "no judge" was then counted as wrong.
@@ -29,6 +31,7 @@ class Verdict(BaseModel):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    timings: list[CallTiming] = []  # one per judge call: where the judge's time went
 
     @model_validator(mode="before")
     @classmethod

@@ -184,7 +184,7 @@ class Autorater(Judge):
         verdict = self._shortcut(response, gold_text)
         if verdict is not None:
             return verdict
-        tracker = UsageTracker()
+        tracker = UsageTracker(node="judge")
         text = self.prompt.render(question=question, response=response, ground_truth=gold_text)
         try:
             reply = await self.llm.ainvoke(text, config={"callbacks": [tracker]})
@@ -194,7 +194,7 @@ class Autorater(Judge):
             verdict = self._decided(False, "error", "", error=f"judge failed: {first}")
         usage = tracker.usage
         return verdict.model_copy(update={"calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
-                                          "completion_tokens": usage.completion_tokens})
+                                          "completion_tokens": usage.completion_tokens, "timings": tracker.calls})
 
 
 def agreement(first: Sequence[bool], second: Sequence[bool]) -> dict:

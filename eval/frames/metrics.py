@@ -7,6 +7,7 @@ from statistics import mean
 
 from pydantic import BaseModel, ConfigDict
 
+from agent.llm.timing import NodeTiming, by_node
 from agent.state import AgentResult
 from eval.frames.autorater import agreement
 from eval.frames.datasets import REASONING_TYPES, normalize_title
@@ -126,6 +127,7 @@ class RunSummary(BaseModel):
     tokens: Tokens = Tokens()
     seconds: float = 0.0
     judge_calls: int = 0
+    timing: dict[str, NodeTiming] = {}  # per node (plan, answer, judge): calls, tokens read and generated, rates
     verdicts: dict[str, int] = {}
     judge_errors: int = 0
     exact_match: float | None = None
@@ -177,4 +179,5 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
         tokens=Tokens(prompt=sum(r.tokens.prompt for r in records),
                       completion=sum(r.tokens.completion for r in records)),
         seconds=round(sum(r.seconds for r in records), 3), judge_calls=sum(r.judge_calls for r in records),
+        timing=by_node(call for r in records for call in r.calls),
         **_judging(records), failures=[{"id": r.id, "error": r.error} for r in records if r.failed])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from agent.llm.timing import CallTiming
 from eval.judge import Verdict
 
 
@@ -47,6 +48,7 @@ class QuestionRecord(BaseModel):
     verdict2: Verdict | None = None
     judge_calls: int = 0
     judge_tokens: Tokens = Tokens()
+    calls: list[CallTiming] = []  # every LLM call of the question, judge calls included, in order
     seconds: float = 0.0
 
     @computed_field  # written for readers of results.jsonl; recomputed, never trusted, on reading
@@ -72,5 +74,6 @@ class QuestionRecord(BaseModel):
         return self.model_copy(update={
             "verdict": verdict, "verdict2": verdict2 if verdict2 is not None else self.verdict2,
             "judge_calls": self.judge_calls + calls,
+            "calls": [*self.calls, *(t for v in (verdict, verdict2) if v is not None for t in v.timings)],
             "judge_tokens": Tokens(prompt=self.judge_tokens.prompt + prompt,
                                    completion=self.judge_tokens.completion + completion)})

@@ -200,6 +200,16 @@ def _question_rows(records: list[QuestionRecord]) -> list[str]:
     return rows
 
 
+def _timing_lines(s: RunSummary) -> list[str]:
+    """Where the time went, per node: calls, tokens read (not cached) and generated, and the runtime's rates."""
+    def rate(value: float | None) -> str:
+        return f"{value:.1f}" if value is not None else "n/a"
+
+    return [f"- Time in {node}: {t.calls} call(s), {t.seconds:.0f} s; {t.read_tokens} of {t.prompt_tokens} prompt "
+            f"tokens read (the rest from the prompt cache) at {rate(t.prompt_tps)} tok/s, {t.completion_tokens} "
+            f"generated at {rate(t.generation_tps)} tok/s" for node, t in s.timing.items()]
+
+
 def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], plots: Sequence[str]) -> str:
     """The whole report.md."""
     lines = [_title(config), "",
@@ -207,7 +217,8 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
               f"({config.get('data_fingerprint')}); index fingerprint `{config.get('index_fingerprint')}`."),
              _coverage_line(config, s), _judge_line(s),
              (f"- Cost: {s.calls} LLM calls, {s.tokens.prompt}+{s.tokens.completion} tokens "
-              f"(prompt+completion), {s.seconds:.0f} s of question time; {s.judge_calls} judge call(s)."), ""]
+              f"(prompt+completion), {s.seconds:.0f} s of question time; {s.judge_calls} judge call(s)."),
+             *_timing_lines(s), ""]
     if s.accuracy is not None or s.unrated:
         lines += ["## Accuracy", "", f"**{headline(s)}**", "", *_accuracy_table(s), "",
                   ("Accuracy is over rated answers and counts failed questions as wrong; unrated answers (no judge) "

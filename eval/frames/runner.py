@@ -143,7 +143,7 @@ def _result_fields(output: SystemOutput, covered: list[str] | None, question: Qu
                    "new_docs": len(s.new_doc_ids), "fallback": s.fallback, "filled_queries": s.filled_queries,
                    "dropped_queries": s.dropped_queries, "errors": s.errors} for s in result.steps],
         "covered_titles": covered, **retrieval_figures(question.gold_titles, covered, result),
-        "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(),
+        "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(), "calls": result.calls,
         "answer_context": result.answer_context.model_dump(), "stopped_early": result.stopped_early,
         "oracle": output.oracle,
     }

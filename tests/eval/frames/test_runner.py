@@ -477,3 +477,18 @@ def test_a_corrupt_title_table_fails_the_run_with_non_zero_exit(tmp_path, tiny_i
                      "--n", "2", "--n-docs", "3", "--index", str(index), "--judge", "none", "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0 and err[-1].startswith("error: ")
+
+
+def test_records_and_summary_time_every_call_by_node(tmp_path, tiny_retriever):
+    outcome, _ = run(tmp_path, tiny_retriever, limit=6)
+    records = read_results(outcome.out)
+    judged = [r for r in records if r["judge_calls"]]
+    assert judged, "the scripted run asks the judge at least once"
+    for record in records:
+        nodes = [c["node"] for c in record["calls"]]
+        assert nodes[:3] == ["plan", "plan", "answer"] and nodes[3:] == ["judge"] * record["judge_calls"]
+        assert all(c["prompt_tokens"] > 0 and c["seconds"] >= 0 for c in record["calls"])
+    timing = outcome.summary.timing
+    assert timing["plan"].calls == 12 and timing["answer"].calls == 6
+    assert timing["judge"].calls == sum(r["judge_calls"] for r in records)
+    assert "- Time in plan: 12 call(s)" in (outcome.out / "report.md").read_text()
