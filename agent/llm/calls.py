@@ -76,8 +76,16 @@ async def astructured(llm: BaseChatModel, prompt: str | list[BaseMessage], schem
 def message_text(content: Any) -> str:
     """Message content as text (providers may return a list of content blocks)."""
     if isinstance(content, list):
-        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content)
-    return str(content or "")
+        return "".join(_block_text(b) for b in content)
+    return "" if content is None else str(content)
+
+
+def _block_text(block: Any) -> str:
+    """A content block's text: {"text": None} is no text, a number is its digits, images are nothing."""
+    if isinstance(block, str):
+        return block
+    value = block.get("text") if isinstance(block, dict) else None
+    return "" if value is None or isinstance(value, (dict, list)) else str(value)
 
 
 def cached(llm: BaseChatModel, path: str | Path | bool | None = True) -> BaseChatModel:

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import os
 import re
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from retrieval.errors import FramesAgentError, InstallError
 
 KEY_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+# Query parameters that carry credentials in the URLs of hosted and proxied model servers.
+SECRET_PARAMS = {"key", "api_key", "apikey", "api-key", "token", "access_token", "auth", "password", "secret",
+                 "sig", "signature", "code"}
 
 
 class LLMError(FramesAgentError):
@@ -73,3 +77,23 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     text = re.sub(r"\b(sk-|AIza)[A-Za-z0-9_\-*]{6,}", "***", text)
     text = " ".join(text.split())
     return text[:300]
+
+
+def redact_url(url: str | None) -> str | None:
+    """url with its user:password and credential query parameters masked (None stays None)."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # noqa: F841 - a bad port raises here, and the URL is then masked whole
+    except ValueError:
+        return redact(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if any(k.lower() in SECRET_PARAMS for k, _ in pairs):
+        query = urlencode([(k, "***" if k.lower() in SECRET_PARAMS else v) for k, v in pairs], safe="*")
+    else:
+        query = parts.query
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))

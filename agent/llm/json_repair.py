@@ -94,8 +94,11 @@ def _python_literals(text: str) -> str:
 
 
 def _decode(text: str) -> tuple[Any, bool]:
-    """(value, text after the value was ignored)."""
-    value, end = json.JSONDecoder().raw_decode(text.strip())
+    """(value, text after the value was ignored); ValueError when nothing decodes."""
+    try:
+        value, end = json.JSONDecoder().raw_decode(text.strip())
+    except RecursionError:  # a looping small model can open a thousand brackets
+        raise ValueError("JSON nested too deeply") from None
     return value, bool(text.strip()[end:].strip())
 
 

@@ -11,6 +11,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
 from agent.llm import errors as E
+from agent.llm.calls import message_text
 
 # A local server (llama.cpp, vLLM, Ollama) ignores the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
@@ -18,8 +19,11 @@ PLACEHOLDER_KEY = "not-needed"
 
 def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str | None = None) -> Exception:
     """Our one-line error for an openai exception (others pass through)."""
-    where = base_url or "api.openai.com"
+    where = E.redact_url(base_url) or "api.openai.com"
     model = spec.split(":", 1)[-1]
+    if isinstance(exc, ValueError) and not isinstance(exc, E.LLMError):  # a 200 reply that is not JSON (an HTML page)
+        return E.ServerError(f"{spec}: {where} answered with something that is not JSON "
+                             "(is it an OpenAI-compatible /v1 URL?)")
     if isinstance(exc, E.LLMError) or not isinstance(exc, openai.OpenAIError):
         return exc
     detail = E.redact(str(getattr(exc, "message", exc)), (key or "",))
@@ -78,10 +82,24 @@ class OpenAICompatChat(ChatOpenAI):
         return result
 
     def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
-        """Cache key part: the spec and the sampling parameters, not timeouts or keys."""
-        params = {k: v for k, v in self._default_params.items() if k not in ("stream", "model")}
-        return json.dumps({"spec": self.spec or self.model_name, "params": params, "stop": stop,
-                           "kwargs": kwargs}, sort_keys=True, default=str)
+        """Cache key part: the spec, the server, the sampling parameters and schema; not timeouts or keys."""
+        params = {k: v for k, v in self._default_params.items() if k not in ("stream", "model", "timeout")}
+        # Two servers may serve a model of the same name with different answers; credentials are masked
+        # because the key is stored in the cache file.
+        server = E.redact_url(self.openai_api_base) or "api.openai.com"
+        return json.dumps({"spec": self.spec or self.model_name, "server": server, "params": params,
+                           "stop": stop, "kwargs": kwargs}, sort_keys=True, default=str)
+
+    def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
+        # Some servers reply with content blocks ({"text": null}, {"text": 5}); langchain-core's
+        # ChatGeneration joins block texts and raises TypeError on a non-string, so flatten them first.
+        if hasattr(response, "model_dump"):
+            response = response.model_dump(warnings=False)
+        for choice in (response.get("choices") if isinstance(response, dict) else None) or []:
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if isinstance(message, dict) and isinstance(message.get("content"), list):
+                message["content"] = message_text(message["content"])
+        return super()._create_chat_result(response, generation_info)
 
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
         with self._mapped_errors():

@@ -113,3 +113,15 @@ def test_usage_tracker_forgets_failed_calls():
     with pytest.raises(QuotaError):
         ScriptedLLM([QuotaError("x")]).invoke("hello", config={"callbacks": [tracker]})
     assert tracker.usage.calls == 0 and not tracker._prompts
+
+
+@pytest.mark.parametrize("content, text", [
+    ([{"type": "text", "text": None}], ""),
+    ([{"text": "a"}, {"text": 7}, {"type": "image_url", "image_url": {"url": "x"}}, "b"], "a7b"),
+    (None, ""),
+    ("plain", "plain"),
+])
+def test_message_text_of_odd_content_blocks(content, text):
+    from agent.llm.calls import message_text
+
+    assert message_text(content) == text

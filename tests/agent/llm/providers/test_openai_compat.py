@@ -60,13 +60,14 @@ class FakeOpenAI:
                     pass
 
             def _reply(self, status: int, payload: object, headers: dict) -> None:
-                streamed = isinstance(payload, list)
+                streamed, page = isinstance(payload, list), isinstance(payload, bytes)
                 self.send_response(status)
-                self.send_header("Content-Type", "text/event-stream" if streamed else "application/json")
+                self.send_header("Content-Type", "text/html" if page else
+                                 "text/event-stream" if streamed else "application/json")
                 for k, v in headers.items():
                     self.send_header(k, v)
-                data = ("".join(f"data: {json.dumps(c)}\n\n" for c in payload) + "data: [DONE]\n\n" if streamed
-                        else json.dumps(payload)).encode()
+                data = payload if page else ("".join(f"data: {json.dumps(c)}\n\n" for c in payload) + "data: [DONE]\n\n"
+                                             if streamed else json.dumps(payload)).encode()
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -218,3 +219,41 @@ def test_async_calls(fake, env):
 
     first, second = asyncio.run(run())
     assert first.content == '{"queries": ["a"]}' and second.content == "b"
+
+
+HTML = b"<!doctype html><html><body>Welcome to nginx!</body></html>"
+
+
+@pytest.mark.parametrize("content_type_json", [False, True])
+def test_an_html_page_with_status_200_is_an_llm_error(fake, env, content_type_json):
+    fake.add(200, HTML, {"Content-Type": "application/json"} if content_type_json else {})
+    with pytest.raises(E.LLMError, match="not JSON") as err:
+        resolve_model("openai:m", base_url=fake.url, max_retries=0).invoke("x")
+    assert "\n" not in str(err.value)
+
+
+def test_cache_entries_are_per_server(fake, env, tmp_path):
+    other = FakeOpenAI()
+    try:
+        fake.add(200, completion("from A"))
+        other.add(200, completion("from B"))
+        cache = tmp_path / "calls.sqlite"
+        first = resolve_model("openai:same-name", base_url=fake.url, cache=cache).invoke("q")
+        second = resolve_model("openai:same-name", base_url=other.url, cache=cache).invoke("q")
+        assert (first.content, second.content) == ("from A", "from B")
+        assert len(other.requests) == 1
+    finally:
+        other.close()
+
+
+def test_cache_key_masks_credentials_in_the_base_url(env):
+    llm = resolve_model("openai:m", base_url="http://user:sk-hidden-123456@host:9/v1?api_key=abc123")
+    key = llm._get_llm_string()
+    assert "sk-hidden" not in key and "abc123" not in key and "host:9" in key
+
+
+def test_content_blocks_with_null_or_number_text(fake, env):
+    body = completion("")
+    body["choices"][0]["message"]["content"] = [{"type": "text", "text": "It is "}, {"text": None}, {"text": 42}]
+    fake.add(200, body)
+    assert resolve_model("openai:m", base_url=fake.url).invoke("x").content == "It is 42"
