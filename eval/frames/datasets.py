@@ -1,13 +1,11 @@
 """FRAMES questions: the original TSV/CSV layout, JSONL, or the Hugging Face dataset, as typed Questions."""
 from __future__ import annotations
 
-import ast
 import csv
 import json
 import math
 import os
 import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from eval.errors import DataError, MissingExtraError
 from eval.rundir import file_fingerprint
+from eval.frames.table import LINE_KEY, list_cell, read_table
 from retrieval.lucene.searcher import normalize_title
 from retrieval.paths import shared_dir
 
@@ -94,18 +93,19 @@ def split_urls(cell: str) -> list[str]:
 def load_questions(spec: str | os.PathLike | None = None, limit: int | None = None) -> Dataset:
     """Questions from a TSV/CSV/JSONL path or `hf:<dataset>` (default: default_data())."""
     spec = str(spec) if spec is not None else default_data()
+    notes: list[str] = []
     if spec.startswith(HF_PREFIX):
         rows, fingerprint = _hf_rows(spec[len(HF_PREFIX):]), spec
     else:
         path = Path(spec).expanduser()
-        rows, fingerprint = _file_rows(path), file_fingerprint(path)
+        rows, fingerprint = _file_rows(path, notes), file_fingerprint(path)
     if limit is not None and limit < 1:
         raise DataError(f"--limit must be at least 1, got {limit}")
-    return _parse_rows(rows, spec, fingerprint, limit)
+    return _parse_rows(rows, spec, fingerprint, limit, notes)
 
 
 # --- reading -----------------------------------------------------------------------------------------------
-def _file_rows(path: Path) -> list[dict]:
+def _file_rows(path: Path, notes: list[str]) -> list[dict]:
     if not path.exists():
         raise DataError(f"no data file at {path}: give --data PATH, set FRAMES_DATA, or, online, "
                         "--data hf:google/frames-benchmark (pip install -e '.[hf]')")
@@ -121,7 +121,7 @@ def _file_rows(path: Path) -> list[dict]:
         raise DataError(f"data file {path} is empty")
     if path.suffix.lower() in (".jsonl", ".json") or text.lstrip().startswith("{"):
         return _jsonl_rows(text, path)
-    return _table_rows(text, path)
+    return _table_rows(text, path, notes)
 
 
 def _jsonl_rows(text: str, path: Path) -> list[dict]:
@@ -139,13 +139,11 @@ def _jsonl_rows(text: str, path: Path) -> list[dict]:
     return rows
 
 
-def _table_rows(text: str, path: Path) -> list[dict]:
+def _table_rows(text: str, path: Path, notes: list[str]) -> list[dict]:
     header = text.split("\n", 1)[0]
     delimiter = "," if path.suffix.lower() == ".csv" or ("\t" not in header and "," in header) else "\t"
-    csv.field_size_limit(sys.maxsize)
     try:
-        reader = csv.DictReader(text.splitlines(keepends=True), delimiter=delimiter)
-        return [{k: v for k, v in row.items() if k is not None} for row in reader]
+        return read_table(text, delimiter, notes)
     except csv.Error as exc:
         raise DataError(f"{path} is not a readable {'CSV' if delimiter == ',' else 'TSV'} file: {exc}") from exc
 
@@ -169,15 +167,16 @@ def _column(columns: Iterable[str], role: str) -> str | None:
     return next((lowered[a] for a in _ALIASES[role] if a in lowered), None)
 
 
-def _parse_rows(rows: list[dict], source: str, fingerprint: str, limit: int | None = None) -> Dataset:
+def _parse_rows(rows: list[dict], source: str, fingerprint: str, limit: int | None = None,
+                notes: list[str] | None = None) -> Dataset:
     if not rows:
         raise DataError(f"{source} holds no questions")
-    columns = list(rows[0].keys())
+    columns = [c for c in rows[0] if c != LINE_KEY]
     prompt_col, answer_col = _column(columns, "prompt"), _column(columns, "answer")
     missing = [name for name, col in (("Prompt", prompt_col), ("Answer", answer_col)) if col is None]
     if missing:
         raise DataError(f"{source} lacks column(s) {', '.join(missing)} (found: {', '.join(map(str, columns[:20]))})")
-    dataset = Dataset([], source, fingerprint)
+    dataset = Dataset([], source, fingerprint, list(notes or []))
     link_cols = [c for c in columns if c and _LINK_COLUMN.match(c.strip())]
     if not link_cols and "wiki_links" not in columns:
         dataset.warnings.append("no wiki_links / wikipedia_link_* columns: gold-article recall cannot be measured")
@@ -211,7 +210,8 @@ def _parse_row(row: dict, number: int, prompt_col: str, answer_col: str, link_co
     qid = _row_id(row, number)
     prompt, answer = _text(row.get(prompt_col)), _text(row.get(answer_col))
     if not prompt or not answer:
-        warnings.append(f"question {qid}: empty {'prompt' if not prompt else 'answer'}; skipped")
+        line = f" (line {row[LINE_KEY]})" if LINE_KEY in row else ""
+        warnings.append(f"question {qid}{line}: empty {'prompt' if not prompt else 'answer'}; skipped")
         return None
     urls = _gold_urls(row, link_cols, qid, warnings)
     return Question(id=qid, prompt=prompt, answer=answer, reasoning_types=_reasoning_types(row, qid, warnings),
@@ -244,20 +244,13 @@ def _reasoning_types(row: dict, qid: str, warnings: list[str]) -> tuple[str, ...
 def _listed_links(raw: object, qid: str, warnings: list[str]) -> list[str]:
     if isinstance(raw, (list, tuple)):
         return [str(u) for u in raw]
-    text = _text(raw)
-    if not text:
+    if raw is None or not str(raw).strip():
         return []
-    try:
-        value = ast.literal_eval(text)  # a Python-list string; literal_eval never runs code
-    except (ValueError, SyntaxError):
-        warnings.append(f"question {qid}: wiki_links is not a list literal; using the link columns")
+    links, problem = list_cell(str(raw))  # never evaluates code, bounded in size
+    if links is None:
+        warnings.append(f"question {qid}: wiki_links {problem}; using the link columns")
         return []
-    if isinstance(value, str):
-        return [value]
-    if not isinstance(value, (list, tuple)):
-        warnings.append(f"question {qid}: wiki_links is not a list; using the link columns")
-        return []
-    return [str(u) for u in value]
+    return links
 
 
 def _gold_urls(row: dict, link_cols: list[str], qid: str, warnings: list[str]) -> list[str]:

@@ -46,7 +46,7 @@ def test_encoded_titles_fragments_mobile_and_index_php_links(edge):
 def test_empty_answer_skipped_and_odd_rows_warned(edge):
     assert [q.id for q in edge.questions] == ["0", "1", "2", "4"]
     text = "\n".join(edge.warnings)
-    assert "question 3: empty answer; skipped" in text
+    assert "question 3 (line 6): empty answer; skipped" in text
     assert "unknown reasoning type 'Telepathic reasoning'" in text
     assert "question 4: wiki_links is not a list literal" in text
     assert edge.questions[3].gold_titles == ()
@@ -192,3 +192,48 @@ def test_hf_without_the_datasets_package_is_an_install_error(monkeypatch):
     with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[hf\]'$") as err:
         load_questions("hf:google/frames-benchmark")
     assert isinstance(err.value, InstallError)
+
+
+def test_a_stray_quote_never_swallows_the_rows_after_it(tmp_path):
+    path = tmp_path / "q.tsv"
+    path.write_text("Unnamed: 0\tPrompt\tAnswer\twiki_links\n"
+                    "0\tFirst?\tA\t\n"
+                    '1\t"Stray quote in this prompt?\tB\t\n'
+                    "2\tThird?\tC\t\n"
+                    "3\tFourth?\tD\t\n", encoding="utf-8")
+    data = load_questions(path)
+    assert [(q.id, q.answer) for q in data.questions] == [("0", "A"), ("1", "B"), ("2", "C"), ("3", "D")]
+    assert data.questions[1].prompt == '"Stray quote in this prompt?'
+    assert any(w.startswith("line 3: unbalanced quote") for w in data.warnings)
+
+
+def test_a_row_with_too_few_fields_is_named_by_line(tmp_path):
+    path = tmp_path / "q.tsv"
+    path.write_text("Prompt\tAnswer\twiki_links\nQ1?\tA\t\nQ2 only\n\nQ3?\tC\t\n", encoding="utf-8")
+    data = load_questions(path)
+    assert [q.answer for q in data.questions] == ["A", "C"]
+    text = "\n".join(data.warnings)
+    assert "line 3: 1 fields where the header has 3" in text and "(line 3): empty answer" in text
+
+
+@pytest.mark.parametrize("cell, problem", [
+    ("-" * 200000 + "1", "holds 200,001 characters"),
+    ("[" + ", ".join(["'https://en.wikipedia.org/wiki/X'"] * 200000) + "]", "characters (limit"),
+    ("[" * 50000, "not a list literal"),
+    ("['https://en.wikipedia.org/wiki/A', 1 + 2]", "not a list literal"),
+], ids=["dashes", "six-megabyte-list", "unclosed-brackets", "expression"])
+def test_hostile_wiki_links_cells_are_bounded(tmp_path, cell, problem):
+    path = tmp_path / "q.tsv"
+    path.write_text(f"Prompt\tAnswer\twiki_links\nQ?\tA\t{cell}\n", encoding="utf-8")
+    data = load_questions(path)
+    assert data.questions[0].gold_titles == ()
+    assert problem in data.warnings[0] and len(data.warnings[0]) < 200
+
+
+def test_wiki_links_single_string_and_escaped_quotes(tmp_path):
+    path = tmp_path / "q.jsonl"
+    rows = [{"Prompt": "Q?", "Answer": "A", "wiki_links": "'https://en.wikipedia.org/wiki/Olse_River'"},
+            {"Prompt": "Q2?", "Answer": "B", "wiki_links": "['https://en.wikipedia.org/wiki/McDonald\\'s']"}]
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    data = load_questions(path)
+    assert data.questions[0].gold_titles == ("Olse River",) and data.questions[1].gold_titles == ("McDonald's",)
