@@ -37,10 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return its exit code."""
-    from retrieval.errors import FramesAgentError
+    _tolerant_streams()
+    try:  # the parser too: Ctrl-C while the command modules import must not print a traceback
+        from retrieval.errors import FramesAgentError
 
-    args = build_parser().parse_args(argv)
-    try:
+        args = build_parser().parse_args(_checked_args(sys.argv[1:] if argv is None else argv))
         return int(args.handler(args) or 0)
     except FramesAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -48,11 +49,39 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; finished work is saved", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `... | head` stopped reading: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except (PermissionError, NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
+        # A path the user gave (--out, --cache, ...) that cannot be used as asked.
+        print(f"error: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return 2
     except Exception as exc:  # a bug, not bad input: still one line unless asked for more
         if os.environ.get("FRAMES_AGENT_DEBUG"):
             raise
         print(f"error: unexpected {type(exc).__name__}: {exc} (FRAMES_AGENT_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
+
+
+def _checked_args(argv: list[str]) -> list[str]:
+    """argv, refusing text that is not UTF-8 (bytes Python could not decode), unless it names an existing path."""
+    from retrieval.errors import UsageError
+
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            if not os.path.exists(arg):
+                shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                raise UsageError(f"argument '{shown[:80]}' is not valid UTF-8 text") from None
+    return argv
+
+
+def _tolerant_streams() -> None:
+    """Never die printing: odd characters are escaped when the terminal's encoding cannot show them."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 if __name__ == "__main__":

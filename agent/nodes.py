@@ -74,8 +74,8 @@ class Nodes:
         # calls well below what callers ask for, so the agent brings its own (threads start on demand).
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
         self.plan_schema = plan_schema(config.k, config.max_tool_calls if tools else 0)
-        plan_prompt.check(PLAN_VARIABLES | set(config.variables))
-        answer_prompt.check(ANSWER_VARIABLES | set(config.variables))
+        plan_prompt.check(PLAN_VARIABLES | set(config.variables), required={"question"})
+        answer_prompt.check(ANSWER_VARIABLES | set(config.variables), required=ANSWER_VARIABLES)
 
     @staticmethod
     def _cap(max_tokens: int | None) -> dict[str, int]:

@@ -24,12 +24,17 @@ class Prompt:
         """Names of the {variables} in the template."""
         return set(_VARIABLE.findall(self.text))
 
-    def check(self, known: set[str]) -> None:
-        """Fail if the template uses a variable outside `known`."""
+    def check(self, known: set[str], required: set[str] = frozenset()) -> None:
+        """Fail if the template uses a variable outside `known` or lacks one of `required`."""
         unknown = sorted(self.variables - known)
         if unknown:
             raise PromptError(f"prompt {self.name!r} uses unknown variable(s) {', '.join('{'+u+'}' for u in unknown)}; "
                               f"known: {', '.join(sorted(known))}")
+        # A template without {question} is valid text, but the model would never see what it is asked.
+        missing = sorted(required - self.variables)
+        if missing:
+            raise PromptError(f"prompt {self.name!r} never uses {', '.join('{'+m+'}' for m in missing)}: "
+                              "the model would not see it; add the variable to the template")
 
     def render(self, **values: object) -> str:
         """Fill every variable; a missing one is an error, never an empty string."""
@@ -45,6 +50,8 @@ def available_prompts() -> list[str]:
 def load_prompt(name_or_path: str) -> Prompt:
     """A shipped prompt by name ("planning") or a user's prompt file by path."""
     path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        raise PromptError(f"prompt {path} is a directory; give a prompt file or a shipped prompt name")
     if not path.is_file():
         shipped = PROMPTS_DIR / f"{name_or_path}.txt"
         if not shipped.is_file():

