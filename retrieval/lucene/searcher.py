@@ -6,6 +6,7 @@ while the Java classes it wraps load in well under a second.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
@@ -28,6 +29,11 @@ from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's
 from retrieval.types import Document
 
 _WORD = re.compile(r"\w")
+_TERM = re.compile(r"\w+")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable input bytes; the JVM cannot encode them
+# Lucene refuses a query of more than 1,024 clauses (TooManyClauses); stay under it with room to spare.
+MAX_TERMS = 1000
+_log = logging.getLogger(__name__)
 
 
 def normalize_title(title: str) -> str:
@@ -148,7 +154,8 @@ class BM25Retriever:
             try:
                 return [_hit_tuple(hit) for hit in self._searcher.search(query, k)]
             except self._java_error as exc:
-                raise RetrievalError(f"search failed for {query!r}: {_first_line(exc)}") from exc
+                shown = query if len(query) <= 80 else query[:77] + "..."
+                raise RetrievalError(f"search failed for {shown!r}: {_first_line(exc)[:200]}") from exc
 
     def _java_batch(self, queries: list[str], k: int) -> list[list[tuple[str, float, str | None]]]:
         with self._lock:
@@ -159,7 +166,7 @@ class BM25Retriever:
             try:
                 results = self._searcher.batch_search(texts, qids, k, min(self.threads, len(queries)))
             except self._java_error as exc:
-                raise RetrievalError(f"batch search failed: {_first_line(exc)}") from exc
+                raise RetrievalError(f"batch search failed: {_first_line(exc)[:200]}") from exc
             return [[_hit_tuple(hit) for hit in (results.get(str(i)) or [])] for i in range(len(queries))]
 
     def _java_raw(self, doc_id: str) -> str | None:
@@ -232,7 +239,21 @@ def _hit_tuple(hit) -> tuple[str, float, str | None]:
 
 def _plain(query: str) -> str:
     """Query text for Lucene's tokenizer, which would keep "title:Paris" as one token (':' joins letters)."""
-    return query.replace(":", " ")
+    text, dropped = cap_terms(_SURROGATE.sub(" ", query.replace(":", " ")))
+    if dropped:
+        _log.warning("query has more than %d distinct terms: searched the first %d, dropped %d",
+                     MAX_TERMS, MAX_TERMS, dropped)
+    return text
+
+
+def cap_terms(query: str, limit: int = MAX_TERMS) -> tuple[str, int]:
+    """(query keeping only its first `limit` distinct terms, how many distinct terms were dropped)."""
+    terms = _TERM.findall(query)
+    distinct = dict.fromkeys(t.casefold() for t in terms)
+    if len(distinct) <= limit:
+        return query, 0
+    kept = set(list(distinct)[:limit])
+    return " ".join(t for t in terms if t.casefold() in kept), len(distinct) - limit
 
 
 def _check_k(k: int) -> int:

@@ -148,3 +148,16 @@ def test_two_indexes_searched_from_many_threads_do_not_mix(tiny_retriever, passa
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(lambda job: ids(job[0].search(job[1], 2)), jobs))
     assert results == [["brennick"], ["brennick#1", "brennick#0"]] * 50
+
+
+def test_a_query_of_thousands_of_distinct_terms_is_capped_not_refused(tiny_retriever, caplog):
+    words = " ".join(f"zq{i}x" for i in range(3000))
+    with caplog.at_level("WARNING", logger="retrieval.lucene.searcher"):
+        hits = tiny_retriever.search("Gannet Park stadium " + words, k=1)
+        batch = tiny_retriever.batch_search(["Gannet Park " + words, "Brennick"], k=1)
+    assert hits[0].id == "gannet-park" and batch[0][0].id == "gannet-park"
+    assert "dropped 2003" in caplog.text
+
+
+def test_undecodable_bytes_in_a_query_are_ignored(tiny_retriever):
+    assert tiny_retriever.search("Gannet \udcff\udcfe Park", k=1)[0].id == "gannet-park"
