@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import httpx
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, create_model
 
@@ -25,6 +25,9 @@ from retrieval.crag.data import COMPANY_FILE, RECORDED_FILE, CompanyTable, load_
 from retrieval.crag.endpoints import ENDPOINTS, Endpoint
 from retrieval.errors import FramesAgentError
 from retrieval.paths import project_root, shared_dir
+
+# The largest real request body is a few hundred bytes; anything near this limit is a mistake or an attack.
+MAX_BODY_BYTES = 64 * 1024
 
 
 class YearOutOfRange(ValueError):
@@ -111,7 +114,9 @@ class CragBackend:
 def _route(backend: CragBackend, ep: Endpoint) -> Callable[..., Any]:
     model = backend.models[ep.name]
 
-    async def handler(**kwargs: Any) -> Any:
+    # A plain def: FastAPI runs it on its thread pool, so one slow lookup does not stall the event loop
+    # (and with it every other request).
+    def handler(**kwargs: Any) -> Any:
         body = kwargs["body"].model_dump() if model is not None else None
         try:
             result = backend.answer(ep, body)
@@ -132,6 +137,10 @@ def create_app(data_dir: str | Path | None = None) -> FastAPI:
     app = FastAPI(title="CRAG API (frames-agent compatible server)",
                   description="Company table and recorded replies of Meta's CRAG mock API")
 
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next: Callable[[Request], Any]) -> Any:
+        return _body_refusal(request.headers) or await call_next(request)
+
     @app.get("/")
     async def root() -> dict[str, str]:
         return {"message": "The CRAG API service is running"}
@@ -140,6 +149,18 @@ def create_app(data_dir: str | Path | None = None) -> FastAPI:
         app.post(ep.path, name=ep.name)(_route(backend, ep))
     app.state.backend = backend
     return app
+
+
+def _body_refusal(headers: Any) -> JSONResponse | None:
+    """413 for a body over MAX_BODY_BYTES, 411 for a streamed body of unknown size; None when acceptable."""
+    length = headers.get("content-length")
+    if length is None:
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            return JSONResponse({"detail": "send a Content-Length: streamed bodies are not accepted"}, status_code=411)
+        return None
+    if not length.strip().isdigit() or int(length) > MAX_BODY_BYTES:
+        return JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes"}, status_code=413)
+    return None
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -151,10 +172,12 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def check_port(host: str, port: int) -> None:
     """Raise a one-line error when the port cannot be bound."""
+    if not 0 <= port <= 65535:
+        raise FramesAgentError(f"--port {port} is not a TCP port (0-65535)")
     with socket.socket() as s:
         try:
             s.bind((host, port))
-        except OSError as exc:
+        except (OSError, OverflowError) as exc:
             raise FramesAgentError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port") from None
 
 
