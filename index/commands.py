@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 
 PREVIEW_CHARS = 300
 
@@ -46,6 +47,10 @@ def run_build(args: argparse.Namespace) -> int:
     path = build_named(spec, name, threads=args.threads, force=args.force, progress=True)
     manifest = finished_manifest(path) or {}
     print(f"index {name}: {manifest.get('docs')} {args.unit} docs from {manifest.get('articles')} articles at {path}")
+    empty, repeats = manifest.get("skipped_empty") or 0, manifest.get("skipped_duplicates") or 0
+    if empty or repeats:
+        print(f"note: skipped {empty} article(s) without text and {repeats} repeating an earlier id (first kept)",
+              file=sys.stderr)
     return 0
 
 

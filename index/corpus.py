@@ -92,9 +92,12 @@ def _open_binary(path: Path, raw: BinaryIO) -> BinaryIO:
 def read_jsonl(path: Path, progress: Progress | None = None) -> Iterator[Article]:
     """Articles of a JSONL file of {id, title, contents}; a bad line raises CorpusError naming file:line."""
     with open(path, "rb") as raw:
-        text = io.TextIOWrapper(_open_binary(path, raw), encoding="utf-8", errors="replace")
+        # utf-8-sig: editors on Windows start files with a byte-order mark, which is not part of the first line.
+        text = io.TextIOWrapper(_open_binary(path, raw), encoding="utf-8-sig", errors="replace")
         try:
             for number, line in enumerate(text, start=1):
+                if not line.strip():  # blank lines (a trailing one above all) hold no document
+                    continue
                 yield _parse_line(line, f"{path}:{number}")
                 if progress is not None and number % 256 == 0:
                     progress(raw.tell())

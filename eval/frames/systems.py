@@ -124,7 +124,10 @@ class WikipediaFetcher:
 
 def _wikipedia_page(title: str) -> tuple[str, str]:
     import wikipedia
+    from wikipedia import wikipedia as api
 
+    # The package's endpoint is plain http, so anyone on the path could change what the oracle reads.
+    api.API_URL = api.API_URL.replace("http://", "https://", 1)
     page = wikipedia.page(title, auto_suggest=False, redirect=True)
     return page.title, page.content
 

@@ -79,8 +79,6 @@ def test_read_jsonl_drops_a_leading_title_line(tmp_path):
 
 
 @pytest.mark.parametrize("line, message", [
-    ("", "empty line"),
-    ("   ", "empty line"),
     ("{not json", "malformed JSON"),
     ("[1, 2]", "expected a JSON object"),
     ('{"title": "x", "contents": "y"}', "missing or empty 'id'"),

@@ -108,7 +108,7 @@ def test_missing_corpus_file(index_home, tmp_path, capsys):
     assert "XML dump not found" in one_line_error(capsys, code)
 
 
-@pytest.mark.parametrize("bad_line, message", [("", "empty line"), ("{oops", "malformed JSON")])
+@pytest.mark.parametrize("bad_line, message", [("{oops", "malformed JSON"), ('["a"]', "expected a JSON object")])
 def test_bad_jsonl_line_names_file_and_line(index_home, tmp_path, capsys, bad_line, message):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"id": "1", "title": "A", "contents": "a"}\n' + bad_line + "\n")
@@ -130,3 +130,16 @@ def test_default_index_names():
     assert default_index_name([], "passage") == "default-passage"
     assert default_index_name(["/d/enwiki-latest-pages-articles.xml.bz2"], "article") == "enwiki-latest-pages-articles"
     assert default_index_name(["data/my corpus.jsonl.gz"], "passage") == "my-corpus-passage"
+
+
+def test_bom_blank_lines_duplicates_and_empty_articles_build_and_are_counted(index_home, tmp_path, capsys):
+    corpus = tmp_path / "c.jsonl"
+    lines = ['{"id": "1", "title": "Alder", "contents": "alder trees"}', "",
+             '{"id": "2", "title": "Birch", "contents": "birch bark"}',
+             '{"id": "1", "title": "Alder again", "contents": "a repeat"}',
+             '{"id": "3", "title": "Empty", "contents": "  "}', "", ""]
+    corpus.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode())
+    code = cli.main(["index", "build", "--corpus", str(corpus), "--name", "x", "--threads", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "2 article docs from 2 articles" in out
+    assert "skipped 1 article(s) without text and 1 repeating an earlier id" in err
