@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from eval.errors import DataError, MissingExtraError
+from eval.errors import DataError
+from eval.frames.hub import hub_rows
 from eval.rundir import file_fingerprint
 from eval.frames.table import LINE_KEY, list_cell, read_table
 from retrieval.lucene.searcher import normalize_title
@@ -95,7 +96,7 @@ def load_questions(spec: str | os.PathLike | None = None, limit: int | None = No
     spec = str(spec) if spec is not None else default_data()
     notes: list[str] = []
     if spec.startswith(HF_PREFIX):
-        rows, fingerprint = _hf_rows(spec[len(HF_PREFIX):]), spec
+        rows, fingerprint = hub_rows(spec[len(HF_PREFIX):]), spec
     else:
         path = Path(spec).expanduser()
         rows, fingerprint = _file_rows(path, notes), file_fingerprint(path)
@@ -146,19 +147,6 @@ def _table_rows(text: str, path: Path, notes: list[str]) -> list[dict]:
         return read_table(text, delimiter, notes)
     except csv.Error as exc:
         raise DataError(f"{path} is not a readable {'CSV' if delimiter == ',' else 'TSV'} file: {exc}") from exc
-
-
-def _hf_rows(name: str) -> list[dict]:
-    try:
-        import datasets  # only online users of hf:google/frames-benchmark need it
-    except ImportError as exc:
-        raise MissingExtraError("hf: data needs the `datasets` package: pip install -e '.[hf]'") from exc
-    try:
-        loaded = datasets.load_dataset(name or "google/frames-benchmark", split="test")
-    except Exception as exc:  # offline, unknown dataset, hub errors: all one line for the user
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"cannot load Hugging Face dataset {name!r} (needs internet): {first}") from exc
-    return [dict(row) for row in loaded]
 
 
 # --- parsing -----------------------------------------------------------------------------------------------
