@@ -6,17 +6,18 @@ import importlib
 import os
 import sys
 
-# Each module exposes register(subparsers); handlers import their heavy dependencies lazily.
-COMMAND_MODULES = (
-    "index.commands",  # index build, search
-    "agent.llm.commands",  # llm
-    "agent.commands",  # ask
-    "eval.frames.commands",  # frames, compare, report
-    "eval.crag.commands",  # crag, crag-server
-    "agent.serve.commands",  # serve
-    "agent.mcp.commands",  # mcp
-    "eval.commands",  # rejudge
-)
+# Each module exposes register(subparsers) for the commands listed beside it; handlers import their heavy
+# dependencies lazily, and only the module of the command being run is imported (a typo or --help imports all).
+COMMAND_MODULES = {
+    "index.commands": ("index", "search"),
+    "agent.llm.commands": ("llm",),
+    "agent.commands": ("ask",),
+    "eval.frames.commands": ("frames", "compare", "report"),
+    "eval.crag.commands": ("crag", "crag-server"),
+    "agent.serve.commands": ("serve",),
+    "agent.mcp.commands": ("mcp",),
+    "eval.commands": ("rejudge",),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,11 +27,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see: {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with every package's subcommands."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every package's subcommands (or only the package that serves `command`)."""
     parser = _Parser(prog="cli.py", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    modules = [m for m, names in COMMAND_MODULES.items() if command in names] or list(COMMAND_MODULES)
+    for name in modules:
         importlib.import_module(name).register(sub)
     return parser
 
@@ -41,7 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     try:  # the parser too: Ctrl-C while the command modules import must not print a traceback
         from retrieval.errors import FramesAgentError
 
-        args = build_parser().parse_args(_checked_args(sys.argv[1:] if argv is None else argv))
+        argv = _checked_args(sys.argv[1:] if argv is None else argv)
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
         return int(args.handler(args) or 0)
     except FramesAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)

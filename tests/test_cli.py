@@ -9,7 +9,7 @@ import cli
 
 
 def test_ctrl_c_while_commands_import_is_one_line(monkeypatch, capsys):
-    def slow_import() -> argparse.ArgumentParser:
+    def slow_import(command: str | None = None) -> argparse.ArgumentParser:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", slow_import)
@@ -38,7 +38,7 @@ def test_unusable_paths_are_user_errors(monkeypatch, capsys, exc):
 
     parser = argparse.ArgumentParser()
     parser.set_defaults(handler=handler)
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: parser)
     assert cli.main([]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and exc.filename in err and "unexpected" not in err

@@ -185,8 +185,8 @@ def serve(data_dir: str | Path | None, host: str, port: int) -> None:
     """Serve the compatible API with uvicorn until interrupted."""
     import uvicorn
 
+    check_port(host, port)  # before loading the data: a bad --port fails at once
     app = create_app(data_dir)
-    check_port(host, port)
     print(f"CRAG API server on http://{host}:{port} (data: {app.state.backend.data_dir}); Ctrl-C stops",
           file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
