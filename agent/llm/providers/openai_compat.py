@@ -5,6 +5,7 @@ import contextlib
 import json
 import os
 from typing import Any, AsyncIterator, Iterator
+from urllib.parse import urlsplit
 
 import openai
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
@@ -26,7 +27,8 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
                              "(is it an OpenAI-compatible /v1 URL?)")
     if isinstance(exc, E.LLMError) or not isinstance(exc, openai.OpenAIError):
         return exc
-    detail = E.redact(str(getattr(exc, "message", exc)), (key or "",))
+    password = _url_password(base_url)
+    detail = E.redact(str(getattr(exc, "message", exc)), (key or "", password))
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return E.AuthError(f"{spec}: the server rejected the API key (check OPENAI_API_KEY)")
     if isinstance(exc, openai.NotFoundError):
@@ -40,6 +42,13 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
     if isinstance(exc, openai.InternalServerError):
         return E.ServerError(f"{spec}: server error from {where} after retries: {detail}")
     return E.LLMError(f"{spec}: request failed: {detail}")
+
+
+def _url_password(url: str | None) -> str:
+    try:
+        return urlsplit(url or "").password or ""
+    except ValueError:
+        return ""
 
 
 class OpenAICompatChat(ChatOpenAI):
@@ -132,7 +141,7 @@ def make_openai_chat(model: str, *, base_url: str | None = None, timeout: float 
     if key is None and base_url is None:
         raise E.MissingKeyError("openai: set OPENAI_API_KEY (or give --base-url / OPENAI_BASE_URL for a local server)")
     if base_url and not base_url.startswith(("http://", "https://")):
-        raise E.ModelSpecError(f"openai: base URL must start with http:// or https://, got {base_url!r}")
+        raise E.ModelSpecError(f"openai: base URL must start with http:// or https://, got {E.redact_url(base_url)!r}")
     # The client's own retry loop backs off exponentially on 408/409/429/5xx and timeouts,
     # honours Retry-After, and stops after max_retries.
     return OpenAICompatChat(model=model, spec=f"openai:{model}", base_url=base_url,

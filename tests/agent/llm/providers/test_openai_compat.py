@@ -257,3 +257,18 @@ def test_content_blocks_with_null_or_number_text(fake, env):
     body["choices"][0]["message"]["content"] = [{"type": "text", "text": "It is "}, {"text": None}, {"text": 42}]
     fake.add(200, body)
     assert resolve_model("openai:m", base_url=fake.url).invoke("x").content == "It is 42"
+
+
+def test_credentials_in_the_base_url_never_reach_an_error(env):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    url = f"http://alice:sk-url-secret-987654@127.0.0.1:{closed}/v1?api_key=AIzaQUERYSECRET"
+    with pytest.raises(E.UnreachableError) as err:
+        resolve_model("openai:m", base_url=url, max_retries=0).invoke("x")
+    message = str(err.value)
+    assert "sk-url-secret" not in message and "QUERYSECRET" not in message and "alice" not in message
+    assert f"***@127.0.0.1:{closed}/v1" in message
+    with pytest.raises(E.ModelSpecError) as err:
+        resolve_model("openai:m", base_url="ftp://bob:hunter2-pass@host/v1")
+    assert "hunter2" not in str(err.value)
