@@ -17,6 +17,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, ValidationError
 
 from agent.config import AgentConfig
+from agent.deadline import aiterate_within, await_within, call_within, iterate_within
 from agent.errors import AgentError
 from agent.graph import build_graph, build_nodes
 from agent.llm.usage import UsageTracker
@@ -39,11 +40,11 @@ _RECURSION_PER_STEP = 4
 Question = str | dict[str, Any]  # a question, or {"question", "variables"?, "answer"?}
 
 
-def _resolve(llm: BaseChatModel | str) -> BaseChatModel:
+def _resolve(llm: BaseChatModel | str, timeout: float | None) -> BaseChatModel:
     if isinstance(llm, str):
         from agent.llm import resolve_model
 
-        return resolve_model(llm)
+        return resolve_model(llm, timeout=timeout)
     return llm
 
 
@@ -85,7 +86,7 @@ class FramesAgent(Runnable[Question, AgentResult]):
     def __init__(self, llm: BaseChatModel | str, retriever: Retriever | Any | None = None,
                  tools: Sequence[BaseTool] = (), config: AgentConfig | None = None) -> None:
         self.config = config or AgentConfig.for_model(llm)
-        self.llm = _resolve(llm)
+        self.llm = _resolve(llm, self.config.timeout)
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
         self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config)
@@ -173,7 +174,8 @@ class FramesAgent(Runnable[Question, AgentResult]):
         started = time.perf_counter()
         state, tracker = self._start(input, variables, answer)
         with self._traced(config, state, tracker) as (run, out):
-            return self._result(self.graph.invoke(state, config=run), tracker, started, out)
+            final = call_within(lambda: self.graph.invoke(state, config=run), self.config.question_timeout)
+            return self._result(final, tracker, started, out)
 
     async def ainvoke(self, input: Question, config: RunnableConfig | None = None, *,
                       variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
@@ -181,7 +183,8 @@ class FramesAgent(Runnable[Question, AgentResult]):
         started = time.perf_counter()
         state, tracker = self._start(input, variables, answer)
         async with self._atraced(config, state, tracker) as (run, out):
-            return self._result(await self.graph.ainvoke(state, config=run), tracker, started, out)
+            final = await await_within(self.graph.ainvoke(state, config=run), self.config.question_timeout)
+            return self._result(final, tracker, started, out)
 
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> Iterator[AgentEvent]:
@@ -190,7 +193,8 @@ class FramesAgent(Runnable[Question, AgentResult]):
         state, tracker = self._start(input, variables, answer)
         final: dict[str, Any] = dict(state)
         with self._traced(config, state, tracker) as (run, out):
-            for mode, chunk in self.graph.stream(state, config=run, stream_mode=["custom", "values"]):
+            events = self.graph.stream(state, config=run, stream_mode=["custom", "values"])
+            for mode, chunk in iterate_within(events, self.config.question_timeout):
                 if mode == "custom":
                     yield chunk
                 else:
@@ -204,7 +208,8 @@ class FramesAgent(Runnable[Question, AgentResult]):
         state, tracker = self._start(input, variables, answer)
         final: dict[str, Any] = dict(state)
         async with self._atraced(config, state, tracker) as (run, out):
-            async for mode, chunk in self.graph.astream(state, config=run, stream_mode=["custom", "values"]):
+            events = self.graph.astream(state, config=run, stream_mode=["custom", "values"])
+            async for mode, chunk in aiterate_within(events, self.config.question_timeout):
                 if mode == "custom":
                     yield chunk
                 else:
@@ -248,7 +253,7 @@ class FramesAgent(Runnable[Question, AgentResult]):
         started = time.perf_counter()
         state, tracker = self._answer_state(question, documents, variables)
         with self._traced(config, state, tracker) as (run, out):
-            state.update(self.nodes.answer(state, run))
+            state.update(call_within(lambda: self.nodes.answer(state, run), self.config.question_timeout))
             return self._result(state, tracker, started, out)
 
     async def aanswer_from(self, question: str, documents: Sequence[Document], *,
@@ -257,5 +262,5 @@ class FramesAgent(Runnable[Question, AgentResult]):
         started = time.perf_counter()
         state, tracker = self._answer_state(question, documents, variables)
         async with self._atraced(config, state, tracker) as (run, out):
-            state.update(await self.nodes.aanswer(state, run))
+            state.update(await await_within(self.nodes.aanswer(state, run), self.config.question_timeout))
             return self._result(state, tracker, started, out)

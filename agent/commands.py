@@ -20,6 +20,11 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", default="wiki", help="wiki, crag, crag:<domain>, comma-separated (default wiki)")
     parser.add_argument("--adaptive", action="store_true", help="stop early when the model says it has enough")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the LLM call cache")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="per LLM request (default 600 for local models, 120 for hosted; retries add attempts)")
+    parser.add_argument("--question-timeout", type=float, default=None, metavar="SECONDS",
+                        help="per question; past it the question fails with the reason "
+                             "(default 1800 local, 900 hosted)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +43,8 @@ def agent_config(args, **overrides):
     from agent.config import AgentConfig
     from agent.errors import AgentError
 
-    fields = {name: getattr(args, name) for name in ("k", "n", "n_docs", "prompt", "adaptive") if hasattr(args, name)}
+    names = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout")
+    fields = {name: getattr(args, name) for name in names if hasattr(args, name)}
     try:
         return AgentConfig.for_model(args.model, **{**fields, **overrides})
     except ValidationError as exc:
@@ -58,7 +64,8 @@ def build_agent(args: argparse.Namespace, cache: bool = True):
     use_wiki, tools = build_tools(args.tools)
     retriever = open_index(args.index) if use_wiki else None
     # Test processes (serve, mcp) get a scripted model through FRAMES_AGENT_TEST_SCRIPT instead of a real one.
-    llm = scripted_from_env() or resolve_model(args.model, base_url=args.base_url, cache=cache and not args.no_cache)
+    llm = scripted_from_env() or resolve_model(args.model, base_url=args.base_url, cache=cache and not args.no_cache,
+                                               timeout=config.timeout)
     return FramesAgent(llm, retriever, tools, config)
 
 

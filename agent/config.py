@@ -42,6 +42,23 @@ def model_budgets(model: Any) -> dict[str, int | None]:
     if window is None and spec.model_class is ModelClass.HOSTED:
         window = ASSUMED_HOSTED_WINDOW
     return budgets_for_window(window) if window else dict(SMALL_MODEL_BUDGETS)
+# Deadlines (seconds): a local (5,5,10) question takes 2-5 minutes on 2 cores and one call up to a few minutes (an
+# Ollama server on a CPU too); a hosted call answers in seconds, so two minutes without a reply is a hung connection.
+SMALL_MODEL_DEADLINES = {"timeout": 600.0, "question_timeout": 1800.0}
+LARGE_MODEL_DEADLINES = {"timeout": 120.0, "question_timeout": 900.0}
+
+
+def model_deadlines(model: Any) -> dict[str, float]:
+    """Per-request and per-question deadlines: short for hosted models, long for local and unknown ones."""
+    from agent.llm.spec import ModelClass, ModelSpec
+    from agent.llm.windows import model_window
+
+    spec = ModelSpec.of(model)
+    if spec.model_class is ModelClass.UNKNOWN and not isinstance(model, (str, ModelSpec, type(None))):
+        hosted = model_window(model) is not None  # a model object from elsewhere that knows its window
+    else:
+        hosted = spec.model_class is ModelClass.HOSTED and spec.provider != "ollama"
+    return dict(LARGE_MODEL_DEADLINES if hosted else SMALL_MODEL_DEADLINES)
 
 
 class AgentConfig(BaseModel):
@@ -70,8 +87,14 @@ class AgentConfig(BaseModel):
                                         "the plan schema also asks for at most k queries")
     answer_max_tokens: int | None = Field(SMALL_MODEL_BUDGETS["answer_max_tokens"], ge=16,
                                           description="cap on an answer reply's tokens (None: the model's own limit)")
+    timeout: float | None = Field(SMALL_MODEL_DEADLINES["timeout"], gt=0,
+                                  description="seconds per LLM request of a model given by spec (None: no limit)")
+    question_timeout: float | None = Field(SMALL_MODEL_DEADLINES["question_timeout"], gt=0,
+                                           description="seconds per question; past it the question fails (None: no limit)")
 
     @classmethod
     def for_model(cls, model: Any, **overrides: object) -> "AgentConfig":
-        """Defaults with budgets sized for the model (a spec string, ModelSpec or chat model object; None = unknown)."""
-        return cls(**{**model_budgets(model), **{k: v for k, v in overrides.items() if v is not None}})
+        """Defaults with budgets and deadlines sized for the model (a spec string, ModelSpec or chat model object;
+        None = unknown)."""
+        defaults = {**model_budgets(model), **model_deadlines(model)}
+        return cls(**{**defaults, **{k: v for k, v in overrides.items() if v is not None}})

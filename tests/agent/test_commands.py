@@ -54,3 +54,17 @@ def test_ask_bad_input_is_one_line(wired, capsys, argv, message):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_ask_past_its_question_timeout_is_one_line(wired, capsys):
+    wired.delay = 30.0
+    wired.responder = lambda messages: plan("Brennick")
+    code = cli.main(["ask", "Who is the mayor of Brennick?", "--k", "1", "--n", "1", "--question-timeout", "0.5"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "question deadline of 0.5 s" in err
+
+
+@pytest.mark.parametrize("flag", ["--timeout", "--question-timeout"])
+def test_non_positive_timeouts_are_refused(wired, capsys, flag):
+    assert cli.main(["ask", "q?", flag, "0"]) == 2
+    assert flag in capsys.readouterr().err
