@@ -42,3 +42,30 @@ def test_unusable_paths_are_user_errors(monkeypatch, capsys, exc):
     assert cli.main([]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and exc.filename in err and "unexpected" not in err
+
+
+BIG_OUTPUT = """
+import argparse, sys
+import cli
+parser = argparse.ArgumentParser()
+parser.set_defaults(handler=lambda args: [print("x" * 1000) for _ in range(5000)] and 0)
+cli.build_parser = lambda command=None: parser
+sys.exit(cli.main([]))
+"""
+
+
+def test_a_reader_that_stops_early_is_no_crash():
+    """`cli.py ask --json | head`: the closed pipe ends the command quietly."""
+    import subprocess
+    import sys
+
+    from retrieval.paths import project_root
+
+    proc = subprocess.Popen([sys.executable, "-c", BIG_OUTPUT], cwd=project_root(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()
+    code = proc.wait(timeout=60)
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert code == 141 and err == ""
