@@ -47,6 +47,8 @@ class RunSettings:
     no_cache: bool = False
     retry_failed: bool = False
     progress: bool = True
+    timeout: float | None = None
+    question_timeout: float | None = None
 
     @classmethod
     def from_args(cls, args) -> RunSettings:
@@ -106,18 +108,19 @@ def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
 
     Content, not names: the dataset's hash, and (once the index is open) the index's content fingerprint.
     """
+    from agent.llm.errors import redact_url
     from agent.prompts import load_prompt
 
     judge = judge_spec(settings)
     return {
-        "system": settings.system, "model": settings.model, "base_url": settings.base_url,
+        "system": settings.system, "model": settings.model, "base_url": redact_url(settings.base_url),
         "judge": judge, "judge2": None if settings.retrieval_only else settings.judge2,
         "judge_prompt": _sha(load_prompt("frames_judge").text) if judge != "none" or settings.judge2 else None,
         "retrieval_only": settings.retrieval_only, "index": settings.index, "tools": settings.tools,
         "data_fingerprint": dataset.fingerprint,
         "prompt_text": _sha(load_prompt(agent_config.prompt).text),
         "answer_prompt_text": _sha(load_prompt(agent_config.answer_prompt).text),
-        "agent": agent_config.model_dump(),
+        "agent": agent_config.model_dump(exclude={"timeout", "question_timeout"}),  # deadlines may change on resume
         # Recorded, not compared: the same questions may be read from another path.
         "info": {"data": dataset.source},
     }

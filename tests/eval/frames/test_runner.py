@@ -492,3 +492,25 @@ def test_records_and_summary_time_every_call_by_node(tmp_path, tiny_retriever):
     assert timing["plan"].calls == 12 and timing["answer"].calls == 6
     assert timing["judge"].calls == sum(r["judge_calls"] for r in records)
     assert "- Time in plan: 12 call(s)" in (outcome.out / "report.md").read_text()
+
+
+def test_a_question_past_its_deadline_is_recorded_failed_and_the_run_goes_on(tmp_path, tiny_retriever):
+    class HungOnPhil(ScriptedLLM):
+        async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
+            if "Punxsutawney Phil observed" in str(messages[-1].content):
+                await asyncio.sleep(30)  # a model that never answers this one question
+            return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+    def build(s: RunSettings, config: AgentConfig) -> Components:
+        agent = FramesAgent(HungOnPhil(responder=responder), tiny_retriever, config=config)
+        return Components(system=make_system(s.system, agent, n_docs=config.n_docs),
+                          coverage=CoverageChecker(tiny_retriever), rater=Autorater(agent.llm, "scripted"))
+
+    s = settings(tmp_path, base_url="http://ann:sk-in-url-123456@127.0.0.1:9/v1", concurrency=2)
+    config = AgentConfig(k=2, n=2, n_docs=3, question_timeout=1.5)
+    outcome = run_frames(s, config, build=build, echo=lambda line: None)
+    records = {r["id"]: r for r in read_results(outcome.out)}
+    assert records["2"]["failed"] and "QuestionTimeout" in records["2"]["error"]
+    assert not records["0"]["failed"] and outcome.summary.failed == 1 and outcome.summary.n == 6
+    recorded = (outcome.out / "config.json").read_text()
+    assert "sk-in-url" not in recorded and "***@127.0.0.1:9" in recorded
