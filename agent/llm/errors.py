@@ -74,9 +74,13 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     values = [s for s in secrets if s] + [os.environ.get(v, "") for v in KEY_VARIABLES]
     for value in sorted((v for v in values if len(v) >= 4), key=len, reverse=True):
         text = text.replace(value, "***")
+    text = _URL.sub(lambda m: redact_url(m.group(0)) or "", text)
     text = re.sub(r"\b(sk-|AIza)[A-Za-z0-9_\-*]{6,}", "***", text)
     text = " ".join(text.split())
     return text[:300]
+
+
+_URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 
 
 def redact_url(url: str | None) -> str | None:
@@ -87,7 +91,7 @@ def redact_url(url: str | None) -> str | None:
         parts = urlsplit(url)
         port = parts.port  # noqa: F841 - a bad port raises here, and the URL is then masked whole
     except ValueError:
-        return redact(url)
+        return re.sub(r"//[^/@]*@", "//***@", url)
     netloc = parts.netloc
     if "@" in netloc:
         netloc = "***@" + netloc.rsplit("@", 1)[1]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.llm import DEFAULT_MODEL
+from agent.llm.errors import redact, redact_url
 from eval.errors import EvalError
 from eval.frames.autorater import exact_match
 from eval.frames.datasets import Dataset, Question, load_questions
@@ -108,7 +109,6 @@ def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
 
     Content, not names: the dataset's hash, and (once the index is open) the index's content fingerprint.
     """
-    from agent.llm.errors import redact_url
     from agent.prompts import load_prompt
 
     judge = judge_spec(settings)
@@ -172,7 +172,7 @@ async def run_question(question: Question, components: Components, answer: bool)
             record.exact_match = exact_match(record.response(), question.answer)
             record = await rate_record(record, components.rater, components.rater2)
     except Exception as exc:  # one bad question must not end a run of hundreds
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        message = redact(str(exc).strip().splitlines()[0]) if str(exc).strip() else ""  # no keys in results
         return QuestionRecord(**_question_fields(question), system=name, failed=True,
                               error=f"{type(exc).__name__}: {message}",
                               seconds=round(time.perf_counter() - started, 3), tokens=Tokens())

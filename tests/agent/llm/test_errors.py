@@ -19,3 +19,10 @@ def test_redact_url(url, shown):
 
 def test_a_malformed_url_still_loses_key_shaped_text():
     assert "sk-abcdef123456" not in redact_url("http://[::1:sk-abcdef123456@host/")
+
+
+def test_redact_masks_urls_inside_a_message():
+    from agent.llm.errors import redact
+
+    text = redact("ConnectError: http://ann:pw-123@host:1/v1?api_key=zz-top failed")
+    assert "pw-123" not in text and "zz-top" not in text and "http://***@host:1/v1?api_key=***" in text
