@@ -40,6 +40,8 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
 
     system_calls, judge_calls = calls_per_question(settings)
     calls = f"{system_calls} LLM call(s)" + (f" + up to {judge_calls} judge call(s)" if judge_calls else "")
+    if not system_calls + judge_calls:  # retrieval only with bm25 or oracle: no model is involved
+        return f"{questions} question(s), no LLM calls: searches only, seconds rather than minutes"
     if not ModelSpec.of(settings.model).local:
         total = questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
         return (f"{questions} question(s) × {calls}; at ~{HOSTED_SECONDS_PER_CALL:.0f} s a hosted call and concurrency "

@@ -217,8 +217,11 @@ def test_bm25_system_searches_the_question_once(tmp_path, tiny_retriever):
     records = read_results(outcome.out)
     assert all(r["llm_calls"] == 1 and len(r["steps"]) == 1 and r["steps"][0]["new_docs"] <= 3 for r in records)
     assert outcome.summary.recall_by_step == [outcome.summary.recall]
-    retrieval_only, _ = run(tmp_path, tiny_retriever, system="bm25", retrieval_only=True, out=str(tmp_path / "r2"))
+    retrieval_only, lines = run(tmp_path, tiny_retriever, system="bm25", retrieval_only=True, out=str(tmp_path / "r2"),
+                                model="local:qwen2.5-coder-1.5b")
     assert retrieval_only.summary.calls == 0 and retrieval_only.summary.recall == outcome.summary.recall
+    estimate = next(line for line in lines if line.startswith("estimate:"))
+    assert "no LLM calls" in estimate and "qwen" not in estimate
 
 
 def test_naive_system_uses_no_documents(tmp_path, tiny_retriever):
@@ -514,3 +517,23 @@ def test_a_question_past_its_deadline_is_recorded_failed_and_the_run_goes_on(tmp
     assert not records["0"]["failed"] and outcome.summary.failed == 1 and outcome.summary.n == 6
     recorded = (outcome.out / "config.json").read_text()
     assert "sk-in-url" not in recorded and "***@127.0.0.1:9" in recorded
+
+
+class FailingOn:
+    """Wraps a system: the run of one question id raises."""
+
+    def __init__(self, system, qid: str):
+        self.inner, self.qid, self.name = system, qid, system.name
+
+    async def run(self, question, answer=True):
+        if question.id == self.qid:
+            raise RuntimeError("search backend gone")
+        return await self.inner.run(question, answer)
+
+
+def test_retrieval_only_with_a_failed_question_shows_no_accuracy_anywhere(tmp_path, tiny_retriever):
+    build = builder(tiny_retriever, wrap=lambda system: FailingOn(system, "2"))
+    outcome, _ = run(tmp_path, tiny_retriever, retrieval_only=True, build=build)
+    s = outcome.summary
+    assert s.failed == 1 and s.accuracy is None
+    assert s.by_reasoning_type and all(v.accuracy is None for v in s.by_reasoning_type.values())
