@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         return 141
     except (PermissionError, NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
         # A path the user gave (--out, --cache, ...) that cannot be used as asked.
-        print(f"error: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        print(f"error: cannot use {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a bug, not bad input: still one line unless asked for more
         if os.environ.get("FRAMES_AGENT_DEBUG"):
