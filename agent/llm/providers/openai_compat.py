@@ -81,10 +81,17 @@ class OpenAICompatChat(ChatOpenAI):
         return payload
 
     def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
+        # Some servers reply with content blocks ({"text": null}, {"text": 5}); langchain-core's
+        # ChatGeneration joins block texts and raises TypeError on a non-string, so flatten them first.
+        if hasattr(response, "model_dump"):
+            response = response.model_dump(warnings=False)  # extra fields such as `timings` stay
+        for choice in (response.get("choices") if isinstance(response, dict) else None) or []:
+            message = choice.get("message") if isinstance(choice, dict) else None
+            if isinstance(message, dict) and isinstance(message.get("content"), list):
+                message["content"] = message_text(message["content"])
         result = super()._create_chat_result(response, generation_info)
         # llama.cpp servers time prompt reading and generation apart (`timings`); keep that for the run's records.
-        extra = response if isinstance(response, dict) else (getattr(response, "model_extra", None) or {})
-        timings = extra.get("timings") if isinstance(extra, dict) else None
+        timings = response.get("timings") if isinstance(response, dict) else None
         if isinstance(timings, dict):
             for generation in result.generations:
                 generation.message.response_metadata["timings"] = timings
@@ -98,17 +105,6 @@ class OpenAICompatChat(ChatOpenAI):
         server = E.redact_url(self.openai_api_base) or "api.openai.com"
         return json.dumps({"spec": self.spec or self.model_name, "server": server, "params": params,
                            "stop": stop, "kwargs": kwargs}, sort_keys=True, default=str)
-
-    def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
-        # Some servers reply with content blocks ({"text": null}, {"text": 5}); langchain-core's
-        # ChatGeneration joins block texts and raises TypeError on a non-string, so flatten them first.
-        if hasattr(response, "model_dump"):
-            response = response.model_dump(warnings=False)
-        for choice in (response.get("choices") if isinstance(response, dict) else None) or []:
-            message = choice.get("message") if isinstance(choice, dict) else None
-            if isinstance(message, dict) and isinstance(message.get("content"), list):
-                message["content"] = message_text(message["content"])
-        return super()._create_chat_result(response, generation_info)
 
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
         with self._mapped_errors():
