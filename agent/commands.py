@@ -20,6 +20,11 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", default="wiki", help="wiki, crag, crag:<domain>, comma-separated (default wiki)")
     parser.add_argument("--adaptive", action="store_true", help="stop early when the model says it has enough")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the LLM call cache")
+    add_deadline_flags(parser)
+
+
+def add_deadline_flags(parser: argparse.ArgumentParser) -> None:
+    """--timeout and --question-timeout (AgentConfig.timeout / question_timeout; defaults sized for the model)."""
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                         help="per LLM request (default 600 for local models, 120 for hosted; retries add attempts)")
     parser.add_argument("--question-timeout", type=float, default=None, metavar="SECONDS",

@@ -69,3 +69,14 @@ def test_a_reader_that_stops_early_is_no_crash():
     err = proc.stderr.read().decode()
     proc.stderr.close()
     assert code == 141 and err == ""
+
+
+def test_each_command_is_mapped_to_the_module_that_registers_it():
+    """cli imports only the module named for a command: the map must match what each module registers."""
+    import importlib
+
+    for module, names in cli.COMMAND_MODULES.items():
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers()
+        importlib.import_module(module).register(sub)
+        assert set(sub.choices) == set(names), module

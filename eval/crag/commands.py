@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     crag.add_argument("--n-docs", type=int, default=None, help="chunks fetched per query (default 10)")
     crag.add_argument("--server", default=None, help="CRAG API server for task 2 (default: CRAG_SERVER or "
                                                      "http://127.0.0.1:8000; started locally when none answers)")
+    from agent.commands import add_deadline_flags
+
+    add_deadline_flags(crag)
     crag.set_defaults(handler=run_crag)
 
 
@@ -92,15 +95,17 @@ def run_from_args(args: Any) -> int:
     model = args.model or DEFAULT_MODEL
     judge_spec = args.judge or model
     settings = CragSettings(task=args.task, k=args.k, n=args.n, n_docs=10 if args.n_docs is None else args.n_docs,
-                            limit=args.limit, model=model, judge=judge_spec)
+                            limit=args.limit, model=model, judge=judge_spec, timeout=args.timeout,
+                            question_timeout=args.question_timeout)
     if args.limit is not None and args.limit < 1:
         raise FramesAgentError("--limit must be at least 1")
-    crag_agent_config(settings)  # bad --k/--n/--n-docs fail here, before a model is loaded
+    config = crag_agent_config(settings)  # bad --k/--n/--n-docs fail here, before a model is loaded
     data = Path(args.data) if args.data else default_rows()
     if not data.is_file():
         raise FramesAgentError(f"no CRAG data file {data}")
-    llm = resolve_model(model, cache=True)
-    judge = None if judge_spec == "none" else (llm if judge_spec == model else resolve_model(judge_spec, cache=True))
+    llm = resolve_model(model, cache=True, timeout=config.timeout)
+    judge = None if judge_spec == "none" else (llm if judge_spec == model else
+                                               resolve_model(judge_spec, cache=True, timeout=config.timeout))
     tools, server = crag_tools_for(args.server) if args.task == 2 else ([], None)
     try:
         summary = run(data, args.out, llm, judge, settings, tools)

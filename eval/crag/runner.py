@@ -40,6 +40,8 @@ class CragSettings:
     model: str = "scripted"
     judge: str = "none"
     chunk_words: int = 100
+    timeout: float | None = None  # per LLM request; None: the model's default
+    question_timeout: float | None = None  # per row; None: the model's default
 
     @property
     def agent_loop(self) -> bool:
@@ -63,8 +65,10 @@ def crag_run_dir(path: Path) -> RunDir[CragRecord]:
 
 def run_config(settings: CragSettings, data: Path) -> dict:
     """What two runs must share to write into the same OUT (--limit may differ): every setting and the data's hash."""
-    fields = {k: v for k, v in asdict(settings).items() if k != "limit"}
-    return {"kind": "crag", **fields, "agent": crag_agent_config(settings).model_dump(),
+    # Deadlines may change between a run and its resumption, like --limit.
+    loose = {"limit", "timeout", "question_timeout"}
+    fields = {k: v for k, v in asdict(settings).items() if k not in loose}
+    return {"kind": "crag", **fields, "agent": crag_agent_config(settings).model_dump(exclude=loose),
             "data_fingerprint": file_fingerprint(data), "info": {"data": str(data)}}
 
 

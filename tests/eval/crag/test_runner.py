@@ -320,3 +320,33 @@ def test_report_over_a_crag_run_prints_its_table_from_the_records(tmp_path, caps
     assert cli.main(["report", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "score over 1 rated of 2" in out and json.loads((tmp_path / "out" / "summary.json").read_text())["rows"] == 2
+
+
+def test_cli_crag_row_past_its_deadline_is_recorded_and_the_run_goes_on(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0, query="who directed a film that never ends?"), _row(1)])
+    seen: dict = {}
+    hang = [True]
+
+    class HungOnOneRow(ScriptedLLM):
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            if hang[0] and "never ends" in str(messages[-1].content):
+                import time
+                time.sleep(20)  # a model that does not answer this row
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    def resolve(spec, **kw):
+        seen.update(kw)
+        return HungOnOneRow(responder=lambda m: "Answer: guy ritchie")
+
+    monkeypatch.setattr("agent.llm.resolve_model", resolve)
+    code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none",
+                     "--timeout", "7", "--question-timeout", "1"])
+    records = read_results(tmp_path / "out" / "results.jsonl")
+    assert code == 0 and seen["timeout"] == 7.0
+    assert "QuestionTimeout" in records[0].error and records[1].outcome == "accurate"
+    hang[0] = False
+    resumed = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none",
+                        "--question-timeout", "30"])  # a deadline may change on resume
+    assert resumed == 0 and "different configuration" not in capsys.readouterr().err
+    assert not read_results(tmp_path / "out" / "results.jsonl")[0].error
