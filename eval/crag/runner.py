@@ -107,7 +107,9 @@ def process_row(row: CragRow, llm: BaseChatModel, judge: Judge, tools: Sequence[
     try:
         fields.update(answer_row(row, llm, tools, settings, config))
     except Exception as exc:  # one bad row (LLM down, broken page, bug) must not end the run
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        from agent.llm.errors import redact  # no keys or URL credentials in results
+
+        message = redact(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__
         fields.update(prediction="", error=f"{type(exc).__name__}: {message}", warnings=row.warnings)
     record = CragRecord.model_validate(fields)
     return record.scored(judge.rate(row.query, record.golds(), record.prediction))
