@@ -162,7 +162,8 @@ class FramesAgent(Runnable[Question, AgentResult]):
             steps=state.get("steps", []), documents=docs, llm_calls=usage.calls,
             tokens=TokenUsage(prompt=usage.prompt_tokens, completion=usage.completion_tokens),
             seconds=time.perf_counter() - started, stopped_early=bool(state.get("done")),
-            answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls))
+            answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls),
+            final=state.get("final"))
         if out is not None:
             out.update(result.summary())
         return result

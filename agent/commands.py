@@ -20,6 +20,13 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", default="wiki", help="wiki, crag, crag:<domain>, comma-separated (default wiki)")
     parser.add_argument("--adaptive", action="store_true", help="stop early when the model says it has enough")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the LLM call cache")
+    parser.add_argument("--answer-prompt", default=None,
+                        help="answer prompt: answer (brief reasoning, then a final line; default), answer_direct "
+                        "(the paper's direct prompt), or a file path")
+    parser.add_argument("--answer-budget", type=int, default=None, help="context tokens the answer may read "
+                        "(default sized for the model)")
+    parser.add_argument("--answer-passages", type=int, default=None, help="passages shown per article when answering "
+                        "(its lead and the most relevant ones; 0 = the article's beginning)")
     add_deadline_flags(parser)
 
 
@@ -48,7 +55,8 @@ def agent_config(args, **overrides):
     from agent.config import AgentConfig
     from agent.errors import AgentError
 
-    names = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout")
+    names = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout", "answer_prompt", "answer_budget",
+             "answer_passages")
     fields = {name: getattr(args, name) for name in names if hasattr(args, name)}
     try:
         return AgentConfig.for_model(args.model, **{**fields, **overrides})

@@ -6,13 +6,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 # The embedded 1.5B model reads ~26 prompt tokens/s on 2 cores: small budgets keep a step under a minute.
-SMALL_MODEL_BUDGETS = {"plan_budget": 700, "answer_budget": 1400, "plan_doc_tokens": 60, "answer_doc_tokens": 220,
+# Answering shows each article's lead and its passages most relevant to the question (retrieval/passages.py): 3
+# passages of ~80 words per article, 4 articles under 1,600 tokens; chosen on dev questions (README, issue 18).
+SMALL_MODEL_BUDGETS = {"plan_budget": 700, "answer_budget": 1600, "plan_doc_tokens": 60, "answer_doc_tokens": 400,
+                       "answer_passages": 3,
                        # A plan reply is a short thought and k queries of a few words; the answer prompt asks
                        # for three short sentences and an answer line.
                        "plan_max_tokens": 256, "answer_max_tokens": 320}
 # Gemini-class models read a million tokens; FRAMES' oracle articles alone are tens of thousands.
 LARGE_MODEL_BUDGETS = {"plan_budget": 24000, "answer_budget": 120000, "plan_doc_tokens": 600, "answer_doc_tokens": 8000,
-                       "plan_max_tokens": None, "answer_max_tokens": None}
+                       "answer_passages": 70, "plan_max_tokens": None, "answer_max_tokens": None}
 # A hosted model whose window is not known (an unlisted name behind openai:, say) is assumed to read this much.
 ASSUMED_HOSTED_WINDOW = 32_768
 
@@ -25,6 +28,9 @@ def budgets_for_window(window: int) -> dict[str, int | None]:
             "plan_doc_tokens": max(SMALL_MODEL_BUDGETS["plan_doc_tokens"], min(LARGE_MODEL_BUDGETS["plan_doc_tokens"], plan // 40)),
             "answer_doc_tokens": max(SMALL_MODEL_BUDGETS["answer_doc_tokens"],
                                      min(LARGE_MODEL_BUDGETS["answer_doc_tokens"], answer // 15)),
+            # ~110 tokens per passage: as many passages per article as its share of the budget holds.
+            "answer_passages": max(SMALL_MODEL_BUDGETS["answer_passages"],
+                                   min(LARGE_MODEL_BUDGETS["answer_passages"], answer // 15 // 110)),
             # Hosted models generate fast: their replies are not capped unless the user asks.
             "plan_max_tokens": None, "answer_max_tokens": None}
 
@@ -77,6 +83,12 @@ class AgentConfig(BaseModel):
     answer_budget: int = Field(SMALL_MODEL_BUDGETS["answer_budget"], ge=0, description="context tokens shown to answer")
     plan_doc_tokens: int = Field(SMALL_MODEL_BUDGETS["plan_doc_tokens"], ge=1, description="tokens per document when planning")
     answer_doc_tokens: int = Field(SMALL_MODEL_BUDGETS["answer_doc_tokens"], ge=1, description="tokens per document when answering")
+    answer_passages: int = Field(SMALL_MODEL_BUDGETS["answer_passages"], ge=0, le=500,
+                                 description="passages shown per article when answering: its lead and those most relevant "
+                                 "to the question and the step queries (BM25 within the article); 0 = the article's beginning")
+    passage_words: int = Field(80, ge=10, le=1000, description="words per passage when articles are split for answering")
+    calculator: bool = Field(True, description="arithmetic the answer writes as '<expression> = <result>' is redone "
+                             "by a safe calculator (agent/calculator.py)")
     fill_queries: bool = Field(True, description="top a step up to k queries with entities from the question, "
                                "the thought and the documents read, when the model writes fewer new ones")
     max_query_words: int = Field(12, ge=1, description="longer queries are cut: BM25 wants short entity-style queries")

@@ -14,3 +14,7 @@ class QuestionTimeout(AgentError):
 
 class PromptError(AgentError):
     """A prompt file is missing, unreadable, or does not fit its variables."""
+
+
+class CalculatorError(AgentError):
+    """The calculator was given something that is not plain arithmetic or a date difference."""

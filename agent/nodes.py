@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Sequence
@@ -13,6 +12,7 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
+from agent.answers import parse_reply
 from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.llm.calls import Structured, astructured, message_text, structured
@@ -36,6 +36,7 @@ from agent.tools import describe_tools, run_tool
 from retrieval import context as ctx
 from retrieval.bridges import traced_batch_search
 from retrieval.errors import FramesAgentError
+from retrieval.passages import query_terms
 from retrieval.types import Document, Retriever
 
 PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "tools"}
@@ -43,18 +44,6 @@ ANSWER_VARIABLES = {"question", "context"}
 
 
 _IO_THREADS = 64
-
-
-_ANSWER_LINE = re.compile(r"^\s*(?:final\s+)?answer\s*[:：]\s*(.+?)\s*$", re.I | re.M)
-
-
-def extract_answer(reply: str) -> str:
-    """The short answer: the last "Answer:" line, else the last non-empty line."""
-    found = _ANSWER_LINE.findall(reply or "")
-    if found:
-        return found[-1].strip().strip("*").strip()
-    lines = [line.strip() for line in (reply or "").splitlines() if line.strip()]
-    return lines[-1] if lines else ""
 
 
 def _emit(event: BaseModel) -> None:
@@ -171,23 +160,34 @@ class Nodes:
         return {"context": context, "steps": [record], "retrieved": []}
 
     # --- answer -----------------------------------------------------------------------------------
-    def answer_text(self, question: str, context: Sequence[ctx.ContextEntry], variables: dict[str, str]) -> tuple[str, ContextCut]:
-        """The answer prompt for a question and context, and how much of the context it had to cut."""
+    def answer_text(self, question: str, context: Sequence[ctx.ContextEntry], variables: dict[str, str],
+                    queries: Sequence[str] = ()) -> tuple[str, ContextCut]:
+        """The answer prompt for a question and context, and what of the context it showed and cut."""
         cfg = self.config
-        shown = ctx.render(context, cfg.answer_budget, cfg.answer_doc_tokens, empty="(no documents)")
+        selection = None
+        if cfg.answer_passages:
+            # The question and the step queries pick each article's passages: FRAMES facts sit deep in long articles.
+            selection = ctx.Selection(query_terms(question, queries), cfg.answer_passages, cfg.passage_words)
+        shown = ctx.render(context, cfg.answer_budget, cfg.answer_doc_tokens, empty="(no documents)", selection=selection)
         text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question, context=shown.text)
-        return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut)
+        return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut,
+                                prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles)
+
+    def _answer_input(self, state: AgentState) -> tuple[str, ContextCut]:
+        return self.answer_text(state["question"], state.get("context", []), state.get("variables", {}),
+                                state.get("queries", []))
 
     def _answer_update(self, reply: Any, cut: ContextCut) -> dict:
         raw = message_text(reply.content)
-        return {"answer": extract_answer(raw), "raw_answer": raw, "answer_context": cut}
+        final = parse_reply(raw, calculator=self.config.calculator)
+        return {"answer": final.answer, "raw_answer": raw, "answer_context": cut, "final": final}
 
     def answer(self, state: AgentState, config: RunnableConfig) -> dict:
         """Answer from the question and the context under the answer budget."""
-        text, cut = self.answer_text(state["question"], state.get("context", []), state.get("variables", {}))
+        text, cut = self._answer_input(state)
         return self._answer_update(self.llm.invoke(text, config=config, **self._cap(self.config.answer_max_tokens)), cut)
 
     async def aanswer(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async answer."""
-        text, cut = self.answer_text(state["question"], state.get("context", []), state.get("variables", {}))
+        text, cut = self._answer_input(state)
         return self._answer_update(await self.llm.ainvoke(text, config=config, **self._cap(self.config.answer_max_tokens)), cut)

@@ -8,7 +8,9 @@ from pydantic import BaseModel, Field
 from typing_extensions import Annotated, NotRequired, TypedDict
 
 from agent.llm.timing import CallTiming
+from agent.answers import FinalAnswer
 from retrieval.context import ContextEntry
+from retrieval.passages import ShownPassages
 from retrieval.types import Document
 
 
@@ -47,6 +49,10 @@ class ContextCut(BaseModel):
     documents_shown: int = 0
     documents_cut: int = 0
     tokens_cut: int = 0
+    prompt: str = Field("", description="the answer prompt used (name or path)")
+    budget: int = Field(0, description="context tokens the answer prompt could use")
+    passages: list[ShownPassages] = Field(default_factory=list, description="which passages of which articles were "
+                                          "shown (empty when articles showed their beginning)")
 
 
 class AgentResult(BaseModel):
@@ -63,6 +69,8 @@ class AgentResult(BaseModel):
     stopped_early: bool = False
     answer_context: ContextCut = Field(default_factory=ContextCut)
     calls: list[CallTiming] = Field(default_factory=list, description="one timing record per LLM call")
+    final: FinalAnswer | None = Field(None, description="how the answer was read from raw_answer: reasoning, "
+                                      "format followed, calculation")
     error: str | None = None
 
     def summary(self) -> dict[str, Any]:
@@ -117,6 +125,7 @@ class AgentOutput(TypedDict, total=False):
     context: Annotated[list[ContextEntry], upsert_context]
     done: bool  # stopped early (adaptive mode)
     answer_context: ContextCut
+    final: FinalAnswer
 
 
 class AgentState(AgentInput, AgentOutput, total=False):

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from retrieval.passages import PASSAGE_WORDS, ShownPassages, select, split_passages
 from retrieval.tokens import count_tokens, truncate_tokens
 from retrieval.types import Document
 
@@ -42,6 +43,8 @@ class RenderedContext:
     tokens: int = 0
     tokens_cut: int = 0
     shown_keys: list[str] = field(default_factory=list)
+    # Passage mode only: which passages of which article were shown.
+    articles: list[ShownPassages] = field(default_factory=list)
 
 
 def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], step: int) -> list[Document]:
@@ -77,15 +80,73 @@ def ordered(context: Sequence[ContextEntry]) -> list[ContextEntry]:
     return sorted(context, key=lambda e: (e.rank, e.step))
 
 
-def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty: str = "(no documents yet)") -> RenderedContext:
-    """Render entries best first, each cut to doc_tokens, until budget tokens are used."""
+@dataclass
+class Selection:
+    """Passage mode: show each article's `passages` passages most relevant to the query terms, not its lead."""
+
+    query: Sequence[str]
+    passages: int = 3
+    words: int = PASSAGE_WORDS
+    # With few articles the budget has room to spare: each article may then take an even share of what is
+    # left, with as many of its relevant passages as fit (the oracle's 2-3 gold articles show far more).
+    fill: bool = True
+
+
+def _lead(entry: ContextEntry, index: int, limit: int) -> str:
+    # Cut by characters first so that long articles are never tokenised whole.
+    return f"[{index}] {entry.title}\n{entry.text()}"[: limit * 8]
+
+
+def _fit(costs: dict[int, int], order: Sequence[int], used: int, limit: int) -> list[int]:
+    kept = []
+    for i in order:
+        if used + costs[i] <= limit:
+            kept.append(i)
+            used += costs[i]
+    return sorted(kept)
+
+
+def _selected(entry: ContextEntry, index: int, doc_tokens: int, base: int, room: int,
+              selection: Selection) -> tuple[str, int, ShownPassages]:
+    """(text, tokens it wanted, what it shows): the best passages that fit (taken best first), in article order.
+
+    doc_tokens is this article's share; above the configured `base` it takes every relevant passage that fits.
+    """
+    text = entry.text()
+    parts = split_passages(text, selection.words) or [""]
+    head = f"[{index}] {entry.title}\n"
+    more = selection.fill and doc_tokens > base
+    order = select(parts, selection.query, len(parts) if more else selection.passages)
+    costs = {i: count_tokens(parts[i]) + _SEPARATOR_TOKENS for i in order}
+    start = count_tokens(head)
+    want = start + sum(costs[i] for i in _fit(costs, order, start, doc_tokens))
+    kept = _fit(costs, order, start, min(doc_tokens, room))
+    cut = not kept  # not even the best passage fits whole: show its beginning
+    if cut:
+        kept = order[:1]
+    body = head + "\n…\n".join(parts[i] for i in kept)
+    shown = ShownPassages(key=entry.key, title=entry.title, passages=kept, of=len(parts), cut=cut,
+                          article_tokens=count_tokens(text))
+    return body, min(want, doc_tokens), shown
+
+
+def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty: str = "(no documents yet)",
+           selection: Selection | None = None) -> RenderedContext:
+    """Render entries best first, each cut to doc_tokens, until budget tokens are used.
+
+    Without a selection each article shows its beginning; with one, its passages most relevant to the query.
+    """
     parts, out = [], RenderedContext(text=empty)
     remaining = budget
-    for entry in ordered(context):
-        # Cut by characters first so that long articles are never tokenised whole.
-        head = f"[{len(parts) + 1}] {entry.title}\n{entry.text()}"[: doc_tokens * 8]
-        want = min(doc_tokens, count_tokens(head))
+    entries = ordered(context)
+    for position, entry in enumerate(entries):
         room = remaining - _SEPARATOR_TOKENS
+        if selection is None:
+            head, shown = _lead(entry, len(parts) + 1, doc_tokens), None
+            want = min(doc_tokens, count_tokens(head))
+        else:
+            share = max(doc_tokens, room // (len(entries) - position)) if selection.fill else doc_tokens
+            head, want, shown = _selected(entry, len(parts) + 1, share, doc_tokens, room, selection)
         if room < min(want, _MIN_PARTIAL_TOKENS):
             out.cut += 1
             out.tokens_cut += want
@@ -95,6 +156,8 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
         out.tokens_cut += want - used
         parts.append(body)
         out.shown_keys.append(entry.key)
+        if shown is not None:
+            out.articles.append(shown.model_copy(update={"tokens": used}))
         remaining -= used + _SEPARATOR_TOKENS
         out.tokens += used + _SEPARATOR_TOKENS
     out.shown = len(parts)

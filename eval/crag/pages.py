@@ -2,20 +2,16 @@
 from __future__ import annotations
 
 import logging
-import math
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from retrieval.bm25 import OkapiBM25, terms
+from retrieval.passages import chunk_text as _chunk_text
 from retrieval.types import Document
 
 CHUNK_WORDS = 100
 MAX_CHUNKS_PER_PAGE = 400  # ~40k words: a few pages are whole manuals; the rest of them is rarely the answer
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_STOPWORDS = frozenset("""a an and are as at be but by did do does for from had has have how i in is it its of on or
-that the their them there these they this to was were what when where which who whom whose why will with you your""".split())
 
 
 def clean_unicode(text: str) -> str:
@@ -51,35 +47,6 @@ def html_to_text(html: str) -> tuple[str, str]:
     return text, "fallback" if text else "no_text"
 
 
-def chunk_text(text: str, words: int = CHUNK_WORDS, max_chunks: int = MAX_CHUNKS_PER_PAGE) -> list[str]:
-    """Sentence-packed chunks of about `words` words (long sentences are split)."""
-    chunks, current = [], []
-    for sentence in _SENTENCE.split(text):
-        tokens = sentence.split()
-        while tokens:
-            room = words - len(current)
-            current += tokens[:room]
-            tokens = tokens[room:]
-            if len(current) >= words:
-                chunks.append(" ".join(current))
-                current = []
-                if len(chunks) >= max_chunks:
-                    return chunks
-    if current:
-        chunks.append(" ".join(current))
-    return chunks
-
-
-def terms(text: str) -> list[str]:
-    """BM25 terms: lower-case words without stopwords, with a light plural fold."""
-    out = []
-    for word in _TOKEN.findall(text.lower()):
-        if word in _STOPWORDS:
-            continue
-        out.append(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
-    return out
-
-
 @dataclass
 class PageStats:
     """What happened to a row's pages."""
@@ -90,6 +57,11 @@ class PageStats:
     fallback: int = 0
     chunks: int = 0
     warnings: list[str] = field(default_factory=list)
+
+
+def chunk_text(text: str, words: int = CHUNK_WORDS, max_chunks: int = MAX_CHUNKS_PER_PAGE) -> list[str]:
+    """A page's ~`words`-word chunks, capped at max_chunks."""
+    return _chunk_text(text, words, max_chunks)
 
 
 def page_documents(row_id: str, pages: Sequence[Any], words: int = CHUNK_WORDS) -> tuple[list[Document], PageStats]:
@@ -129,25 +101,12 @@ class ChunkRetriever:
         self.name, self.k1, self.b = name, k1, b
         self.documents = list(documents)
         self._by_id = {d.id: d for d in self.documents}
-        self._tf = [Counter(terms(f"{d.title} {d.text}")) for d in self.documents]
-        self._len = [sum(tf.values()) for tf in self._tf]
-        self._avg = (sum(self._len) / len(self._len)) if self._len else 0.0
-        df = Counter(t for tf in self._tf for t in tf)
-        n = len(self.documents)
-        self._idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self._bm25 = OkapiBM25([terms(f"{d.title} {d.text}") for d in self.documents], k1=k1, b=b, idf="lucene")
 
     def search(self, query: str, k: int = 10) -> list[Document]:
         """Top-k chunks for the query (chunks sharing no term with it are never returned)."""
-        q = set(terms(query))
-        scored = []
-        for i, tf in enumerate(self._tf):
-            score = 0.0
-            for t in q & tf.keys():
-                f = tf[t]
-                score += self._idf[t] * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * self._len[i] / self._avg))
-            if score > 0:
-                scored.append((score, i))
-        scored.sort(key=lambda s: (-s[0], s[1]))
+        scores = self._bm25.scores(list(dict.fromkeys(terms(query))))
+        scored = sorted(((float(s), i) for i, s in enumerate(scores) if s > 0), key=lambda s: (-s[0], s[1]))
         return [self.documents[i].model_copy(update={"score": round(s, 4)}) for s, i in scored[:max(k, 0)]]
 
     def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Document]]:

@@ -40,7 +40,8 @@ class QuestionRecord(BaseModel):
     coverage: float | None = None
     llm_calls: int = 0
     tokens: Tokens = Tokens()
-    answer_context: dict | None = None
+    answer_context: dict | None = None  # AgentResult.answer_context: cut, budget, prompt, passages shown per article
+    final: dict | None = None  # AgentResult.final: reasoning, whether the answer line was followed, calculation
     stopped_early: bool = False
     oracle: dict | None = None
     exact_match: bool | None = None

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from eval.errors import EvalError
+from eval.frames.datasets import normalize_title
 from eval.frames.metrics import RunSummary, run_summary
 from eval.frames.records import QuestionRecord
 
@@ -228,9 +229,33 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
               f"- Covered recall (gold articles present in the index): {num(s.covered_recall)}", "",
               "### Recall after each step", "", *_step_table(s), ""]
     lines += [f"![recall vs step]({RECALL_PLOT})", ""] if RECALL_PLOT in plots else []
+    lines += _visibility_lines(config, records)
     if s.failures:
         lines += ["## Failed questions", ""] + [f"- {f['id']}: {_cut(f['error'], 200)}" for f in s.failures] + [""]
     if s.warnings:
         lines += ["## Data warnings", ""] + [f"- {w}" for w in s.warnings] + [""]
     lines += ["## Questions", "", *_question_rows(records), ""]
     return "\n".join(lines)
+
+
+def _visibility_lines(config: dict, records: list[QuestionRecord]) -> list[str]:
+    """How much of each gold article the answer prompt showed (passage mode records which passages it showed)."""
+    agent = config.get("agent") or {}
+    shown, seen, in_context = [], 0, 0
+    for record in records:
+        gold = {normalize_title(t) for t in record.gold_titles}
+        in_context += len(gold & {normalize_title(t) for t in record.retrieved_titles})
+        for article in (record.answer_context or {}).get("passages") or []:
+            if normalize_title(article.get("title", "")) in gold and article.get("article_tokens"):
+                seen += 1
+                shown.append(article["tokens"] / article["article_tokens"])
+    if not agent.get("answer_passages") or not in_context:
+        return []
+    shown.sort()
+    median = shown[len(shown) // 2] if shown else 0.0
+    return ["## What the answer could see", "",
+            f"- Answer budget {agent.get('answer_budget')} tokens, {agent.get('answer_passages')} passages of "
+            f"~{agent.get('passage_words')} words per article (more when few articles leave room).",
+            f"- Gold articles in the context: {in_context}; shown to the answer: {seen}; share of each shown gold "
+            f"article's tokens the answer saw: median {pct(median)}, range {pct(shown[0] if shown else 0)}–"
+            f"{pct(shown[-1] if shown else 0)}.", ""]

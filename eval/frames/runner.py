@@ -45,6 +45,9 @@ class RunSettings:
     index: str = "default"
     tools: str = "wiki"
     adaptive: bool = False
+    answer_prompt: str | None = None
+    answer_budget: int | None = None
+    answer_passages: int | None = None
     no_cache: bool = False
     retry_failed: bool = False
     progress: bool = True
@@ -148,7 +151,7 @@ def _result_fields(output: SystemOutput, covered: list[str] | None, question: Qu
         "covered_titles": covered, **retrieval_figures(question.gold_titles, covered, result),
         "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(), "calls": result.calls,
         "answer_context": result.answer_context.model_dump(), "stopped_early": result.stopped_early,
-        "oracle": output.oracle,
+        "oracle": output.oracle, "final": result.final.model_dump() if result.final else None,
     }
 
 

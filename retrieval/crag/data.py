@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from retrieval.bm25 import OkapiBM25
 from retrieval.crag.endpoints import BY_NAME, Endpoint
 from retrieval.errors import FramesAgentError
 
@@ -22,35 +23,6 @@ _PUNCT = str.maketrans("", "", string.punctuation)
 def normalize(text: str) -> str:
     """The official server's name normalisation: lower case, no punctuation, single spaces."""
     return " ".join(text.lower().replace("_", " ").translate(_PUNCT).split())
-
-
-class OkapiBM25:
-    """rank_bm25's BM25Okapi (k1=1.5, b=0.75, epsilon=0.25), which the official finance search uses."""
-
-    def __init__(self, corpus: list[list[str]], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
-        self.k1, self.b = k1, b
-        self.doc_len = np.array([len(doc) for doc in corpus], dtype=float)
-        self.avgdl = sum(len(doc) for doc in corpus) / len(corpus) if corpus else 0.0
-        self.postings: dict[str, dict[int, int]] = {}
-        for i, doc in enumerate(corpus):
-            for word in doc:
-                slot = self.postings.setdefault(word, {})
-                slot[i] = slot.get(i, 0) + 1
-        n = len(corpus)
-        self.idf = {w: float(np.log(n - len(p) + 0.5) - np.log(len(p) + 0.5)) for w, p in self.postings.items()}
-        floor = epsilon * (sum(self.idf.values()) / len(self.idf)) if self.idf else 0.0
-        self.idf = {w: (floor if v < 0 else v) for w, v in self.idf.items()}
-
-    def scores(self, query: list[str]) -> np.ndarray:
-        """BM25 score of every document for the query tokens."""
-        out = np.zeros(len(self.doc_len))
-        for word in query:
-            freqs = np.zeros(len(self.doc_len))
-            for i, f in self.postings.get(word, {}).items():
-                freqs[i] = f
-            norm = self.k1 * (1 - self.b + self.b * self.doc_len / self.avgdl)
-            out += self.idf.get(word, 0.0) * (freqs * (self.k1 + 1) / (freqs + norm))
-        return out
 
 
 class CompanyTable:

@@ -79,7 +79,8 @@ def test_passages_of_one_article_count_once(tiny_passage_index):
     passages = BM25Retriever(tiny_passage_index, name="tinyp")
     llm = ScriptedLLM([plan("Brennick glass railway", "Brennick climate valley"), plan("Brennick opera house festival"),
                        "Answer: 1912"])
-    agent = FramesAgent(llm, passages, config=AgentConfig(k=2, n=2, n_docs=3, answer_budget=5000, answer_doc_tokens=2000))
+    agent = FramesAgent(llm, passages, config=AgentConfig(k=2, n=2, n_docs=3, answer_budget=5000, answer_doc_tokens=2000,
+                                                            answer_passages=0))
     result = agent.invoke("When did the opera house of Brennick open?")
     brennick = [d for d in result.documents if d.article_id == "brennick"]
     assert len(brennick) >= 2, "the queries hit several passages of the Brennick article"
@@ -91,7 +92,7 @@ def test_passages_of_one_article_count_once(tiny_passage_index):
 
 
 def _context_section(prompt: str) -> str:
-    return prompt.split("Documents:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+    return prompt.split("Passages:\n", 1)[1].split("\n\nQuestion:", 1)[0]
 
 
 def test_answer_prompt_has_each_document_once_within_budget(tiny_retriever):

@@ -1,10 +1,12 @@
-"""What the nodes send a chat model: capped replies and a plan schema bounded to k queries; what comes back timed."""
+"""What the nodes send a chat model: capped replies and a plan schema bounded to k queries; what comes back timed;
+the answer node's passage selection (ScriptedLLM, the real tiny index): a fact deep in a long article reaches the prompt."""
 from __future__ import annotations
 
 import json
 
 from agent import AgentConfig, FramesAgent
 from agent.llm import resolve_model
+from agent.llm.testing import ScriptedLLM
 from tests.agent.llm.providers.test_openai_compat import FakeOpenAI, completion
 
 
@@ -36,3 +38,77 @@ def test_hosted_models_get_no_cap_unless_asked(tiny_retriever):
     finally:
         fake.close()
     assert all("max_tokens" not in r and "max_completion_tokens" not in r for r in fake.requests)
+
+
+FACT = "The Brennick opera house was designed by the architect Ilse Marwood."
+# Plausible article prose that never mentions the opera house or its architect: it pushes the fact ~6k tokens deep.
+FILLER = ("The district council of Brennick meets in the town hall on the market square, where the records of the "
+          "glass guild and the bridge tolls have been kept since the sixteenth century. ")
+
+
+def _long_brennick(tiny_retriever):
+    doc = tiny_retriever.by_title("Brennick")
+    assert doc is not None
+    text = doc.text + "\n" + "\n".join(FILLER * 3 for _ in range(100)) + "\n" + FACT + "\n" + FILLER * 5
+    return doc.model_copy(update={"text": text})
+
+
+def test_selection_shows_the_deep_passage_that_holds_the_fact(tiny_retriever):
+    doc = _long_brennick(tiny_retriever)
+    question = "Which architect designed the opera house of Brennick?"
+    llm = ScriptedLLM(["Reasoning: the passage names her.\nAnswer: Ilse Marwood"])
+    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(answer_budget=600, answer_doc_tokens=400)).answer_from(
+        question, [doc])
+    prompt = llm.prompts[-1]
+    assert FACT in prompt and result.answer == "Ilse Marwood"
+    assert "Brennick is a city on the Olse River" in prompt, "the lead still says what the article is"
+    shown = result.answer_context.passages
+    assert [s.key for s in shown] == ["brennick"] and shown[0].of > 50 and 0 in shown[0].passages
+    assert shown[0].article_tokens > 5000 and 0 < shown[0].tokens <= 600
+    assert result.answer_context.budget == 600 and result.answer_context.prompt == "answer"
+
+
+def test_the_lead_alone_misses_it(tiny_retriever):
+    doc = _long_brennick(tiny_retriever)
+    llm = ScriptedLLM(["Answer: unknown"])
+    config = AgentConfig(answer_budget=600, answer_doc_tokens=400, answer_passages=0)
+    result = FramesAgent(llm, tiny_retriever, config=config).answer_from("Which architect designed the opera house?", [doc])
+    assert FACT not in llm.prompts[-1] and result.answer_context.passages == []
+
+
+def test_step_queries_pick_passages_in_the_multistep_agent(tiny_retriever):
+    # The question says nothing of the opera; the step query does, and selection follows it.
+    llm = ScriptedLLM([{"thought": "t", "queries": ["Brennick opera house architect"], "tool_calls": [], "enough": False},
+                       "Answer: Ilse Marwood"])
+    long_doc = _long_brennick(tiny_retriever)
+
+    class Long:
+        name = "long"
+
+        def batch_search(self, queries, k=10):
+            return [[long_doc] for _ in queries]
+
+        def search(self, query, k=10):
+            return [long_doc]
+
+        def doc(self, doc_id):
+            return None
+
+        def by_title(self, title):
+            return None
+
+    config = AgentConfig(k=1, n=1, fill_queries=False, answer_budget=600, answer_doc_tokens=400)
+    FramesAgent(llm, Long(), config=config).invoke("Who designed the building where Brennick's annual concerts are held?")
+    assert FACT in llm.prompts[-1]
+
+
+def test_budget_room_goes_to_more_passages_when_few_articles(tiny_retriever):
+    doc = _long_brennick(tiny_retriever)
+    question = "Which architect designed the opera house of Brennick, and when did the first railway reach it?"
+    llm = ScriptedLLM(["Answer: x", "Answer: x"])
+    few = AgentConfig(answer_budget=2000, answer_doc_tokens=300, answer_passages=2)
+    result = FramesAgent(llm, tiny_retriever, config=few).answer_from(question, [doc])
+    assert len(result.answer_context.passages[0].passages) > 2, "one article may use the whole budget"
+    fixed = few.model_copy(update={"answer_budget": 300})
+    result = FramesAgent(llm, tiny_retriever, config=fixed).answer_from(question, [doc])
+    assert len(result.answer_context.passages[0].passages) <= 2

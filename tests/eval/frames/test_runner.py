@@ -270,6 +270,18 @@ def test_oracle_offline_reports_missing_gold_articles(tmp_path, tiny_retriever):
     assert outcome.summary.recall_by_step == []
 
 
+def test_records_and_report_say_which_passages_of_the_gold_articles_the_answer_saw(tmp_path, tiny_retriever):
+    fetcher = WikipediaFetcher(tmp_path / "wiki", online=False)
+    outcome, _ = run(tmp_path, tiny_retriever, system="oracle", build=builder(tiny_retriever, fetcher=fetcher))
+    records = {r["id"]: r for r in read_results(outcome.out)}
+    shown = records["0"]["answer_context"]["passages"]
+    assert {p["title"] for p in shown} == set(records["0"]["covered_titles"])
+    assert all(p["passages"] and 0 < p["tokens"] and p["article_tokens"] > 0 for p in shown)
+    assert records["0"]["final"]["format_ok"] and records["0"]["final"]["reasoning"] == "The documents say so."
+    report = (outcome.out / "report.md").read_text()
+    assert "## What the answer could see" in report and "share of each shown gold article" in report
+
+
 def test_oracle_online_fetches_once_and_caches_on_disk(tmp_path, tiny_retriever):
     import asyncio
 

@@ -1,0 +1,88 @@
+"""The answer step's reply -> the final answer: a fixed final line, a tolerant fallback, and arithmetic by the calculator."""
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+from agent.calculator import calculate, format_number
+from agent.errors import CalculatorError
+
+MAX_ANSWER_CHARS = 300
+_FINAL_LINE = re.compile(r"^[\s>*#_-]*(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[*_]*\s*[:：]\s*[*_]*\s*(.*?)\s*$", re.I | re.M)
+_ANSWER_IS = re.compile(r"\b(?:final\s+)?answer\s+is\s*:?\s*(.+?)(?:\.\s|\.?$)", re.I | re.M)
+_BOXED = re.compile(r"\\boxed\{([^{}]+)\}")
+_REASONING = re.compile(r"^\s*[*_]*(?:reasoning|reason|explanation)[*_]*\s*[:：]\s*", re.I)
+# "<expression> = <result>": the model shows its arithmetic; the calculator redoes it.
+_SHOWN_SUM = re.compile(r"^(?P<expr>[\d\s.,+\-*/×÷−()^]+|\w+_between\([^)]*\))\s*=\s*(?P<rest>.+)$")
+_ARITHMETIC = re.compile(r"^[\d\s.,+\-*/×÷−()^]+$|^\w+_between\([^)]*\)$")
+_YEAR_RANGE = re.compile(r"^\s*\d{4}[-–]\d{2,4}\s*$")
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+class FinalAnswer(BaseModel):
+    """What the answer step concluded, and how the conclusion was read from the reply."""
+
+    answer: str = ""
+    reasoning: str = ""
+    format_ok: bool = False
+    # "<expression> = <value>" when the calculator computed the answer; the model's own result is in `model_answer`.
+    calculation: str | None = None
+    model_answer: str = ""
+
+
+def _clean(text: str) -> str:
+    text = text.strip().strip("*_`\"' ").strip()
+    return text.rstrip(".").strip()[:MAX_ANSWER_CHARS]
+
+
+def _final_line(reply: str) -> tuple[str, str, bool]:
+    """(answer, reasoning before it, whether the fixed format was followed)."""
+    lines = reply.splitlines()
+    for i in range(len(lines) - 1, -1, -1):
+        match = _FINAL_LINE.match(lines[i])
+        if not match:
+            continue
+        answer = match.group(1)
+        if not _clean(answer):  # "Answer:" alone, the answer on the next line
+            answer = next((line for line in lines[i + 1:] if line.strip()), "")
+        if _clean(answer):
+            return _clean(answer), "\n".join(lines[:i]).strip(), True
+    for pattern in (_BOXED, _ANSWER_IS):
+        found = pattern.findall(reply)
+        if found:
+            return _clean(found[-1]), reply.strip(), False
+    rest = [line for line in lines if line.strip()]
+    last = _REASONING.sub("", rest[-1]) if rest else ""
+    return _clean(last), "\n".join(rest[:-1]).strip(), False
+
+
+def parse_reply(reply: str, calculator: bool = True) -> FinalAnswer:
+    """The final answer of a reply: its last "Answer:" line, else a tolerant guess; arithmetic redone by the tool."""
+    answer, reasoning, ok = _final_line(reply or "")
+    reasoning = _REASONING.sub("", reasoning)
+    out = FinalAnswer(answer=answer, reasoning=reasoning, format_ok=ok, model_answer=answer)
+    shown = _SHOWN_SUM.match(answer)
+    if shown and _has_operator(shown.group("expr")):
+        expr, rest = shown.group("expr"), shown.group("rest").strip()
+        out.answer = rest  # the model's own result, unless the calculator can do better
+        value = _compute(expr) if calculator else None
+        if value is not None:
+            out.answer = _NUMBER.sub(value, rest, count=1) if _NUMBER.search(rest) else value
+            out.calculation = f"{expr.strip()} = {value}"
+    elif calculator and _ARITHMETIC.match(answer) and _has_operator(answer) and not _YEAR_RANGE.match(answer):
+        value = _compute(answer)
+        if value is not None:
+            out.answer, out.calculation = value, f"{answer} = {value}"
+    return out
+
+
+def _has_operator(expr: str) -> bool:
+    return bool(re.search(r"\d\s*[-+*/×÷−^]\s*\(?\s*\d|_between\(", expr))
+
+
+def _compute(expr: str) -> str | None:
+    try:
+        return format_number(calculate(expr))
+    except CalculatorError:
+        return None

@@ -1,0 +1,111 @@
+"""A safe calculator for the answer step: arithmetic and date differences only, parsed with ast against a whitelist.
+
+Nothing is ever passed to eval(): the parse tree is walked node by node and any node outside the whitelist
+(names, attributes, subscripts, lambdas, comprehensions, strings outside date functions...) is refused.
+"""
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import operator
+import re
+from fractions import Fraction
+
+from agent.errors import CalculatorError
+
+MAX_LENGTH = 200
+_MAX_MAGNITUDE = 10**30
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_ISO_DATE = re.compile(r"(?<![\w'\"])(\d{4}-\d{2}-\d{2})(?![\w'\"])")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SYMBOLS = str.maketrans({"×": "*", "÷": "/", "−": "-", "–": "-", "^": "**"})
+
+
+def _date(value: object) -> dt.date:
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            raise CalculatorError(f"not a date: {value!r}") from None
+    if isinstance(value, int):  # a bare year
+        return dt.date(value, 1, 1)
+    raise CalculatorError("dates are written YYYY-MM-DD")
+
+
+def days_between(a: object, b: object) -> int:
+    """Days from date a to date b (negative when b is earlier)."""
+    return (_date(b) - _date(a)).days
+
+
+def years_between(a: object, b: object) -> int:
+    """Whole years from date a to date b, as an age is counted."""
+    start, end = sorted((_date(a), _date(b)))
+    years = end.year - start.year - ((end.month, end.day) < (start.month, start.day))
+    return years if _date(a) <= _date(b) else -years
+
+
+_FUNCTIONS = {"abs": abs, "round": round, "min": min, "max": max,
+              "days_between": days_between, "years_between": years_between}
+
+
+def _number(value: object) -> Fraction | int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+        raise CalculatorError("only numbers can be computed with")
+    if abs(value) > _MAX_MAGNITUDE:
+        raise CalculatorError("number too large")
+    return Fraction(value) if isinstance(value, float) else value
+
+
+def _walk(node: ast.AST) -> object:
+    if isinstance(node, ast.Expression):
+        return _walk(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_number(_walk(node.operand)))
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _number(_walk(node.left)), _number(_walk(node.right))
+        if isinstance(node.op, ast.Pow) and (abs(right) > 64 or abs(left) > 10**6):
+            raise CalculatorError("power too large")
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and right == 0:
+            raise CalculatorError("division by zero")
+        if isinstance(node.op, ast.Div):
+            return Fraction(left) / Fraction(right)
+        return _number(_BINARY[type(node.op)](left, right))
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
+            and not node.keywords and 1 <= len(node.args) <= 3):
+        args = [_walk(a) for a in node.args]
+        if node.func.id not in ("days_between", "years_between"):
+            args = [_number(a) for a in args]
+        try:
+            return _number(_FUNCTIONS[node.func.id](*args))
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise CalculatorError(f"{node.func.id}: {exc}") from None
+    raise CalculatorError(f"not arithmetic: {type(node).__name__}")
+
+
+def calculate(expression: str) -> Fraction | int:
+    """The value of an arithmetic expression or date difference; CalculatorError for anything else."""
+    text = (expression or "").strip().translate(_SYMBOLS)
+    if not text or len(text) > MAX_LENGTH:
+        raise CalculatorError("empty or too long expression")
+    text = _ISO_DATE.sub(r"'\1'", _THOUSANDS.sub("", text))
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise CalculatorError(f"cannot parse {expression!r}") from None
+    value = _walk(tree)
+    if isinstance(value, str):
+        raise CalculatorError("a bare string is not a calculation")
+    return _number(value)
+
+
+def format_number(value: Fraction | int) -> str:
+    """An integer as is; anything else with at most 4 decimals, trailing zeros dropped."""
+    if isinstance(value, Fraction) and value.denominator == 1:
+        value = int(value)
+    if isinstance(value, int):
+        return str(value)
+    return f"{float(value):.4f}".rstrip("0").rstrip(".")

@@ -1,0 +1,84 @@
+"""Passages of an article and the ones most relevant to a question (BM25 over the article's own passages)."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from pydantic import BaseModel, Field
+
+from retrieval.bm25 import OkapiBM25, terms
+
+# ~80 words is ~110 tokens: a fact with its sentence of context, and several passages per article fit a small budget.
+PASSAGE_WORDS = 80
+# Long articles (FRAMES gold pages reach ~75k tokens) are read whole: the fact is often deep inside.
+MAX_PASSAGES = 2000
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+class ShownPassages(BaseModel):
+    """Which passages of one article a prompt showed, and how much of the article that was."""
+
+    key: str
+    title: str = ""
+    passages: list[int] = Field(default_factory=list, description="indices into the article's passages, in article order")
+    of: int = Field(0, description="passages in the article")
+    cut: bool = Field(False, description="not even one passage fitted whole: the first shown is cut short")
+    tokens: int = Field(0, description="tokens of the article shown")
+    article_tokens: int = Field(0, description="tokens in the article (up to the passages split)")
+
+
+def chunk_text(text: str, words: int = PASSAGE_WORDS, max_chunks: int = MAX_PASSAGES,
+               whole_sentences: bool = False) -> list[str]:
+    """Sentence-packed chunks of about `words` words (long sentences are split).
+
+    whole_sentences=True starts a new chunk rather than cutting a sentence that does not fit, so a passage never
+    begins mid-sentence (what a reader of a selected passage needs); False fills every chunk to `words`.
+    """
+    chunks, current = [], []
+    for sentence in _SENTENCE.split(text):
+        tokens = sentence.split()
+        if whole_sentences and current and len(current) + len(tokens) > words:
+            chunks.append(" ".join(current))
+            current = []
+            if len(chunks) >= max_chunks:
+                return chunks
+        while tokens:
+            room = words - len(current)
+            current += tokens[:room]
+            tokens = tokens[room:]
+            if len(current) >= words:
+                chunks.append(" ".join(current))
+                current = []
+                if len(chunks) >= max_chunks:
+                    return chunks
+    if current:
+        chunks.append(" ".join(current))
+    return chunks
+
+
+def split_passages(text: str, words: int = PASSAGE_WORDS) -> list[str]:
+    """An article's passages: whole sentences packed to about `words` words, in article order."""
+    return chunk_text(text, words, MAX_PASSAGES, whole_sentences=True)
+
+
+def query_terms(question: str, queries: Sequence[str] = ()) -> list[str]:
+    """The question's terms, then new terms of the step queries (each term once)."""
+    seen: dict[str, None] = {}
+    for text in (question, *queries):
+        for term in terms(text):
+            seen.setdefault(term, None)
+    return list(seen)
+
+
+def select(passages: Sequence[str], query: Sequence[str], k: int, lead: bool = True) -> list[int]:
+    """Indices of up to k passages, best first: the lead (it says what the article is), then the best by BM25.
+
+    Passages that share no term with the query are never picked; ties go to the earlier passage.
+    """
+    if k <= 0 or not passages:
+        return []
+    chosen = [0] if lead else []
+    scores = OkapiBM25([terms(p) for p in passages], k1=1.2, idf="lucene").scores(query)
+    ranked = sorted((i for i in range(len(passages)) if scores[i] > 0), key=lambda i: (-scores[i], i))
+    chosen += [i for i in ranked if i not in chosen]
+    return chosen[:k] or [0]

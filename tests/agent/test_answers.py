@@ -1,0 +1,54 @@
+"""The final-answer parser: the fixed final line, tolerant fallbacks, and arithmetic redone by the calculator."""
+from __future__ import annotations
+
+import pytest
+
+from agent.answers import parse_reply
+
+
+def test_fixed_format_keeps_reasoning_and_answer():
+    final = parse_reply("Reasoning: The bridge opened in 1874.\nIt was designed by Ada Kerr.\nAnswer: Ada Kerr")
+    assert final.answer == "Ada Kerr" and final.format_ok
+    assert final.reasoning == "The bridge opened in 1874.\nIt was designed by Ada Kerr."
+
+
+@pytest.mark.parametrize("reply, answer", [
+    ("Some thoughts.\n**Final Answer:** Lake Orva", "Lake Orva"),
+    ("Thinking\nANSWER : 1921.", "1921"),
+    ("Reasoning: the list says so.\nAnswer:\n\nThe Gull Islands", "The Gull Islands"),
+    ("Answer: first guess\nOn reflection...\nAnswer: second guess", "second guess"),
+])
+def test_format_variants(reply, answer):
+    final = parse_reply(reply)
+    assert final.answer == answer and final.format_ok
+
+
+@pytest.mark.parametrize("reply, answer", [
+    ("The passages say it opened in 1874, so the answer is 1874. That is all.", "1874"),
+    ("Working it out: \\boxed{42}", "42"),
+    ("Reasoning: the canal opened in 1858.\nVarn Canal", "Varn Canal"),
+    ("Reasoning: Ada Kerr built it.", "Ada Kerr built it"),
+    ("", ""),
+])
+def test_broken_format_falls_back(reply, answer):
+    final = parse_reply(reply)
+    assert final.answer == answer and not final.format_ok
+
+
+def test_shown_arithmetic_is_redone_by_the_calculator():
+    final = parse_reply("Reasoning: born 1912, died 1989.\nAnswer: 1989 - 1912 = 78 years")
+    assert final.answer == "77 years" and final.calculation == "1989 - 1912 = 77"
+    assert final.model_answer == "1989 - 1912 = 78 years"
+    assert parse_reply("Answer: 1989 - 1912 = 78 years", calculator=False).answer == "78 years"
+
+
+def test_bare_expression_is_computed_but_ranges_and_plain_numbers_are_not():
+    assert parse_reply("Answer: 365 * 4 + 1").answer == "1461"
+    assert parse_reply("Answer: 365 * 4 + 1", calculator=False).answer == "365 * 4 + 1"
+    assert parse_reply("Answer: 1914-1918").answer == "1914-1918"
+    assert parse_reply("Answer: 18,500").answer == "18,500" and parse_reply("Answer: 18,500").calculation is None
+
+
+def test_unparseable_expression_keeps_the_models_result():
+    final = parse_reply("Answer: 12 / (3 - 3) = 4")
+    assert final.answer == "4" and final.calculation is None
