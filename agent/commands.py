@@ -25,6 +25,8 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
                         "(the paper's direct prompt), or a file path")
     parser.add_argument("--answer-budget", type=int, default=None, help="context tokens the answer may read "
                         "(default sized for the model)")
+    parser.add_argument("--calculator", action="store_true", default=None,
+                        help="redo the arithmetic an answer shows as '<expression> = <result>' with a safe calculator")
     parser.add_argument("--answer-passages", type=int, default=None, help="passages shown per article when answering "
                         "(its lead and the most relevant ones; 0 = the article's beginning)")
     add_deadline_flags(parser)
@@ -56,7 +58,7 @@ def agent_config(args, **overrides):
     from agent.errors import AgentError
 
     names = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout", "answer_prompt", "answer_budget",
-             "answer_passages")
+             "answer_passages", "calculator")
     fields = {name: getattr(args, name) for name in names if hasattr(args, name)}
     try:
         return AgentConfig.for_model(args.model, **{**fields, **overrides})

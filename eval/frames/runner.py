@@ -48,6 +48,7 @@ class RunSettings:
     answer_prompt: str | None = None
     answer_budget: int | None = None
     answer_passages: int | None = None
+    calculator: bool | None = None
     no_cache: bool = False
     retry_failed: bool = False
     progress: bool = True
