@@ -9,7 +9,8 @@ from agent.calculator import calculate, format_number
 from agent.errors import CalculatorError
 
 MAX_ANSWER_CHARS = 300
-_FINAL_LINE = re.compile(r"^[\s>*#_-]*(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[*_]*\s*[:：]\s*[*_]*\s*(.*?)\s*$", re.I | re.M)
+# A short lead-in ("Final line:", "So the") may precede the answer label on its line.
+_FINAL_LINE = re.compile(r"^[\s>*#_-]*(?:[\w\s]{0,20}?[:\s]\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[*_]*\s*[:：]\s*[*_]*\s*(.*?)\s*$", re.I | re.M)
 _ANSWER_IS = re.compile(r"\b(?:final\s+)?answer\s+is\s*:?\s*(.+?)(?:\.\s|\.?$)", re.I | re.M)
 _BOXED = re.compile(r"\\boxed\{([^{}]+)\}")
 _REASONING = re.compile(r"^\s*[*_]*(?:reasoning|reason|explanation)[*_]*\s*[:：]\s*", re.I)

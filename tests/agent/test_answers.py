@@ -17,6 +17,7 @@ def test_fixed_format_keeps_reasoning_and_answer():
     ("Thinking\nANSWER : 1921.", "1921"),
     ("Reasoning: the list says so.\nAnswer:\n\nThe Gull Islands", "The Gull Islands"),
     ("Answer: first guess\nOn reflection...\nAnswer: second guess", "second guess"),
+    ("Reasoning: her mother was Jane.\n\nFinal line: Answer: Jane Ballou", "Jane Ballou"),
 ])
 def test_format_variants(reply, answer):
     final = parse_reply(reply)
