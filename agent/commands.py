@@ -77,7 +77,7 @@ def build_agent(args: argparse.Namespace, cache: bool = True):
 
     config = agent_config(args)
     use_wiki, tools = build_tools(args.tools)
-    retriever = open_index(args.index) if use_wiki else None
+    retriever = open_index(args.index, title_boost=config.title_boost, exact_title=config.exact_title) if use_wiki else None
     # Test processes (serve, mcp) get a scripted model through FRAMES_AGENT_TEST_SCRIPT instead of a real one.
     llm = scripted_from_env() or resolve_model(args.model, base_url=args.base_url, cache=cache and not args.no_cache,
                                                timeout=config.timeout)

@@ -5,6 +5,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrieval.lucene.searcher import DEFAULT_TITLE_BOOST
+
 # The embedded 1.5B model reads ~26 prompt tokens/s on 2 cores: small budgets keep a step under a minute.
 # Answering shows each article's lead and its passages most relevant to the question (retrieval/passages.py): 3
 # passages of ~80 words per article, 4 articles under 1,600 tokens; chosen on dev questions (README, issue 18).
@@ -91,8 +93,16 @@ class AgentConfig(BaseModel):
     # "<expression> = <result>" form either way, so records allow scoring both on the same replies.
     calculator: bool = Field(False, description="arithmetic the answer writes as '<expression> = <result>' is redone "
                              "by a safe calculator (agent/calculator.py)")
-    fill_queries: bool = Field(True, description="top a step up to k queries with entities from the question, "
-                               "the thought and the documents read, when the model writes fewer new ones")
+    propose_queries: bool = Field(True, description="a deterministic proposer offers entity queries from the "
+                                  "sentences that matched (titles first); they fill a step up to k")
+    proposer_slots: int = Field(2, ge=0, le=20, description="queries per step kept for the proposer even when the "
+                                "model writes k new ones (its queries compete with the model's)")
+    plan_sentences: int = Field(2, ge=0, le=10, description="sentences per document shown to the planner: those "
+                                "sharing most words with the queries (0 = each document's first tokens)")
+    drop_fanout: bool = Field(False, description="drop a query that only adds one word to an earlier one")
+    title_boost: float = Field(DEFAULT_TITLE_BOOST, ge=0, description="weight of the title field against the body "
+                               "in BM25 (0 = body only)")
+    exact_title: bool = Field(True, description="a query that is an article title (or redirect) brings it first")
     max_query_words: int = Field(12, ge=1, description="longer queries are cut: BM25 wants short entity-style queries")
     variables: dict[str, str] = Field(default_factory=dict, description="extra prompt variables and their defaults")
     # Generated tokens are the slowest part on a CPU (~10 tok/s): a call that runs on cannot cost more than this.

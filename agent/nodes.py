@@ -17,13 +17,8 @@ from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.llm.calls import Structured, astructured, message_text, structured
 from agent.prompts import Prompt
-from agent.queries import (
-    PlanReply,
-    candidate_queries,
-    clean_queries,
-    fallback_plan,
-    plan_schema,
-)
+from agent.bridging import matched_sentences, propose, question_evidence, render_evidence
+from agent.queries import PlanReply, clean_queries, fallback_plan, plan_schema
 from agent.state import (
     AgentState,
     ContextCut,
@@ -74,32 +69,56 @@ class Nodes:
     # --- plan -------------------------------------------------------------------------------------
     def _plan_text(self, state: AgentState, step: int) -> str:
         cfg = self.config
-        shown = ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens)
         earlier = state.get("queries", [])
+        if cfg.plan_sentences:
+            evidence = matched_sentences(state.get("context", []), [state["question"], *earlier], cfg.plan_sentences)
+            shown = render_evidence(evidence, cfg.plan_budget, cfg.plan_doc_tokens)
+        else:
+            shown = ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens).text
         return self.plan_prompt.render(
-            **{**cfg.variables, **state.get("variables", {})}, question=state["question"], context=shown.text,
+            **{**cfg.variables, **state.get("variables", {})}, question=state["question"], context=shown,
             previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
             k=cfg.k, step=step, n=cfg.n, tools=self.tools_text)
+
+    def _proposals(self, state: AgentState, asked: list[str], thought: str) -> list[str]:
+        """The proposer's entity queries from the sentences that matched this question's queries."""
+        context = state.get("context", [])
+        evidence = matched_sentences(context, [state["question"], *state.get("queries", [])],
+                                     max(1, self.config.plan_sentences))
+        has_title = getattr(self.retriever, "has_title", None)
+        is_title = has_title if has_title is not None else (lambda t: False)
+        read = [entry.title for entry in context]
+        return propose([*evidence, *question_evidence(state["question"], thought)], read, asked,
+                       is_title, self.config.k)
+
+    def _choose(self, state: AgentState, model: list[str], thought: str) -> tuple[list[str], list[str]]:
+        """The step's queries and their origins: the model's, with proposer_slots (and any room left) for the
+        proposer's; both are cleaned against every earlier query and each other."""
+        cfg = self.config
+        earlier = state.get("queries", [])
+        if not cfg.propose_queries:
+            return model, ["model"] * len(model)
+        offered = self._proposals(state, [*earlier, *model], thought)
+        proposed, _ = clean_queries(offered, [*earlier, *model], cfg.k, cfg.max_query_words, cfg.drop_fanout)
+        # The model keeps at least half of a full step: the proposer reads sentences, not the question's intent.
+        take = min(len(proposed), max(min(cfg.proposer_slots, cfg.k // 2), cfg.k - len(model)))
+        kept = model[: cfg.k - take]
+        proposed = proposed[: cfg.k - len(kept)]
+        return [*kept, *proposed], ["model"] * len(kept) + ["proposer"] * len(proposed)
 
     def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply]) -> dict:
         cfg, plan = self.config, reply.value
         earlier = state.get("queries", [])
-        queries, dropped = clean_queries(plan.queries, earlier, cfg.k, cfg.max_query_words)
-        filled: list[str] = []
-        if cfg.fill_queries and len(queries) < cfg.k:
-            # Small models give fewer than k queries or repeat old ones; entities from the question, the
-            # thought and the documents read keep the step searching for something new.
-            titles = [entry.title for entry in ctx.ordered(state.get("context", []))[:20]]
-            candidates = candidate_queries(state["question"], plan.thought, titles)
-            filled, _ = clean_queries(candidates, [*earlier, *queries], cfg.k - len(queries), cfg.max_query_words)
-            queries = [*queries, *filled]
+        model, dropped = clean_queries(plan.queries, earlier, cfg.k, cfg.max_query_words, cfg.drop_fanout)
+        queries, origins = self._choose(state, model, plan.thought)
         calls = [c for c in plan.tool_calls if c.name in self.tools][: cfg.max_tool_calls] if self.tools else []
         fallback = reply.fallback
         if not queries and not calls:
             # A model that gives nothing usable still searches: the question itself, as BM25-R would.
-            queries, fallback = [" ".join(state["question"].split()[:32])], True
+            queries, origins, fallback = [" ".join(state["question"].split()[:32])], ["fallback"], True
+        filled = [q for q, o in zip(queries, origins) if o == "proposer"]
         record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
-                            fallback=fallback, dropped_queries=dropped, filled_queries=filled,
+                            fallback=fallback, dropped_queries=dropped, filled_queries=filled, origins=origins,
                             errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [])
         _emit(QueriesPlanned(step=step, queries=queries, tool_calls=calls, fallback=fallback))
         done = cfg.adaptive and plan.enough and step > 1

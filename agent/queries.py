@@ -1,5 +1,5 @@
-"""Search queries: what the planner writes (PlanReply), salvage from broken replies, cleaning and dedup against
-earlier steps, and entity-style candidates that top a step up to k."""
+"""Search queries: what the planner writes (PlanReply), salvage from broken replies, and cleaning with dedup in
+substance against earlier steps."""
 from __future__ import annotations
 
 import re
@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, Field, field_validator
 
+from agent.bridging import substance
 from agent.state import ToolCall
 
 
@@ -56,58 +57,29 @@ def normalise_query(query: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
 
 
-def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int, max_words: int) -> tuple[list[str], list[str]]:
-    """At most k short, distinct, new queries; returns (kept, dropped repeats)."""
-    seen = {normalise_query(q) for q in earlier}
+def _fans_out(key: frozenset[str], seen: set[frozenset[str]]) -> bool:
+    """An earlier query plus one more word ("X" then "X history"): BM25 mostly finds the same articles again."""
+    return any(len(key) == len(old) + 1 and old < key for old in seen if old)
+
+
+def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int, max_words: int,
+                  fanout: bool = False) -> tuple[list[str], list[str]]:
+    """At most k short, distinct, new queries; returns (kept, dropped repeats).
+
+    A query repeats an earlier one in substance when its content words are the same (order, case, plurals and
+    function words ignored); with fanout, also when it only adds one word to an earlier query. A query with no
+    content word at all (a bare number or function word) is dropped.
+    """
+    seen = {substance(q) or frozenset([normalise_query(q)]) for q in earlier}
     kept, dropped = [], []
     for query in raw:
         query = " ".join(_BULLET.sub("", query).strip(" \"'`").split()[:max_words])
-        norm = normalise_query(query)
-        if not norm:
+        key = substance(query)
+        if not normalise_query(query):
             continue
-        if norm in seen:
+        if not key or key in seen or (fanout and _fans_out(key, seen)):
             dropped.append(query)
             continue
-        seen.add(norm)
+        seen.add(key)
         kept.append(query)
     return kept[:k], dropped
-
-
-# Capitalised spans ("University of Oxford", "Jørn Utzon") and quoted titles name entities: good BM25 queries.
-_SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|von|van|and|for|in|on)\s+)*[A-Z0-9][\w'’.-]*)*")
-_SPAN_STOP = {"a", "an", "the", "in", "on", "of", "if", "i", "what", "which", "who", "whom", "whose", "when", "where",
-              "why", "how", "as", "at", "by", "for", "and", "or", "but", "step", "now", "then", "this", "that",
-              "these", "those", "it", "its", "my", "we", "they", "he", "she", "his", "her", "their", "documents",
-              "question", "answer", "first", "next", "also"}
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in re.findall(r"\w+", text.lower()) if len(w) > 2 and w not in _SPAN_STOP}
-
-
-def candidate_queries(question: str, thought: str, titles: Sequence[str]) -> list[str]:
-    """Entity-like queries to top a step up to k: quoted and capitalised spans, then titles read so far.
-
-    Only titles sharing enough words with the question or the thought qualify: BM25 also returns off-topic hits,
-    and searching their titles would pull the context further off topic.
-    """
-    spans = []
-    for text in (question, thought):
-        spans += _QUOTED.findall(text)
-        clauses = re.split(r"[.,;:?!()]+(?:\s+|$)|\n", text)
-        for span in (found for clause in clauses for found in _SPAN.findall(clause)):
-            span = re.sub(r"(?:'s|’s|['’])$", "", span)
-            words = span.split()
-            while words and words[0].lower() in _SPAN_STOP:
-                words.pop(0)
-            if words and not (len(words) == 1 and words[0].lower() in _SPAN_STOP):
-                spans.append(" ".join(words))
-    topic = _content_words(f"{question} {thought}")
-    return [*spans, *(title for title in titles if _on_topic(title, topic))]
-
-
-def _on_topic(title: str, topic: set[str]) -> bool:
-    """Two shared words, or every word of the title: one common word ("name", "state") is not enough."""
-    words = _content_words(title)
-    shared = words & topic
-    return len(shared) >= 2 or (bool(shared) and shared == words)

@@ -32,7 +32,9 @@ class StepRecord(BaseModel):
     # The plan reply was unusable and the agent fell back (e.g. to the question itself).
     fallback: bool = False
     dropped_queries: list[str] = Field(default_factory=list, description="repeats of earlier queries, not run again")
-    filled_queries: list[str] = Field(default_factory=list, description="queries the agent added to reach k")
+    filled_queries: list[str] = Field(default_factory=list, description="queries the proposer added")
+    origins: list[Literal["model", "proposer", "fallback"]] = Field(
+        default_factory=list, description="where each of `queries` came from, in the same order")
     errors: list[str] = Field(default_factory=list)
 
 

@@ -6,13 +6,13 @@ import os
 import platform
 import shutil
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from index.anserini import run_anserini
 from index.atomic import build_lock, remove_stale_partials, swap_in, write_json
 from index.content import describe_file, short_id
 from index.corpus import (
@@ -27,6 +27,8 @@ from index.corpus import (
     expand_corpus_paths,
     read_jsonl,
     read_mediawiki_xml,
+    read_redirects,
+    redirect_files,
 )
 from retrieval.lucene.layout import (
     MANIFEST_FILE,
@@ -36,12 +38,12 @@ from retrieval.lucene.layout import (
     resolve_index,
     write_title_table,
 )
-from retrieval.lucene.searcher import BM25Retriever, normalize_title
+from retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever, normalize_title
 from retrieval.paths import indexes_dir
 
 UNITS = ("article", "passage")
 DEFAULT_NAME = "default"
-FORMAT_VERSION = 2  # 2: content fingerprints (file sizes and SHA-256) instead of paths and mtimes
+FORMAT_VERSION = 3  # 2: content fingerprints; 3: a searchable title field, redirects.tsv in the title table
 SHARD_DOCS = 20_000  # Anserini indexes one collection file per thread at a time, so shard for parallelism
 PASSAGE_WORDS = 100
 
@@ -53,10 +55,12 @@ class BuildSpec:
     jsonl: list[Path] = field(default_factory=list)
     xml: list[Path] = field(default_factory=list)
     unit: str = "article"
+    redirects: list[Path] = field(default_factory=list)  # alias<TAB>target files beside the JSONL inputs
 
     def fingerprint(self) -> dict:
         """Content identity of the build: input files by size and SHA-256 (in order), unit, builder format."""
         inputs = [describe_file(p, "jsonl") for p in self.jsonl] + [describe_file(p, "xml") for p in self.xml]
+        inputs += [describe_file(p, "redirects") for p in self.redirects]
         unit = {"unit": self.unit, "passage_words": PASSAGE_WORDS} if self.unit == "passage" else {"unit": self.unit}
         return {"format": FORMAT_VERSION, **unit, "inputs": inputs}
 
@@ -74,7 +78,7 @@ def make_spec(corpus: Iterable[str | Path] = (), xml: Iterable[str | Path] = (),
     corpus = [p for p in corpus if p not in xml]
     xml = [check_xml_path(p) for p in xml]
     jsonl = expand_corpus_paths(corpus) if corpus else ([] if xml else default_corpus_paths())
-    return BuildSpec(jsonl=jsonl, xml=xml, unit=unit)
+    return BuildSpec(jsonl=jsonl, xml=xml, unit=unit, redirects=redirect_files(jsonl))
 
 
 def default_spec(name: str = DEFAULT_NAME) -> BuildSpec:
@@ -160,11 +164,13 @@ def ensure_index(name: str = DEFAULT_NAME, *, progress: bool = True, threads: in
     return check_index_dir(out_dir)
 
 
-def open_index(name_or_dir: str | Path = DEFAULT_NAME, *, threads: int = 4, progress: bool = True) -> BM25Retriever:
-    """A BM25Retriever on an index name (the default is built when missing), directory or prebuilt name."""
+def open_index(name_or_dir: str | Path = DEFAULT_NAME, *, threads: int = 4, progress: bool = True,
+               **search: object) -> BM25Retriever:
+    """A BM25Retriever on an index name (the default is built when missing), directory or prebuilt name; search
+    holds BM25Retriever's options (title_boost, exact_title)."""
     path = ensure_index(str(name_or_dir), progress=progress) if isinstance(name_or_dir, str) else Path(name_or_dir)
     name = name_or_dir if isinstance(name_or_dir, str) and "/" not in name_or_dir else None
-    return BM25Retriever(path, name=name, threads=threads)
+    return BM25Retriever(path, name=name, threads=threads, **search)
 
 
 def _refuse_in_use(out_dir: Path) -> None:
@@ -181,10 +187,11 @@ def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: 
     stats = _write_collection(spec, collection, work / "index", progress, threads)
     if stats["docs"] == 0:
         raise CorpusError("the corpus has no documents with text; nothing to index")
-    indexed = _run_anserini(collection, work / "index", stats["docs"], threads, progress)
+    indexed = run_anserini(collection, work / "index", stats["docs"], threads, progress, (TITLE_FIELD,))
     return {
         "format": FORMAT_VERSION, "name": name, "unit": spec.unit, "complete": True,
         "docs": indexed, "articles": stats["articles"], "skipped_empty": stats["empty"], "redirects": stats["redirects"],
+        "fields": ["contents", TITLE_FIELD],
         "skipped_duplicates": stats["duplicates"], "passage_words": PASSAGE_WORDS if spec.unit == "passage" else None,
         "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "build_seconds": round(time.monotonic() - started, 1), "versions": _versions(),
@@ -196,7 +203,8 @@ def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progre
     stats = {"docs": 0, "articles": 0, "empty": 0, "duplicates": 0}
     seen: set[str] = set()
     titles: dict[str, tuple[str, int, int]] = {}  # normalised title -> (article id, units, text length)
-    redirects: dict[str, str] = {}  # normalised redirect title -> normalised target title
+    # normalised redirect title -> normalised target title: redirects.tsv files first, then a dump's redirect pages
+    redirects = {normalize_title(a): normalize_title(t) for path in spec.redirects for a, t in read_redirects(path)}
     with ShardWriter(collection, SHARD_DOCS) as shards:
         for article in _read_all(spec, progress, threads):
             if article.redirect_to:
@@ -231,48 +239,6 @@ def _read_all(spec: BuildSpec, progress: bool, threads: int) -> Iterator[Article
         for path, reader in files:
             done_before = bar.n
             yield from reader(path, lambda pos: bar.update(done_before + pos - bar.n))
-
-
-def _run_anserini(collection: Path, index_dir: Path, total: int, threads: int, progress: bool) -> int:
-    """Run Anserini's IndexCollection on a Java thread while a progress bar polls its counters."""
-    from tqdm import tqdm
-
-    from retrieval.lucene.jvm import start_jvm
-
-    start_jvm()
-    from jnius import autoclass
-
-    args = autoclass("io.anserini.index.IndexCollection$Args")()
-    args.input, args.index = str(collection), str(index_dir)
-    args.collectionClass, args.generatorClass = "JsonCollection", "DefaultLuceneDocumentGenerator"
-    args.threads, args.storePositions, args.storeRaw, args.storeDocvectors = max(1, threads), True, True, False
-    args.optimize, args.quiet = True, True
-    indexer = autoclass("io.anserini.index.IndexCollection")(args)
-    counters = indexer.getCounters()
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            indexer.run()
-        except BaseException as exc:  # reported on the calling thread
-            failure.append(exc)
-
-    worker = threading.Thread(target=run, name="anserini-index", daemon=True)
-    with tqdm(total=total, unit="doc", desc="indexing", disable=not progress, file=sys.stderr,
-              mininterval=_bar_interval()) as bar:
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.25)
-            bar.update(int(counters.indexed.get()) - bar.n)
-            if bar.n >= total:  # Anserini then merges segments, which takes a while on big corpora
-                bar.set_description("indexing (merging segments)", refresh=False)
-    if failure:
-        raise CorpusError(f"Anserini indexing failed: {str(failure[0]).strip().splitlines()[0]}")
-    indexed = int(counters.indexed.get())
-    if indexed != total:
-        raise CorpusError(f"Anserini indexed {indexed} of {total} documents "
-                          f"(errors {counters.errors.get()}, unindexable {counters.unindexable.get()})")
-    return indexed
 
 
 def _versions() -> dict:

@@ -40,6 +40,24 @@ class Article:
     redirect_to: str = ""
 
 
+REDIRECTS_FILE = "redirects.tsv"  # alias<TAB>target lines beside a corpus: titles that lead to another article
+
+
+def read_redirects(path: Path) -> Iterator[tuple[str, str]]:
+    """(alias, target) pairs of a redirects TSV; blank and malformed lines are skipped."""
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            alias, sep, target = line.rstrip("\n").partition("\t")
+            if sep and alias.strip() and target.strip():
+                yield alias.strip(), target.strip()
+
+
+def redirect_files(corpus_files: list[Path]) -> list[Path]:
+    """The redirects.tsv files that sit beside the given corpus files."""
+    found = {p.parent / REDIRECTS_FILE for p in corpus_files}
+    return sorted(p for p in found if p.is_file())
+
+
 def default_corpus_paths() -> list[Path]:
     """The default corpus: FRAMES_AGENT_CORPUS (file or directory), else ../shared/data/wiki/*.jsonl.gz."""
     env = os.environ.get("FRAMES_AGENT_CORPUS")

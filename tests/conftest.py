@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+TINY_REDIRECTS = [("Mayor of Brennick", "Tomas Ferrante"), ("Phil the Groundhog", "Punxsutawney Phil")]
+
 TINY_CORPUS: list[dict] = [
     {"id": "kowalczyk", "title": "Marta Kowalczyk",
      "contents": "Marta Kowalczyk (1931-2004) was a chemist known for her work on catalysis. She was born in "
@@ -104,6 +106,8 @@ def tiny_corpus_file(tmp_path_factory, tiny_corpus) -> Path:
     """The tiny corpus as a JSONL file."""
     path = tmp_path_factory.mktemp("tiny_corpus") / "tiny.jsonl"
     path.write_text("".join(json.dumps(doc) + "\n" for doc in tiny_corpus), encoding="utf-8")
+    # Redirects beside a corpus join its title table: an alias leads to its target article.
+    (path.parent / "redirects.tsv").write_text("".join(f"{a}\t{t}\n" for a, t in TINY_REDIRECTS), encoding="utf-8")
     return path
 
 

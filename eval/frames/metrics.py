@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from statistics import mean
 
 from pydantic import BaseModel, ConfigDict
@@ -14,8 +14,10 @@ from eval.frames.datasets import REASONING_TYPES, normalize_title
 from eval.frames.records import QuestionRecord, Tokens
 
 
-def found_steps(gold_titles: Sequence[str], result: AgentResult) -> dict[str, int | None]:
-    """For each gold title, the first step whose new documents include that article (0 = given up front)."""
+def found_steps(gold_titles: Sequence[str], result: AgentResult,
+                aliases: Mapping[str, str] | None = None) -> dict[str, int | None]:
+    """For each gold title, the first step whose new documents include that article (0 = given up front);
+    aliases maps a normalised gold title that is a redirect to its target's normalised title."""
     step_of_doc: dict[str, int] = {}
     for record in result.steps:
         for doc_id in record.new_doc_ids:
@@ -26,7 +28,8 @@ def found_steps(gold_titles: Sequence[str], result: AgentResult) -> dict[str, in
         step = step_of_doc.get(doc.id, 0)
         if key and step < first.get(key, 1 << 30):
             first[key] = step
-    return {title: first.get(normalize_title(title)) for title in gold_titles}
+    aliases = aliases or {}
+    return {title: first.get(aliases.get(normalize_title(title), normalize_title(title))) for title in gold_titles}
 
 
 def recall(found: dict[str, int | None], titles: Iterable[str], upto: int | None = None) -> float | None:
@@ -38,9 +41,10 @@ def recall(found: dict[str, int | None], titles: Iterable[str], upto: int | None
     return hits / len(titles)
 
 
-def retrieval_figures(gold_titles: Sequence[str], covered: Sequence[str] | None, result: AgentResult) -> dict:
-    """recall, covered_recall, per-step curves and coverage of one question."""
-    found = found_steps(gold_titles, result)
+def retrieval_figures(gold_titles: Sequence[str], covered: Sequence[str] | None, result: AgentResult,
+                      aliases: Mapping[str, str] | None = None) -> dict:
+    """recall, covered_recall, per-step curves and coverage of one question (redirects count their target)."""
+    found = found_steps(gold_titles, result, aliases)
     steps = max((s.step for s in result.steps), default=0)
     covered_list = list(covered) if covered is not None else None
     return {

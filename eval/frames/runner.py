@@ -141,15 +141,15 @@ def _question_fields(question: Question) -> dict:
             "reasoning_types": list(question.reasoning_types), "gold_titles": list(question.gold_titles)}
 
 
-def _result_fields(output: SystemOutput, covered: list[str] | None, question: Question) -> dict:
+def _result_fields(output: SystemOutput, covered: list[str] | None, question: Question, aliases: dict) -> dict:
     result = output.result
     return {
         "answer": result.answer, "raw_answer": result.raw_answer, "error": result.error,
         "retrieved_titles": list(dict.fromkeys(d.title for d in result.documents)),
         "steps": [{"step": s.step, "queries": s.queries, "tool_calls": [c.name for c in s.tool_calls],
                    "new_docs": len(s.new_doc_ids), "fallback": s.fallback, "filled_queries": s.filled_queries,
-                   "dropped_queries": s.dropped_queries, "errors": s.errors} for s in result.steps],
-        "covered_titles": covered, **retrieval_figures(question.gold_titles, covered, result),
+                   "dropped_queries": s.dropped_queries, "errors": s.errors, "origins": s.origins} for s in result.steps],
+        "covered_titles": covered, **retrieval_figures(question.gold_titles, covered, result, aliases),
         "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(), "calls": result.calls,
         "answer_context": result.answer_context.model_dump(), "stopped_early": result.stopped_early,
         "oracle": output.oracle, "final": result.final.model_dump() if result.final else None,
@@ -171,7 +171,8 @@ async def run_question(question: Question, components: Components, answer: bool)
     try:
         covered = await components.coverage.covered(question.gold_titles)
         output = await components.system.run(question, answer=answer)
-        record = QuestionRecord(**_question_fields(question), system=name, **_result_fields(output, covered, question))
+        aliases = components.coverage.aliases(question.gold_titles)
+        record = QuestionRecord(**_question_fields(question), system=name, **_result_fields(output, covered, question, aliases))
         if answer:
             record.exact_match = exact_match(record.response(), question.answer)
             record = await rate_record(record, components.rater, components.rater2)

@@ -196,6 +196,7 @@ class CoverageChecker:
     def __init__(self, retriever: Retriever | None) -> None:
         self.retriever = retriever
         self._known: dict[str, bool] = {}
+        self._aliases: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def _present(self, title: str) -> bool:
@@ -203,10 +204,17 @@ class CoverageChecker:
         with self._lock:
             if key in self._known:
                 return self._known[key]
-        present = self.retriever.by_title(title) is not None
+        doc = self.retriever.by_title(title)
         with self._lock:
-            self._known[key] = present
-        return present
+            self._known[key] = doc is not None
+            if doc is not None and normalize_title(doc.title) != key:  # a redirect: its target is what counts
+                self._aliases[key] = normalize_title(doc.title)
+        return doc is not None
+
+    def aliases(self, titles: tuple[str, ...]) -> dict[str, str]:
+        """Normalised gold titles that are redirects, mapped to their targets' (after covered() saw them)."""
+        with self._lock:
+            return {k: self._aliases[k] for k in map(normalize_title, titles) if k in self._aliases}
 
     async def covered(self, titles: tuple[str, ...]) -> list[str] | None:
         """The titles present in the index (None when there is no index to ask)."""

@@ -26,13 +26,15 @@ from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's
     read_manifest,
     resolve_index,
 )
+from retrieval.lucene.fields import DEFAULT_TITLE_BOOST, TITLE_FIELD, exact_first, field_weights  # noqa: F401
 from retrieval.types import Document
 
 _WORD = re.compile(r"\w")
 _TERM = re.compile(r"\w+")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable input bytes; the JVM cannot encode them
-# Lucene refuses a query of more than 1,024 clauses (TooManyClauses); stay under it with room to spare.
-MAX_TERMS = 1000
+# Lucene refuses a query of more than 1,024 clauses (TooManyClauses); stay under it with room to spare. With the
+# title field each term is a clause twice.
+MAX_TERMS = 500
 _log = logging.getLogger(__name__)
 
 
@@ -55,8 +57,14 @@ def check_query(query: str) -> str:
 class BM25Retriever:
     """Retriever over a Lucene index built by `index build` (or any Anserini index with stored raw docs)."""
 
-    def __init__(self, index_dir: str | os.PathLike, *, name: str | None = None, threads: int = 4):
-        """Open the index at index_dir (use resolve_index for names); threads serve batch_search."""
+    def __init__(self, index_dir: str | os.PathLike, *, name: str | None = None, threads: int = 4,
+                 title_boost: float = DEFAULT_TITLE_BOOST, exact_title: bool = True):
+        """Open the index at index_dir (use resolve_index for names); threads serve batch_search.
+
+        title_boost weighs a separate title field against the body (0 = body only; indexes built before the
+        field existed are searched body-only); exact_title puts the article whose title (or redirect) a query is
+        first in its hits.
+        """
         from retrieval.lucene.jvm import java_lock, start_jvm
 
         self.index_dir = check_index_dir(Path(index_dir))
@@ -67,12 +75,16 @@ class BM25Retriever:
         # What the index holds, independent of its name: runs record it and refuse to resume against other content.
         self.fingerprint = content_fingerprint(self.index_dir, self.manifest)
         self.threads = max(1, int(threads))
+        if title_boost < 0:
+            raise RetrievalError(f"title_boost must be >= 0, got {title_boost!r}")
+        self.title_boost, self.exact_title = float(title_boost), bool(exact_title)
         start_jvm()
         from jnius import JavaException, autoclass
 
         self._lock = java_lock()
         self._java_error = JavaException
         self._array_list = autoclass("java.util.ArrayList")
+        self._fields = field_weights(autoclass, self.manifest, self.title_boost)
         with self._lock:
             try:
                 self._searcher = autoclass("io.anserini.search.SimpleSearcher")(str(self.index_dir))
@@ -88,16 +100,17 @@ class BM25Retriever:
     def search(self, query: str, k: int = 10) -> list[Document]:
         """Top-k documents for one query (plain text: Lucene syntax has no meaning), best first."""
         hits = self._java_search(_plain(check_query(query)), _check_k(k))
-        return [self._hit_document(*hit) for hit in hits]
+        return self._exact_first(query, [self._hit_document(*hit) for hit in hits], k)
 
     def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Document]]:
         """Top-k documents for each query, searched in parallel on Java threads, in the order of the queries."""
         texts = [_plain(check_query(q)) for q in queries]
         k = _check_k(k)
         if len(texts) <= 1:
-            return [self.search(texts[0], k)] if texts else []
+            return [self.search(queries[0], k)] if texts else []
         parsed: dict[str, Document] = {}  # the k queries of a step often share hits: parse each document once
-        return [[self._cached_hit(parsed, *hit) for hit in hits] for hits in self._java_batch(texts, k)]
+        found = [[self._cached_hit(parsed, *hit) for hit in hits] for hits in self._java_batch(texts, k)]
+        return [self._exact_first(query, hits, k) for query, hits in zip(queries, found)]
 
     # -- lookups -----------------------------------------------------------------------------------------------
     def doc(self, doc_id: str) -> Document | None:
@@ -128,6 +141,13 @@ class BM25Retriever:
             return None
         return self._whole_article(article_id) if self.unit == "passage" else self.doc(article_id)
 
+    def has_title(self, title: str) -> bool:
+        """Whether an article has this title or a redirect from it (no document is read)."""
+        titles = self._title_table()
+        if titles is None:
+            return self.by_title(title) is not None
+        return normalize_title(title) in titles
+
     @property
     def num_docs(self) -> int:
         """Number of documents (units) in the index."""
@@ -152,7 +172,9 @@ class BM25Retriever:
     def _java_search(self, query: str, k: int) -> list[tuple[str, float, str | None]]:
         with self._lock:
             try:
-                return [_hit_tuple(hit) for hit in self._searcher.search(query, k)]
+                hits = (self._searcher.search_fields(query, self._fields, k) if self._fields is not None
+                        else self._searcher.search(query, k))
+                return [_hit_tuple(hit) for hit in hits]
             except self._java_error as exc:
                 shown = query if len(query) <= 80 else query[:77] + "..."
                 raise RetrievalError(f"search failed for {shown!r}: {_first_line(exc)[:200]}") from exc
@@ -164,7 +186,9 @@ class BM25Retriever:
                 texts.add(query)
                 qids.add(str(i))
             try:
-                results = self._searcher.batch_search(texts, qids, k, min(self.threads, len(queries)))
+                threads = min(self.threads, len(queries))
+                results = (self._searcher.batch_search_fields(texts, qids, k, threads, self._fields)
+                           if self._fields is not None else self._searcher.batch_search(texts, qids, k, threads))
             except self._java_error as exc:
                 raise RetrievalError(f"batch search failed: {_first_line(exc)[:200]}") from exc
             return [[_hit_tuple(hit) for hit in (results.get(str(i)) or [])] for i in range(len(queries))]
@@ -174,6 +198,11 @@ class BM25Retriever:
             return self._searcher.doc_raw(doc_id)
 
     # -- internals ---------------------------------------------------------------------------------------------
+    def _exact_first(self, query: str, hits: list[Document], k: int) -> list[Document]:
+        titles = self._title_table() if self.exact_title else None
+        article_id = titles.get(normalize_title(query)) if titles else None
+        return exact_first(hits, k, article_id, lambda a: self.doc(a if self.unit == "article" else f"{a}#0"))
+
     def _hit_document(self, doc_id: str, score: float, raw: str | None) -> Document:
         if raw is None:
             return Document(id=doc_id, score=score, source=self.source, article_id=doc_id)

@@ -50,7 +50,7 @@ STEPS = [
 def test_exactly_k_times_n_searches(tiny_retriever):
     counting = Counting(tiny_retriever)
     llm = ScriptedLLM([*STEPS, "She was born in Brennick.\nAnswer: Tomas Ferrante"])
-    result = FramesAgent(llm, counting, config=AgentConfig(k=3, n=3, n_docs=2)).invoke(
+    result = FramesAgent(llm, counting, config=AgentConfig(k=3, n=3, n_docs=2, propose_queries=False)).invoke(
         "Who is the mayor of the city where Marta Kowalczyk was born?")
     assert counting.batches == [s["queries"] for s in STEPS]
     assert sum(len(b) for b in counting.batches) == 3 * 3
@@ -63,7 +63,7 @@ def test_exactly_k_times_n_searches(tiny_retriever):
 def test_documents_never_enter_twice(tiny_retriever):
     # Step 2 repeats a query (dropped) and asks others that hit documents already in context.
     llm = ScriptedLLM([plan("Brennick", "Olse River"), plan("brennick", "Brennick Olse", "Port Alder Olse"), "Answer: x"])
-    config = AgentConfig(k=3, n=2, n_docs=5, fill_queries=False)
+    config = AgentConfig(k=3, n=2, n_docs=5, propose_queries=False)
     result = FramesAgent(llm, tiny_retriever, config=config).invoke("Where is Brennick?")
     ids = [d.id for d in result.documents]
     assert len(ids) == len(set(ids))
@@ -147,32 +147,39 @@ def test_prompt_errors(tmp_path, tiny_retriever):
 
 def test_unusable_plan_falls_back_to_question(tiny_retriever):
     llm = ScriptedLLM(["", 'Sure, here: {"queries": ["Port Alder", "Gannet Park"', "Answer: 1962"])
-    config = AgentConfig(k=3, n=2, fill_queries=False)
+    config = AgentConfig(k=3, n=2, propose_queries=False)
     result = FramesAgent(llm, tiny_retriever, config=config).invoke("When did Gannet Park open?")
     first, second = result.steps
     assert first.fallback and first.queries == ["When did Gannet Park open?"] and first.errors
     assert second.queries == ["Port Alder", "Gannet Park"] and not second.fallback
 
 
-def test_short_or_repeated_plans_are_topped_up_to_k(tiny_retriever):
-    # Step 1 gives nothing usable, step 2 only repeats: entities of the question and the thought fill in.
-    repeat = {**plan("Gannet Park"), "thought": "The club plays in Port Alder, downstream of Brennick."}
-    llm = ScriptedLLM(["", repeat, "Answer: 1962"])
+def test_short_or_repeated_plans_are_topped_up_by_the_proposer(tiny_retriever):
+    # Step 1 gives nothing usable, step 2 only repeats: the proposer's entities fill in, each marked as such.
+    llm = ScriptedLLM(["", plan("Gannet Park"), "Answer: 1962"])
     result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=3, n=2, n_docs=4)).invoke(
         "When did the stadium of Kestrel Valley FC, Gannet Park, open?")
     first, second = result.steps
     assert first.fallback and first.queries == ["Kestrel Valley FC", "Gannet Park"] == first.filled_queries
-    assert second.dropped_queries == ["Gannet Park"] and len(second.queries) >= 2
-    assert second.filled_queries == second.queries and set(second.queries).isdisjoint(first.queries)
-    assert second.queries == ["Port Alder", "Brennick"]
+    assert first.origins == ["proposer", "proposer"]
+    assert second.dropped_queries == ["Gannet Park"] and second.queries and second.origins == ["proposer"] * len(second.queries)
+    assert set(second.queries).isdisjoint(first.queries)
+    read = {d.title for d in result.documents if d.id in first.new_doc_ids}
+    assert not read & set(second.queries), "titles already read are not searched again"
+    # The planner saw matched sentences, not each article's opening.
+    assert "plays its home matches at Gannet Park" in llm.prompts[1]
 
 
-def test_fill_takes_only_on_topic_titles():
-    from agent.queries import candidate_queries
+def test_proposer_competes_for_slots_and_origins_follow_queries(tiny_retriever):
+    replies = [plan("Kestrel Valley FC"), plan("football", "club", "stadium"), "Answer: x"]
+    config = AgentConfig(k=3, n=2, n_docs=3, proposer_slots=1)
+    result = FramesAgent(ScriptedLLM(replies), tiny_retriever, config=config).invoke("Where does Kestrel Valley FC play?")
+    second = result.steps[1]
+    assert second.queries[:2] == ["football", "club"] and second.origins == ["model", "model", "proposer"]
+    off = AgentConfig(k=3, n=2, n_docs=3, propose_queries=False)
+    result = FramesAgent(ScriptedLLM(replies), tiny_retriever, config=off).invoke("Where does Kestrel Valley FC play?")
+    assert result.steps[1].origins == ["model"] * 3 and result.steps[0].origins == ["model"]
 
-    titles = ["Gannet Park", "Sex-selective abortion", "Kestrel Valley FC", "Fair use", "Stage name", "Valley"]
-    question = "What is the name of the stadium of the Kestrel Valley club?"
-    assert candidate_queries(question, "", titles) == ["Kestrel Valley", "Kestrel Valley FC", "Valley"]
 
 
 def test_long_and_too_many_queries_are_trimmed(tiny_retriever):

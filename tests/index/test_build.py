@@ -23,6 +23,7 @@ from index.corpus import (
     default_corpus_paths,
     read_jsonl,
     read_mediawiki_xml,
+    read_redirects,
     split_passages,
     wikitext_to_text,
 )
@@ -119,7 +120,7 @@ def test_default_corpus_is_the_shared_wiki_files_unless_overridden(tmp_path, mon
 
 
 # -- MediaWiki XML ----------------------------------------------------------------------------------------------
-def test_xml_dump_keeps_articles_and_skips_redirects_and_other_namespaces():
+def test_xml_dump_keeps_articles_and_redirects_and_skips_other_namespaces():
     articles = list(read_mediawiki_xml(DUMP))
     assert [(a.id, a.title) for a in articles] == [("101", "Velmora"), ("104", "Ines Tarvo"), ("106", "Kallis")]
     with_redirects = list(read_mediawiki_xml(DUMP, redirects=True))
@@ -151,6 +152,9 @@ def test_xml_bz2_dump_builds_a_searchable_index(tmp_path):
         assert retriever.by_title("ines_tarvo").text.startswith("Ines Tarvo (born 12 May 1975)")
         assert retriever.by_title("Velmora Town").id == "101" and manifest["redirects"] == 1  # kept as a title
         assert retriever.search("amber template discussion", 5)[0].id in {"101", "104", "106"}
+        # The dump's redirect page leads title lookups (and exact-title searches) to its target.
+        assert retriever.by_title("Velmora_Town").id == "101" and retriever.has_title("velmora town")
+        assert retriever.search("Velmora Town", 1)[0].id == "101" and manifest["redirects"] == 1
 
 
 def test_malformed_xml_is_a_corpus_error(tmp_path):
@@ -190,7 +194,8 @@ def test_corpus_without_documents_is_an_error(tmp_path):
 def test_manifest_records_inputs_unit_counts_and_versions(tiny_index, tiny_corpus_file):
     manifest = finished_manifest(tiny_index)
     assert manifest["complete"] is True and manifest["unit"] == "article" and manifest["docs"] == 12
-    assert manifest["inputs"] == [str(tiny_corpus_file.resolve())] and manifest["format"] == 2
+    assert manifest["inputs"] == [str(tiny_corpus_file.resolve())] and manifest["format"] == 3
+    assert manifest["fields"] == ["contents", "title"] and manifest["redirects"] == 2
     assert manifest["fingerprint"]["inputs"][0] == {"name": "tiny.jsonl", "kind": "jsonl", "size": tiny_corpus_file.stat().st_size,
                                                     "sha256": hashlib.sha256(tiny_corpus_file.read_bytes()).hexdigest()}
     assert manifest["versions"]["anserini_jar"].startswith("anserini-")
@@ -293,3 +298,19 @@ def test_xml_dump_parsed_on_worker_processes_gives_the_same_articles():
 def test_xml_dump_given_as_corpus_is_routed_to_the_xml_reader(tmp_path):
     spec = make_spec([DUMP])
     assert (spec.jsonl, spec.xml) == ([], [DUMP])
+
+
+def test_redirects_file_beside_the_corpus_feeds_the_title_table(tmp_path, tiny_corpus_file):
+    corpus = tmp_path / "wiki.jsonl"
+    corpus.write_bytes(tiny_corpus_file.read_bytes())
+    (tmp_path / "redirects.tsv").write_text("Ferrante\tTomas Ferrante\nbad line\nNowhere Town\tNo Such Article\n"
+                                            "Brennick\tPort Alder\n", encoding="utf-8")
+    assert list(read_redirects(tmp_path / "redirects.tsv"))[0] == ("Ferrante", "Tomas Ferrante")
+    spec = make_spec([corpus])
+    assert spec.redirects == [tmp_path / "redirects.tsv"]
+    manifest = build_index(spec, tmp_path / "idx", threads=1, progress=False)
+    assert manifest["redirects"] == 1, "targets outside the corpus lead nowhere; a real title is never shadowed"
+    with BM25Retriever(tmp_path / "idx") as retriever:
+        assert retriever.by_title("ferrante").id == "ferrante"
+        assert retriever.by_title("Brennick").id == "brennick"
+        assert not retriever.has_title("Nowhere Town")

@@ -1,9 +1,11 @@
-"""The oracle's Wikipedia fetch goes over https (the package's own default is plain http)."""
+"""Oracle fetch over https, and CoverageChecker on the tiny real index (redirects covered, reported as aliases)."""
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 
-from eval.frames.systems import _wikipedia_page
+from eval.frames.systems import CoverageChecker, _wikipedia_page
 
 
 def test_wikipedia_fetch_uses_https(monkeypatch):
@@ -20,3 +22,10 @@ def test_wikipedia_fetch_uses_https(monkeypatch):
     with pytest.raises(ConnectionError):
         _wikipedia_page("Olse River")
     assert urls and all(u.startswith("https://en.wikipedia.org/") for u in urls)
+
+
+def test_coverage_resolves_redirects(tiny_retriever):
+    checker = CoverageChecker(tiny_retriever)
+    titles = ("Mayor_of_Brennick", "Olse River", "No Such Page")
+    assert asyncio.run(checker.covered(titles)) == ["Mayor_of_Brennick", "Olse River"]
+    assert checker.aliases(titles) == {"mayor of brennick": "tomas ferrante"}

@@ -1,0 +1,164 @@
+"""Bridging entities: the sentences of the context that matched the queries, and the deterministic query proposer
+that reads them for the next entity a multi-hop question needs (a birthplace, a founder, a winner)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+from retrieval import context as ctx
+from retrieval.tokens import count_tokens, truncate_tokens
+
+# Function words and question/prompt scaffolding: never a query on their own, never a matching term.
+FUNCTION_WORDS = frozenset("""
+a an the in on of if i what which who whom whose when where why how as at by for and or but nor so to from with
+into onto upon about after before during since until than then there here this that these those it its is was
+were be been being are am do does did done has have had having my we our they them their he him his she her you
+your me us not no yes all any some each every both few more most other such only own same too very can will just
+should would could may might must shall also step now first next also documents question answer according imagine
+let suppose consider assume given using based many much one two three four five six seven eight nine ten
+several various numerous another either neither although though however while because despite following
+""".split())
+
+# Dates are not entities: a month or weekday alone (or with a day number) is never worth a search.
+_CALENDAR = frozenset("""january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday""".split())
+
+# Capitalised spans ("University of Oxford", "Jørn Utzon") name entities: good BM25 queries.
+_SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|von|van|and|for|in|on|la|le|y)\s+)*[A-Z0-9][\w'’.-]*)*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])|\n+")
+_WORD = re.compile(r"\w+")
+_MAX_SENTENCE_CHARS = 400
+
+
+def terms(text: str) -> set[str]:
+    """Content words of a text, lower-cased and crudely stemmed (a trailing plural s dropped)."""
+    words = (w.lower() for w in _WORD.findall(text))
+    return {_stem(w) for w in words if len(w) > 2 and w not in FUNCTION_WORDS and not w.isdigit()}
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def substance(query: str) -> frozenset[str]:
+    """What a query asks for: its content words, order and inflection ignored."""
+    return frozenset(terms(query))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences (and headings/lines) of a text, each cut to a readable length."""
+    return [s.strip()[:_MAX_SENTENCE_CHARS] for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+@dataclass
+class Evidence:
+    """The sentences of one context article that matched the queries, best first."""
+
+    title: str
+    key: str
+    score: int
+    sentences: list[str] = field(default_factory=list)
+    scores: list[int] = field(default_factory=list)
+
+
+def matched_sentences(context: Sequence[ctx.ContextEntry], queries: Iterable[str], per_doc: int,
+                      max_docs: int = 20) -> list[Evidence]:
+    """For the most useful articles, the per_doc sentences sharing the most query terms (in text order)."""
+    wanted = set().union(*(terms(q) for q in queries)) if queries else set()
+    found = []
+    for order, entry in enumerate(ctx.ordered(context)):
+        scored = []
+        for pos, sentence in enumerate(split_sentences(entry.text())):
+            hits = len(terms(sentence) & wanted)
+            if hits:
+                scored.append((hits, pos, sentence))
+        best = sorted(scored, key=lambda t: (-t[0], t[1]))[:per_doc]
+        best.sort(key=lambda t: t[1])
+        score = sum(h for h, _, _ in best)
+        found.append((-score, order, Evidence(entry.title, entry.key, score, [s for _, _, s in best],
+                                              [h for h, _, _ in best])))
+    found.sort(key=lambda t: (t[0], t[1]))
+    return [ev for _, _, ev in found[:max_docs] if ev.sentences]
+
+
+def render_evidence(evidence: Sequence[Evidence], budget: int, doc_tokens: int,
+                    empty: str = "(no documents yet)") -> str:
+    """Evidence as numbered "[i] Title: sentence … sentence" blocks under a token budget."""
+    parts, remaining = [], budget
+    for ev in evidence:
+        block = truncate_tokens(f"[{len(parts) + 1}] {ev.title}: " + " … ".join(ev.sentences), doc_tokens)
+        used = count_tokens(block) + 2
+        if used > remaining:
+            break
+        parts.append(block)
+        remaining -= used
+    return "\n".join(parts) if parts else empty
+
+
+def entity_spans(sentence: str) -> list[str]:
+    """Entity-like spans of a sentence: capitalised runs without leading function words, never a bare number.
+
+    A lone capitalised word opening the sentence ("Several", "During") is only capitalised by position, so it
+    is left out.
+    """
+    spans = []
+    for text in split_sentences(sentence):
+        spans += _sentence_spans(text)
+    return spans
+
+
+def _sentence_spans(sentence: str) -> list[str]:
+    spans = []
+    for n, clause in enumerate(re.split(r"[,;:()\[\]\"“”]+", sentence)):
+        for found in _SPAN.finditer(clause):
+            words = re.sub(r"(?:'s|’s|['’.])$", "", found.group()).split()
+            opening = n == 0 and not clause[: found.start()].strip()
+            while words and (words[0].lower() in FUNCTION_WORDS or words[0].isdigit()):
+                words.pop(0)
+                opening = False
+            while words and (words[-1].lower() in FUNCTION_WORDS or words[-1].isdigit()):
+                words.pop()
+            if words and terms(" ".join(words)) and not (opening and len(words) == 1) and not _is_date(words):
+                spans.append(" ".join(words))
+    return spans
+
+
+def _is_date(words: list[str]) -> bool:
+    return all(w.lower() in _CALENDAR or w.isdigit() for w in words)
+
+
+def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Iterable[str],
+            is_title: Callable[[str], bool], limit: int) -> list[str]:
+    """Up to `limit` new entity queries from the matched sentences, best first.
+
+    Article titles named in a sentence come before other spans; among equals, spans from sentences that matched
+    more query terms, then multi-word spans, then spans seen in more sentences, then the earlier one. Titles already read and spans that
+    repeat an earlier query in substance are skipped.
+    """
+    skip = {substance(t) for t in read_titles} | {substance(q) for q in asked}
+    seen: dict[frozenset[str], list] = {}
+    order = 0
+    for ev in evidence:
+        for sentence, hits in zip(ev.sentences, ev.scores):
+            for span in entity_spans(sentence):
+                key = substance(span)
+                if not key or key in skip:
+                    continue
+                if key not in seen:
+                    seen[key] = [span, 0, 0, order, len(span.split()) > 1]
+                    order += 1
+                entry = seen[key]
+                entry[1] = max(entry[1], hits)
+                entry[2] += 1
+    # Several words name something more specific than one ("Nuclear Blast" before "Norway").
+    ranked = [e[0] for e in sorted(seen.values(), key=lambda e: (-e[1], -e[4], -e[2], e[3]))]
+    titles = [span for span in ranked[: limit * 8] if is_title(span)]  # title lookups are cheap, not free
+    return [*titles, *(span for span in ranked if span not in titles)][:limit]
+
+
+def question_evidence(question: str, thought: str = "") -> list[Evidence]:
+    """The planner's thought and the question as the weakest evidence: their entities are worth searching while
+    nothing better is known."""
+    return [Evidence("thought", "", 0, [thought], [0])] * bool(thought.strip()) + [
+        Evidence("question", "", 0, [question], [0])]
