@@ -17,6 +17,7 @@ COMMAND_MODULES = {
     "agent.serve.commands": ("serve",),
     "agent.mcp.commands": ("mcp",),
     "eval.commands": ("rejudge",),
+    "eval.tune.commands": ("tune",),
 }
 
 
