@@ -15,8 +15,18 @@ from eval.frames.metrics import found_steps, recall
 from eval.frames.systems import CoverageChecker
 from eval.rundir import RunDir
 from eval.tune.demos import Demo, best_set, bootstrap_demo, candidate_sets, gold_hit_checker, prompt_with_demos
+from pydantic import BaseModel
+
 from retrieval.errors import FramesAgentError
 from retrieval.types import Retriever
+
+
+class TuneRun(BaseModel):
+    """One agent run of a tune: "boot:<question id>" or "eval:<set>:<question id>", its recall and result."""
+
+    id: str
+    recall: float
+    result: dict
 
 
 @dataclass(frozen=True)
@@ -62,17 +72,17 @@ class Tuner:
     def __init__(self, make_agent: AgentFactory, retriever: Retriever, settings: TuneSettings, work: Path,
                  progress: bool = True) -> None:
         self.make_agent, self.retriever, self.settings = make_agent, retriever, settings
-        self.run_dir, self.progress = RunDir(work), progress
+        self.run_dir, self.progress = RunDir(work, TuneRun.model_validate, lambda run: run.id), progress
         self.coverage = CoverageChecker(retriever)
         self.base = load_prompt(settings.prompt).text
 
-    def _run(self, key: str, agent: FramesAgent, question: Question, done: dict, bar) -> dict:
+    def _run(self, key: str, agent: FramesAgent, question: Question, done: dict, bar) -> TuneRun:
         if key in done:
             return done[key]
         result = agent.invoke(question.prompt, answer=False)
         gold, aliases = self._gold(question)
         score = recall(found_steps(gold, result, aliases), gold) or 0.0
-        record = {"id": key, "recall": score, "result": result.model_dump(mode="json")}
+        record = TuneRun(id=key, recall=score, result=result.model_dump(mode="json"))
         self.run_dir.append(record)
         done[key] = record
         bar.update(1)
@@ -99,6 +109,7 @@ class Tuner:
         boot, held = split(questions, self.settings)
         with self.run_dir.locked():
             self.run_dir.check_config(config)
+            self.run_dir.write_config(config)
             done, _ = self.run_dir.load_records()
             total = len(boot) + self.settings.candidates * len(held)
             with tqdm(total=total, desc="tune", unit="run", disable=not self.progress, file=sys.stderr) as bar:
@@ -111,7 +122,7 @@ class Tuner:
                     text = prompt_with_demos(self.base, [demos[j] for j in chosen])
                     agent = self.make_agent(self._prompt_file(i, text))
                     runs = [self._run(f"eval:{i}:{q.id}", agent, q, done, bar) for q in held]
-                    scores[i] = sum(r["recall"] for r in runs) / len(runs)
+                    scores[i] = sum(r.recall for r in runs) / len(runs)
         chosen = best_set(scores, sets)
         text = prompt_with_demos(self.base, [demos[j] for j in sets[chosen]])
         return TuneOutcome(text=text, chosen=chosen, scores=scores, sets=sets, demos=demos)
@@ -123,10 +134,10 @@ class Tuner:
         demos = []
         for question in boot:
             record = self._run(f"boot:{question.id}", agent, question, done, bar)
-            result = AgentResult.model_validate(record["result"])
+            result = AgentResult.model_validate(record.result)
             gold, aliases = self._gold(question)
             hits = gold_hit_checker(lambda q: self.retriever.search(q, agent.config.n_docs), gold, aliases)
-            demo = bootstrap_demo(question.id, question.prompt, result, gold, hits, record["recall"])
+            demo = bootstrap_demo(question.id, question.prompt, result, gold, hits, record.recall)
             if demo is not None:
                 demos.append(demo)
         return demos
