@@ -2,6 +2,7 @@
 that reads them for the next entity a multi-hop question needs (a birthplace, a founder, a winner)."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -57,22 +58,28 @@ class Evidence:
 
     title: str
     key: str
-    score: int
+    score: float
     sentences: list[str] = field(default_factory=list)
-    scores: list[int] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
 
 
 def matched_sentences(context: Sequence[ctx.ContextEntry], queries: Iterable[str], per_doc: int,
                       max_docs: int = 20) -> list[Evidence]:
-    """For the most useful articles, the per_doc sentences sharing the most query terms (in text order)."""
+    """For the most useful articles, the per_doc sentences sharing the most query terms (in text order).
+
+    A term counts by its rarity among the articles read (log N/df): "Euphony" names the topic, "album" does not.
+    """
     wanted = set().union(*(terms(q) for q in queries)) if queries else set()
+    entries = ctx.ordered(context)
+    split = [[(sentence, terms(sentence) & wanted) for sentence in split_sentences(e.text())] for e in entries]
+    df: dict[str, int] = {}
+    for sentences in split:
+        for term in set().union(*(t for _, t in sentences)) if sentences else ():
+            df[term] = df.get(term, 0) + 1
+    weight = {t: math.log(1 + len(entries) / n) for t, n in df.items()}
     found = []
-    for order, entry in enumerate(ctx.ordered(context)):
-        scored = []
-        for pos, sentence in enumerate(split_sentences(entry.text())):
-            hits = len(terms(sentence) & wanted)
-            if hits:
-                scored.append((hits, pos, sentence))
+    for order, (entry, sentences) in enumerate(zip(entries, split)):
+        scored = [(round(sum(weight[t] for t in hit), 3), pos, s) for pos, (s, hit) in enumerate(sentences) if hit]
         best = sorted(scored, key=lambda t: (-t[0], t[1]))[:per_doc]
         best.sort(key=lambda t: t[1])
         score = sum(h for h, _, _ in best)
