@@ -102,6 +102,8 @@ class AgentConfig(BaseModel):
     plan_sentences: int = Field(2, ge=0, le=10, description="sentences per document shown to the planner: those "
                                 "sharing most words with the queries (0 = each document's first tokens)")
     drop_fanout: bool = Field(False, description="drop a query that only adds one word to an earlier one")
+    # The two BM25 options are applied where the retriever is opened from a config (the CLI commands); a retriever
+    # passed in ready-made (or shared by with_settings) keeps its own: BM25Retriever(title_boost=..., exact_title=...).
     title_boost: float = Field(DEFAULT_TITLE_BOOST, ge=0, description="weight of the title field against the body "
                                "in BM25 (0 = body only)")
     exact_title: bool = Field(True, description="a query that is an article title (or redirect) brings it first")
