@@ -97,7 +97,7 @@ def test_step_queries_pick_passages_in_the_multistep_agent(tiny_retriever):
         def by_title(self, title):
             return None
 
-    config = AgentConfig(k=1, n=1, fill_queries=False, answer_budget=600, answer_doc_tokens=400)
+    config = AgentConfig(k=1, n=1, propose_queries=False, answer_budget=600, answer_doc_tokens=400)
     FramesAgent(llm, Long(), config=config).invoke("Who designed the building where Brennick's annual concerts are held?")
     assert FACT in llm.prompts[-1]
 
