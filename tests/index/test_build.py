@@ -30,22 +30,12 @@ from index.corpus import (
 from retrieval.errors import RetrievalError
 from retrieval.lucene.layout import MANIFEST_FILE, resolve_index
 from retrieval.lucene.searcher import BM25Retriever
+from tests.index.conftest import write_jsonl
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 DUMP = FIXTURES / "tiny_dump.xml"
 
 
-def write_jsonl(path: Path, docs: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def index_home(tmp_path, monkeypatch) -> Path:
-    """An empty FRAMES_AGENT_INDEXES for named builds."""
-    home = tmp_path / "indexes"
-    monkeypatch.setenv("FRAMES_AGENT_INDEXES", str(home))
-    return home
 
 
 # -- passages ---------------------------------------------------------------------------------------------------

@@ -12,13 +12,6 @@ from index.commands import default_index_name
 
 
 @pytest.fixture
-def index_home(tmp_path, monkeypatch):
-    home = tmp_path / "indexes"
-    monkeypatch.setenv("FRAMES_AGENT_INDEXES", str(home))
-    return home
-
-
-@pytest.fixture
 def tiny_named(index_home, tiny_index):
     """The tiny index installed under the name "tiny"."""
     shutil.copytree(tiny_index, index_home / "tiny")

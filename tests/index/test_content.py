@@ -5,27 +5,22 @@ import hashlib
 import json
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 
 from index import content
-from index.build import build_index, build_named, ensure_index, finished_manifest, make_spec, open_index
+from index.build import (
+    build_index,
+    build_named,
+    ensure_index,
+    finished_manifest,
+    make_spec,
+    open_index,
+)
 from index.corpus import CorpusError
 from retrieval.lucene.layout import MANIFEST_FILE
 from retrieval.lucene.searcher import BM25Retriever
-
-
-def write_jsonl(path: Path, docs: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def index_home(tmp_path, monkeypatch) -> Path:
-    home = tmp_path / "indexes"
-    monkeypatch.setenv("FRAMES_AGENT_INDEXES", str(home))
-    return home
+from tests.index.conftest import write_jsonl
 
 
 def test_fingerprint_is_content_not_path_and_sees_a_same_size_edit(tmp_path, tiny_corpus):
