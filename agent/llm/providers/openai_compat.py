@@ -1,15 +1,19 @@
 """openai:<model> — any OpenAI-compatible server through langchain-openai, with errors made one-line."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
-from typing import Any, AsyncIterator, Iterator
+import threading
+import weakref
+from typing import Any, AsyncIterator, Callable, Iterator
 from urllib.parse import urlsplit
 
 import openai
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
+from pydantic import model_validator
 
 from agent.llm import errors as E
 from agent.llm.calls import message_text
@@ -51,6 +55,54 @@ def _url_password(url: str | None) -> str:
         return ""
 
 
+class _LoopClients:
+    """One AsyncOpenAI client per event loop, copied from a template.
+
+    An httpx connection pool is bound to the loop that opened it; langchain-openai shares one cached pool, so a
+    second `asyncio.run(...)` reused a kept-alive connection of a closed loop ("Event loop is closed").
+    """
+
+    def __init__(self, template: openai.AsyncOpenAI) -> None:
+        self.template = template
+        self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def current(self) -> openai.AsyncOpenAI:
+        """The client of the running loop (the template outside any loop)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self.template
+        with self._lock:
+            client = self._clients.get(loop)
+            if client is None:
+                http = openai.DefaultAsyncHttpxClient(timeout=self.template.timeout)
+                client = self._clients[loop] = self.template.copy(http_client=http)
+            return client
+
+    def set_base_url(self, url: Any) -> None:
+        """Point the template and every loop's client at url (the local server picks its port late)."""
+        with self._lock:
+            for client in [self.template, *self._clients.values()]:
+                client.base_url = url
+
+
+class _PerLoop:
+    """Stands in for langchain's async client attribute: every access goes to the running loop's client."""
+
+    def __init__(self, clients: _LoopClients, select: Callable[[Any], Any]) -> None:
+        object.__setattr__(self, "_clients", clients)
+        object.__setattr__(self, "_select", select)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._select(self._clients.current()), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "base_url":
+            raise AttributeError(f"cannot set {name} on a per-loop client")
+        self._clients.set_base_url(value)
+
+
 class OpenAICompatChat(ChatOpenAI):
     """ChatOpenAI that reports one-line FramesAgentErrors and keys its cache by model spec."""
 
@@ -58,6 +110,16 @@ class OpenAICompatChat(ChatOpenAI):
     supports_json_schema: bool = True
     # OpenAI itself wants max_completion_tokens; most compatible servers only know max_tokens.
     legacy_max_tokens: bool = False
+
+    @model_validator(mode="after")
+    def _client_per_loop(self) -> "OpenAICompatChat":
+        """Give each event loop its own async client, unless the caller supplied the HTTP client."""
+        root = self.root_async_client
+        if isinstance(root, openai.AsyncOpenAI) and self.http_async_client is None:
+            clients = _LoopClients(root)
+            self.root_async_client = _PerLoop(clients, lambda c: c)
+            self.async_client = _PerLoop(clients, lambda c: c.chat.completions)
+        return self
 
     @contextlib.contextmanager
     def _mapped_errors(self) -> Iterator[None]:

@@ -38,13 +38,16 @@ def sse_chunks(pieces: list[str]) -> list[dict]:
 class FakeOpenAI:
     """A loopback OpenAI-compatible server that plays scripted responses and records requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_alive: bool = False) -> None:
         self.script: list[tuple] = []  # (status, body, headers, delay)
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.1 keeps connections open as llama.cpp and hosted APIs do, so clients pool them.
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def log_message(self, *args: object) -> None:
                 pass
 
@@ -272,3 +275,17 @@ def test_credentials_in_the_base_url_never_reach_an_error(env):
     with pytest.raises(E.ModelSpecError) as err:
         resolve_model("openai:m", base_url="ftp://bob:hunter2-pass@host/v1")
     assert "hunter2" not in str(err.value)
+
+
+def test_each_asyncio_run_gets_a_working_client():
+    """A kept-alive connection belongs to the loop that opened it; a second asyncio.run once failed with
+    "Event loop is closed" (as `compare` and a user's app calling asyncio.run(agent.ainvoke(q)) twice did)."""
+    server = FakeOpenAI(keep_alive=True)
+    try:
+        server.add(200, completion("first")).add(200, completion("second")).add(200, completion("third"))
+        llm = resolve_model("openai:m", base_url=server.url, max_retries=0)
+        replies = [asyncio.run(llm.ainvoke(q)).content for q in ("a", "b")]
+        replies.append(llm.invoke("c").content)
+        assert replies == ["first", "second", "third"]
+    finally:
+        server.close()
