@@ -76,3 +76,67 @@ def compare_paired(a: Sequence[bool], b: Sequence[bool]) -> PairedComparison:
     low, high = paired_bootstrap(a, b)
     return PairedComparison(n=n, accuracy_a=acc_a, accuracy_b=acc_b, diff=acc_b - acc_a, ci_low=low, ci_high=high,
                             only_a=only_a, only_b=only_b, p_value=mcnemar_exact(only_a, only_b))
+
+
+def bootstrap_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                 level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile CI of the mean of values, resampling questions; None when there are none."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    for start in range(0, resamples, 1000):
+        stop = min(resamples, start + 1000)
+        means[start:stop] = data[rng.integers(0, data.size, size=(stop - start, data.size))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class PairedMeans:
+    """B minus A on paired per-question values (e.g. recall): mean difference, bootstrap CI, sign-flip p."""
+
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+
+    def sentence(self, name_a: str, name_b: str, what: str = "recall") -> str:
+        """One line a user can act on."""
+        verdict = "a real difference (p < 0.05)" if self.p_value < 0.05 else "not distinguishable from chance (p ≥ 0.05)"
+        return (f"{name_b} vs {name_a}: {self.diff:+.3f} {what} ({self.mean_b:.3f} vs {self.mean_a:.3f}) on {self.n} "
+                f"paired questions, 95% CI [{self.ci_low:+.3f}, {self.ci_high:+.3f}] (paired bootstrap); "
+                f"sign-flip permutation p = {self.p_value:.3g} ({BOOTSTRAP_RESAMPLES:,} resamples, seed "
+                f"{BOOTSTRAP_SEED}): {verdict}")
+
+
+def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> float:
+    """Two-sided paired permutation p-value: how often random sign flips give a mean difference as large."""
+    d = np.asarray(diffs, dtype=float)
+    if d.size == 0 or not np.any(d):
+        return 1.0
+    observed = abs(d.mean())
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for start in range(0, resamples, 1000):
+        stop = min(resamples, start + 1000)
+        signs = rng.choice((-1.0, 1.0), size=(stop - start, d.size))
+        hits += int(np.sum(np.abs((signs * d).mean(axis=1)) >= observed - 1e-12))
+    return (hits + 1) / (resamples + 1)
+
+
+def compare_paired_means(a: Sequence[float], b: Sequence[float]) -> PairedMeans:
+    """B vs A on paired per-question values: difference of means, its paired bootstrap CI, sign-flip p."""
+    if len(a) != len(b):
+        raise ValueError("paired samples must have the same length")
+    if not a:
+        raise ValueError("no paired values")
+    low, high = paired_bootstrap(a, b)
+    mean_a, mean_b = float(np.mean(a)), float(np.mean(b))
+    return PairedMeans(n=len(a), mean_a=mean_a, mean_b=mean_b, diff=mean_b - mean_a, ci_low=low, ci_high=high,
+                       p_value=sign_flip_p(np.asarray(b, dtype=float) - np.asarray(a, dtype=float)))

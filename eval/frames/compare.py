@@ -1,4 +1,7 @@
-"""Several FRAMES runs side by side, with paired tests of each against the first on the questions rated in both."""
+"""Several FRAMES runs side by side, with paired tests of each against the first on questions every run finished.
+
+A failed question is never scored in a paired test: it is left out of every pair, and the count left out is said.
+"""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -6,41 +9,95 @@ from collections.abc import Sequence
 from eval.frames.metrics import RunSummary
 from eval.frames.records import QuestionRecord
 from eval.frames.report import num, pct
-from eval.stats import compare_paired
+from eval.stats import bootstrap_ci, compare_paired, compare_paired_means
+
+Run = tuple[str, RunSummary, list[QuestionRecord]]
 
 
-def comparison(runs: Sequence[tuple[str, RunSummary, list[QuestionRecord]]]) -> str:
-    """Side-by-side table of runs (name, summary, records) and paired tests of each run against the first."""
-    header = (f"{'run':<28} {'n':>5} {'rated':>6} {'accuracy':>9} {'recall':>7} {'cov.rec':>8} {'calls/q':>8} "
-              f"{'tokens/q':>9}")
-    lines = [header, "-" * len(header)]
-    for name, s, _ in runs:
+def _interval(low_high: tuple[float, float] | None, percent: bool) -> str:
+    if low_high is None:
+        return "–"
+    low, high = low_high
+    return f"[{low * 100:.0f}–{high * 100:.0f}]" if percent else f"[{low:.2f}–{high:.2f}]"
+
+
+def rows(runs: Sequence[Run]) -> list[dict]:
+    """One row of figures per run: questions, failed, rated, accuracy and recall with 95% CIs, cost per question."""
+    out = []
+    for name, s, records in runs:
         n = max(1, s.n)
-        tokens = s.tokens.prompt + s.tokens.completion
-        lines.append(f"{name[:28]:<28} {s.n:>5} {s.rated:>6} {pct(s.accuracy):>9} {num(s.recall):>7} "
-                     f"{num(s.covered_recall):>8} {s.calls / n:>8.1f} {tokens / n:>9.0f}")
+        finished = [r for r in records if not r.failed]
+        rated = [float(bool(r.correct)) for r in finished if r.verdict is not None and not r.unrated]
+        out.append({
+            "run": name, "questions": s.n, "failed": s.failed, "rated": s.rated,
+            "accuracy": s.accuracy, "accuracy_ci": bootstrap_ci(rated),
+            "recall": s.recall, "recall_ci": bootstrap_ci([r.recall for r in finished if r.recall is not None]),
+            "covered_recall": s.covered_recall, "calls_per_question": s.calls / n,
+            "tokens_per_question": (s.tokens.prompt + s.tokens.completion) / n})
+    return out
+
+
+def comparison(runs: Sequence[Run]) -> str:
+    """Side-by-side table of runs (name, summary, records) and paired tests of each run against the first."""
+    header = (f"{'run':<28} {'questions':>9} {'failed':>6} {'rated':>6} {'accuracy':>9} {'95% CI':>9} "
+              f"{'recall':>7} {'95% CI':>11} {'cov.rec':>8} {'calls/q':>8} {'tokens/q':>9}")
+    lines = [header, "-" * len(header)]
+    for row in rows(runs):
+        lines.append(f"{row['run'][:28]:<28} {row['questions']:>9} {row['failed']:>6} {row['rated']:>6} "
+                     f"{pct(row['accuracy']):>9} {_interval(row['accuracy_ci'], True):>9} {num(row['recall']):>7} "
+                     f"{_interval(row['recall_ci'], False):>11} {num(row['covered_recall']):>8} "
+                     f"{row['calls_per_question']:>8.1f} {row['tokens_per_question']:>9.0f}")
     if any(s.unrated for _, s, _ in runs):
         lines.append("accuracy is over rated answers only; unrated answers (no judge) are left out")
+    if any(s.failed for _, s, _ in runs):
+        lines.append("failed questions count as wrong in a run's accuracy; the paired tests leave them out")
     base_name, _, base_records = runs[0]
     for name, _, records in runs[1:]:
-        lines.append(paired_line(base_name, base_records, name, records))
+        lines += paired_lines(base_name, base_records, name, records)
     return "\n".join(lines)
 
 
+def paired_lines(name_a: str, records_a: list[QuestionRecord], name_b: str,
+                 records_b: list[QuestionRecord]) -> list[str]:
+    """The paired accuracy test and the paired recall test of B against A."""
+    return [paired_line(name_a, records_a, name_b, records_b), paired_recall_line(name_a, records_a, name_b, records_b)]
+
+
+def _finished_pairs(records_a: list[QuestionRecord], records_b: list[QuestionRecord]):
+    """(shared ids finished in both, number of shared ids left out because either run failed them)."""
+    by_a, by_b = {r.id: r for r in records_a}, {r.id: r for r in records_b}
+    shared = [i for i in by_a if i in by_b]
+    finished = [i for i in shared if not by_a[i].failed and not by_b[i].failed]
+    return by_a, by_b, finished, len(shared) - len(finished)
+
+
+def _note(failed: int, unrated: int = 0) -> str:
+    parts = ([f"{failed} failed in either run"] if failed else []) + ([f"{unrated} unrated in either run"]
+                                                                       if unrated else [])
+    total = failed + unrated
+    return f" ({total} shared question(s) excluded: {', '.join(parts)})" if total else ""
+
+
 def paired_line(name_a: str, records_a: list[QuestionRecord], name_b: str, records_b: list[QuestionRecord]) -> str:
-    """McNemar and a paired bootstrap over the questions both runs rated; says how many shared ones were left out."""
-    by_id_a = {r.id: r for r in records_a}
-    by_id_b = {r.id: r for r in records_b}
-    answered = [i for i in by_id_a if i in by_id_b and _answered(by_id_a[i]) and _answered(by_id_b[i])]
-    rated = [i for i in answered if not by_id_a[i].unrated and not by_id_b[i].unrated]
-    excluded = len(answered) - len(rated)
-    note = f" ({excluded} shared question(s) excluded: unrated in either run)" if excluded else ""
+    """McNemar and a paired bootstrap over the questions both runs finished and rated; says how many were left out."""
+    by_a, by_b, finished, failed = _finished_pairs(records_a, records_b)
+    answered = [i for i in finished if by_a[i].verdict is not None and by_b[i].verdict is not None]
+    rated = [i for i in answered if not by_a[i].unrated and not by_b[i].unrated]
+    note = _note(failed, len(answered) - len(rated))
     if not rated:
         return f"{name_b} vs {name_a}: no paired accuracy (no shared rated questions){note}"
-    a = [bool(by_id_a[i].correct) for i in rated]
-    b = [bool(by_id_b[i].correct) for i in rated]
+    a = [bool(by_a[i].correct) for i in rated]
+    b = [bool(by_b[i].correct) for i in rated]
     return compare_paired(a, b).sentence(name_a, name_b) + note
 
 
-def _answered(record: QuestionRecord) -> bool:
-    return record.failed or record.verdict is not None
+def paired_recall_line(name_a: str, records_a: list[QuestionRecord], name_b: str,
+                       records_b: list[QuestionRecord]) -> str:
+    """Gold recall of B against A over the questions both runs finished (retrieval-only runs get a test too)."""
+    by_a, by_b, finished, failed = _finished_pairs(records_a, records_b)
+    known = [i for i in finished if by_a[i].recall is not None and by_b[i].recall is not None]
+    note = _note(failed)
+    if not known:
+        return f"{name_b} vs {name_a}: no paired recall (no shared finished questions with gold articles){note}"
+    result = compare_paired_means([by_a[i].recall for i in known], [by_b[i].recall for i in known])
+    return result.sentence(name_a, name_b, "gold recall") + note

@@ -1,28 +1,28 @@
 """Paired comparison of FRAMES runs: only questions rated in both runs are paired, and the excluded are counted."""
 from __future__ import annotations
 
-from eval.frames.compare import comparison, paired_line
+from eval.frames.compare import comparison, paired_line, paired_recall_line
 from eval.frames.metrics import run_summary
 from eval.frames.records import QuestionRecord
 from eval.judge import Verdict
 
 
-def _record(qid: str, outcome: str | None, failed: bool = False) -> QuestionRecord:
+def _record(qid: str, outcome: str | None, failed: bool = False, recall: float | None = None) -> QuestionRecord:
     verdict = None if outcome is None else Verdict(outcome=outcome, method="judge" if outcome != "unrated" else "unrated")
-    return QuestionRecord(id=qid, failed=failed, verdict=verdict)
+    return QuestionRecord(id=qid, failed=failed, verdict=verdict, recall=recall, gold_titles=["T"])
 
 
 def test_paired_tests_use_only_questions_rated_in_both_runs():
     a = [_record("1", "accurate"), _record("2", "incorrect"), _record("3", "unrated"), _record("4", "accurate")]
     b = [_record("1", "accurate"), _record("2", "accurate"), _record("3", "accurate"), _record("4", "unrated")]
     line = paired_line("a", a, "b", b)
-    assert "on 2 paired questions" in line and "(2 shared question(s) excluded: unrated in either run)" in line
+    assert "on 2 paired questions" in line and "(2 shared question(s) excluded: 2 unrated in either run)" in line
     assert "+50.0 points" in line  # over 1, 2: a right once, b right twice
 
 
 def test_no_rated_pairs_says_so_with_the_excluded_count():
     line = paired_line("a", [_record("1", "unrated")], "b", [_record("1", "accurate")])
-    assert line == "b vs a: no paired accuracy (no shared rated questions) (1 shared question(s) excluded: unrated " \
+    assert line == "b vs a: no paired accuracy (no shared rated questions) (1 shared question(s) excluded: 1 unrated " \
                    "in either run)"
 
 
@@ -31,5 +31,53 @@ def test_comparison_table_shows_rated_counts_and_says_accuracy_is_over_rated():
     b = [_record("1", "incorrect"), _record("2", "accurate")]
     table = comparison([("a", run_summary(a), a), ("b", run_summary(b), b)])
     rows = table.splitlines()
-    assert rows[2].split()[:4] == ["a", "2", "1", "100.0%"] and rows[3].split()[:4] == ["b", "2", "2", "50.0%"]
+    assert rows[2].split()[:5] == ["a", "2", "0", "1", "100.0%"] and rows[3].split()[:5] == ["b", "2", "0", "2", "50.0%"]
     assert "accuracy is over rated answers only" in table and "on 1 paired questions" in table
+
+
+def test_a_failed_question_is_never_scored_in_the_paired_tests():
+    """Once a failure was paired as a wrong answer: "3 paired questions" when one arm failed one of the three."""
+    a = [_record("1", "accurate", recall=1.0), _record("2", "incorrect", recall=0.0), _record("3", "accurate", recall=1.0)]
+    b = [_record("1", None, failed=True), _record("2", "accurate", recall=1.0), _record("3", "accurate", recall=0.5)]
+    line = paired_line("a", a, "b", b)
+    assert "on 2 paired questions" in line and "(1 shared question(s) excluded: 1 failed in either run)" in line
+    recall = paired_recall_line("a", a, "b", b)
+    assert "+0.250 gold recall" in recall and "on 2 paired questions" in recall and "1 failed in either run" in recall
+
+
+def test_comparison_has_a_failed_column_intervals_and_a_recall_test():
+    a = [_record(str(i), "accurate" if i % 2 else "incorrect", recall=0.5) for i in range(6)]
+    b = [_record(str(i), "accurate", recall=1.0) for i in range(5)] + [_record("5", None, failed=True)]
+    table = comparison([("a", run_summary(a), a), ("b", run_summary(b), b)])
+    header, _, row_a, row_b = table.splitlines()[:4]
+    assert header.split()[:4] == ["run", "questions", "failed", "rated"]
+    assert row_a.split()[1:3] == ["6", "0"] and row_b.split()[1:3] == ["6", "1"]
+    assert "[" in row_a and "on 5 paired questions" in table and "paired tests leave them out" in table
+    assert "b vs a: +0.500 gold recall (1.000 vs 0.500) on 5 paired questions" in table
+
+
+def test_compare_two_prompts_against_a_real_http_model_drops_no_question(tmp_path, tiny_index, monkeypatch, capsys):
+    """The issue's command on an OpenAI-compatible HTTP server that keeps connections alive (as llama.cpp does):
+    the second prompt's first question once failed with "Event loop is closed"."""
+    import json
+
+    import cli
+    from tests.agent.llm.providers.test_openai_compat import FakeOpenAI
+    from tests.eval.frames.test_runner import TINY
+
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "FRAMES_AGENT_TEST_SCRIPT"):
+        monkeypatch.delenv(var, raising=False)
+    server = FakeOpenAI(keep_alive=True)
+    try:
+        code = cli.main(["compare", "--prompts", "vanilla", "planning", "--model", "openai:fake", "--base-url",
+                         server.url, "--index", str(tiny_index), "--data", TINY, "--k", "2", "--n", "2", "--limit",
+                         "3", "--judge", "none", "--no-progress", "--no-cache", "--out", str(tmp_path / "cmp")])
+    finally:
+        server.close()
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for arm in ("vanilla", "planning"):
+        summary = json.loads((tmp_path / "cmp" / arm / "summary.json").read_text())
+        assert summary["n"] == 3 and summary["failed"] == 0, summary["failures"]
+    assert len(server.requests) >= 2 * 3 * 2  # every question of both arms reached the model
+    assert "excluded" not in out or "failed in either run" not in out

@@ -1,0 +1,26 @@
+"""Intervals and paired tests: bootstrap CIs of a mean, paired recall differences with a sign-flip test."""
+from __future__ import annotations
+
+import pytest
+
+from eval.stats import bootstrap_ci, compare_paired, compare_paired_means, sign_flip_p
+
+
+def test_bootstrap_ci_brackets_the_mean_and_is_none_without_data():
+    low, high = bootstrap_ci([0, 1] * 50)
+    assert 0.38 < low < 0.5 < high < 0.62
+    assert bootstrap_ci([]) is None and bootstrap_ci([1, 1, 1]) == (1.0, 1.0)
+
+
+def test_paired_means_detect_a_consistent_gain_and_not_noise():
+    gain = compare_paired_means([0.0] * 20, [1.0] * 20)
+    assert gain.diff == 1.0 and gain.p_value < 0.001 and gain.ci_low == gain.ci_high == 1.0
+    noise = compare_paired_means([0.0, 1.0] * 10, [1.0, 0.0] * 10)
+    assert noise.diff == 0.0 and noise.p_value > 0.5
+    assert sign_flip_p([0.0, 0.0]) == 1.0
+
+
+def test_paired_samples_must_match():
+    with pytest.raises(ValueError):
+        compare_paired_means([1.0], [1.0, 0.0])
+    assert compare_paired([True, False], [True, True]).only_b == 1
