@@ -1,9 +1,8 @@
-"""FRAMES autorater: a normalised exact-match short-cut, then an LLM judge's TRUE/FALSE with explanation."""
+"""FRAMES autorater: short-cuts for the certain cases (eval.frames.shortcuts), then an LLM judge's TRUE/FALSE."""
 from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
@@ -12,16 +11,13 @@ from agent.llm.calls import message_text
 from agent.llm.spec import ModelSpec
 from agent.llm.usage import UsageTracker
 from agent.prompts import Prompt, load_prompt
+from eval.frames.shortcuts import exact_match, no_overlap, normalize_answer, number_mismatch, numbers_in
 from eval.judge import Judge, Verdict, golds, unrated
 
+__all__ = ["Autorater", "agreement", "exact_match", "no_overlap", "normalize_answer", "number_mismatch",
+           "numbers_in", "parse_verdict"]
+
 JUDGE_PROMPT = "frames_judge"
-# Longer replies that merely contain the gold answer go to the judge: they may list it as a rejected option.
-_EXACT_SLACK_TOKENS = 8
-_ARTICLES = {"a", "an", "the"}
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
-_NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
-                      "eighty": "80", "ninety": "90", "hundred": "100"})
 _TRUE = {"true", "correct", "yes"}
 _FALSE = {"false", "incorrect", "no"}
 _KEYED = re.compile(r"(?:decision|verdict|judgement|judgment|grade|final answer|result)\W{0,6}?[:=]\W{0,4}"
@@ -29,72 +25,6 @@ _KEYED = re.compile(r"(?:decision|verdict|judgement|judgment|grade|final answer|
 _BARE = re.compile(r"\b(not\s+)?(true|false|correct|incorrect)\b", re.IGNORECASE)
 _EXPLANATION = re.compile(r"explanation\s*[*_]*\s*[:：]\s*[*_]*\s*(.+)", re.IGNORECASE)
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s+(thousand|million|billion))?")
-_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
-
-def normalize_answer(text: str) -> str:
-    """Lower case, no accents, punctuation or articles, number words as digits, "1,000" as "1000"."""
-    text = unicodedata.normalize("NFKD", str(text or ""))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).lower()
-    text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
-    text = re.sub(r"(\d+\.\d*?)0+(?!\d)", r"\1", text)
-    text = re.sub(r"(\d+)\.(?!\d)", r"\1", text)
-    text = re.sub(r"(?<!\d)\.|\.(?!\d)|[^\w\s.]|_", " ", text)
-    tokens = [_NUMBER_WORDS.get(t, t) for t in text.split() if t not in _ARTICLES]
-    return " ".join(_join_compound_numbers(tokens))
-
-
-def _join_compound_numbers(tokens: list[str]) -> list[str]:
-    """["80", "7"] from "eighty-seven" becomes ["87"]."""
-    out: list[str] = []
-    for token in tokens:
-        if out and len(token) == 1 and token in "123456789" and out[-1] in ("20", "30", "40", "50", "60", "70", "80", "90"):
-            out[-1] = str(int(out[-1]) + int(token))
-        else:
-            out.append(token)
-    return out
-
-
-def numbers_in(text: str) -> set[float]:
-    """The numbers a normalised text states ("1.5 million" is 1500000)."""
-    return {float(value) * _SCALE.get(scale, 1) for value, scale in _NUMBER.findall(normalize_answer(text))}
-
-
-def number_mismatch(response: str, gold: str) -> bool:
-    """The gold answer is one number, the response states numbers, and none of them is it.
-
-    A small judge model readily calls "10 years" the same as "87"; numbers can be checked without it.
-    """
-    gold_norm = normalize_answer(gold)
-    if not re.fullmatch(r"\d+(?:\.\d+)?", gold_norm):
-        return False
-    if any(word in _NUMBER_WORDS for word in re.findall(r"[a-z]+", str(response).lower())):
-        return False  # "nineteen sixty-two" reads as 19 62: spelled-out numbers are left to the judge
-    stated = numbers_in(response)
-    return bool(stated) and float(gold_norm) not in stated
-
-
-def no_overlap(response: str, gold: str) -> bool:
-    """The response shares no word with a gold answer that has no number in it.
-
-    The ground truth cannot be present in such a response short of a paraphrase ("USA" for "United States"),
-    and a small judge model readily calls a different name the same; used only for small judges.
-    """
-    gold_words = set(normalize_answer(gold).split())
-    if not gold_words or any(w.replace(".", "").isdigit() for w in gold_words):
-        return False
-    return not gold_words & set(normalize_answer(response).split())
-
-
-def exact_match(response: str, gold: str) -> bool:
-    """The normalised gold answer appears, as whole words, in a response not much longer than it."""
-    gold_norm, resp_norm = normalize_answer(gold), normalize_answer(response)
-    if not gold_norm or not resp_norm:
-        return False
-    if len(resp_norm.split()) > len(gold_norm.split()) + _EXACT_SLACK_TOKENS:
-        return False
-    return f" {gold_norm} " in f" {resp_norm} "
 
 
 def _decision_word(negated: str | None, word: str) -> bool:
@@ -161,7 +91,7 @@ class Autorater(Judge):
         if not response.strip():
             return self._decided(False, "empty", "empty response")
         if exact_match(response, gold):
-            return self._decided(True, "exact", "normalised exact match")
+            return self._decided(True, "exact", "the gold answer, stated alone (normalised)")
         if self.llm is None:  # only a judge model may call a non-exact answer wrong
             return unrated(self.name)
         if number_mismatch(response, gold):

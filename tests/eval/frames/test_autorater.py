@@ -44,7 +44,7 @@ def test_normalize_answer():
 
 
 @pytest.mark.parametrize("response,gold,mismatch", [
-    ("It was founded in 1965, which is 10 years earlier", "87", True),
+    ("It was founded in 1965, which is 10 years earlier", "87", False), ("10 years", "87", True),
     ("eighty-seven", "87", False), ("1.5 million people", "1500000", False), ("no idea", "4"[:1], False),
     ("the 87th edition", "87", False), ("62", "1962", True), ("February 3", "February 2", False),
 ])
@@ -54,9 +54,9 @@ def test_number_mismatch(response, gold, mismatch):
 
 def test_number_mismatch_decides_without_the_judge():
     llm = ScriptedLLM([])
-    verdict = asyncio.run(Autorater(llm, "j").arate("How many?", "87", "About 10 years, since 1965."))
+    verdict = asyncio.run(Autorater(llm, "j").arate("How many?", "87", "It lasted 10 years."))
     assert (verdict.correct, verdict.method, verdict.calls) == (False, "number-mismatch", 0)
-    assert verdict.explanation == "the gold answer is the number 87; the response states 10, 1965"
+    assert verdict.explanation == "the gold answer is the number 87; the response states 10"
 
 
 # --- verdict parsing --------------------------------------------------------------------------------------------
