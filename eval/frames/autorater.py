@@ -14,10 +14,13 @@ from agent.prompts import Prompt, load_prompt
 from eval.frames.shortcuts import exact_match, no_overlap, normalize_answer, number_mismatch, numbers_in
 from eval.judge import Judge, Verdict, golds, unrated
 
-__all__ = ["Autorater", "agreement", "exact_match", "no_overlap", "normalize_answer", "number_mismatch",
+__all__ = ["JUDGE_PROMPTS", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer", "number_mismatch",
            "numbers_in", "parse_verdict"]
 
 JUDGE_PROMPT = "frames_judge"
+# "frames": the paper's autorater prompt (Krishna et al. 2024, arXiv:2409.12941, Appendix B), its wording and its
+# input order; "strict": ours, with examples, which calls hedged answers wrong.
+JUDGE_PROMPTS = {"frames": "frames_judge", "strict": "frames_judge_strict"}
 _TRUE = {"true", "correct", "yes"}
 _FALSE = {"false", "incorrect", "no"}
 _KEYED = re.compile(r"(?:decision|verdict|judgement|judgment|grade|final answer|result)\W{0,6}?[:=]\W{0,4}"
@@ -25,6 +28,11 @@ _KEYED = re.compile(r"(?:decision|verdict|judgement|judgment|grade|final answer|
 _BARE = re.compile(r"\b(not\s+)?(true|false|correct|incorrect)\b", re.IGNORECASE)
 _EXPLANATION = re.compile(r"explanation\s*[*_]*\s*[:：]\s*[*_]*\s*(.+)", re.IGNORECASE)
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def judge_prompt(name: str = "frames") -> Prompt:
+    """A FRAMES judge prompt: "frames" (the paper's, default), "strict", or a prompt file."""
+    return load_prompt(JUDGE_PROMPTS.get(name, name))
 
 
 def _decision_word(negated: str | None, word: str) -> bool:
@@ -80,7 +88,7 @@ class Autorater(Judge):
         self.llm, self.name = llm, name
         # Small local judges get the deterministic no-overlap check before they are asked.
         self.strict = ModelSpec.of(name).local if strict is None else strict
-        self.prompt = prompt or load_prompt(JUDGE_PROMPT)
+        self.prompt = prompt or judge_prompt()
         self.prompt.check({"question", "response", "ground_truth"})
 
     def _decided(self, correct: bool, method: str, explanation: str, **extra) -> Verdict:

@@ -17,6 +17,10 @@ def _add_eval_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge", default="same",
                         help="autorater model spec; 'same' (default) = --model, 'none' = exact match only: other answers "
                              "are unrated, never wrong (rate them later: rejudge OUT --judge SPEC)")
+    parser.add_argument("--judge-prompt", default="frames",
+                        help="FRAMES judge prompt: frames (the paper's Appendix B autorater prompt, default), strict "
+                             "(ours: hedges are wrong, with examples), or a prompt file with {question}, {response}, "
+                             "{ground_truth}")
     parser.add_argument("--judge2", default=None, help="a second judge; the report gives their agreement (kappa)")
     parser.add_argument("--data", default=None,
                         help="questions: .tsv/.csv/.jsonl, or hf:google/frames-benchmark (online); "
@@ -77,17 +81,18 @@ def build_components(settings, agent_config):
 
 
 def _rater(agent, spec: str | None, settings):
-    from eval.frames.autorater import Autorater
+    from eval.frames.autorater import Autorater, judge_prompt
 
     if spec is None:
         return None
+    prompt = judge_prompt(settings.judge_prompt)
     if spec == "none":
-        return Autorater(None, "none")
+        return Autorater(None, "none", prompt=prompt)
     if spec == settings.model:
-        return Autorater(agent.llm, spec)
+        return Autorater(agent.llm, spec, prompt=prompt)
     from agent.llm import resolve_model
 
-    return Autorater(resolve_model(spec, cache=not settings.no_cache), spec)
+    return Autorater(resolve_model(spec, cache=not settings.no_cache), spec, prompt=prompt)
 
 
 def one_line(out: Path, s) -> str:

@@ -37,6 +37,7 @@ class RunSettings:
     base_url: str | None = None
     judge: str = "same"
     judge2: str | None = None
+    judge_prompt: str = "frames"
     data: str | None = None
     limit: int | None = None
     concurrency: int | None = None
@@ -114,19 +115,21 @@ def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
     Content, not names: the dataset's hash, and (once the index is open) the index's content fingerprint.
     """
     from agent.prompts import load_prompt
+    from eval.frames.autorater import judge_prompt
 
     judge = judge_spec(settings)
     return {
         "system": settings.system, "model": settings.model, "base_url": redact_url(settings.base_url),
         "judge": judge, "judge2": None if settings.retrieval_only else settings.judge2,
-        "judge_prompt": _sha(load_prompt("frames_judge").text) if judge != "none" or settings.judge2 else None,
+        "judge_prompt": (_sha(judge_prompt(settings.judge_prompt).text) if judge != "none" or settings.judge2
+                         else None),
         "retrieval_only": settings.retrieval_only, "index": settings.index, "tools": settings.tools,
         "data_fingerprint": dataset.fingerprint,
         "prompt_text": _sha(load_prompt(agent_config.prompt).text),
         "answer_prompt_text": _sha(load_prompt(agent_config.answer_prompt).text),
         "agent": agent_config.model_dump(exclude={"timeout", "question_timeout"}),  # deadlines may change on resume
         # Recorded, not compared: the same questions may be read from another path.
-        "info": {"data": dataset.source},
+        "info": {"data": dataset.source, "judge_prompt": settings.judge_prompt},
     }
 
 

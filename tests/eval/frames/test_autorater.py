@@ -103,7 +103,10 @@ def test_autorater_calls_judge_with_the_prompt():
     verdict = _rate(Autorater(llm, "scripted"), "nineteen sixty-two")
     assert verdict.correct and verdict.method == "judge" and verdict.calls == 1
     prompt = llm.prompts[0]
-    assert "Ground truth: 1962" in prompt and "Response: nineteen sixty-two" in prompt
+    # the paper's autorater prompt (FRAMES, Appendix B), in its order: question, predicted answer, ground truth
+    assert prompt.index("- Question: When did") < prompt.index("- Predicted Answer: nineteen sixty-two") \
+        < prompt.index("- Ground Truth Answer: 1962")
+    assert "the meaning and the vital facts of the \"Ground Truth Answer\"" in prompt
 
 
 def test_autorater_unparsable_and_failing_judges_are_recorded_false():
@@ -249,3 +252,30 @@ def test_small_judges_get_the_no_overlap_check():
     hosted = Autorater(ScriptedLLM(["Explanation: USA is the United States.\nDecision: TRUE"]), "gemini:gemini-1.5-pro")
     verdict = asyncio.run(hosted.arate("Where?", "United States", "USA"))
     assert verdict.method == "judge" and verdict.correct is True
+
+
+def test_the_stricter_judge_prompt_is_a_named_alternative():
+    from eval.frames.autorater import JUDGE_PROMPTS, judge_prompt
+
+    assert set(JUDGE_PROMPTS) == {"frames", "strict"}
+    llm = ScriptedLLM(["Explanation: hedged.\nDecision: FALSE"])
+    verdict = _rate(Autorater(llm, "j", prompt=judge_prompt("strict")), "the sixties")
+    assert verdict.correct is False and "Now grade this one." in llm.prompts[0]
+    assert "Response: the sixties" in llm.prompts[0] and judge_prompt("frames").name == "frames_judge"
+
+
+def test_run_config_records_the_judge_prompt(tmp_path):
+    import hashlib
+
+    from agent.config import AgentConfig
+    from eval.frames.autorater import judge_prompt
+    from eval.frames.datasets import load_questions
+    from eval.frames.runner import RunSettings, run_config
+    from tests.eval.frames.test_runner import TINY
+
+    dataset = load_questions(TINY)
+    paper = run_config(RunSettings(data=TINY, judge="j"), AgentConfig(), dataset)
+    strict = run_config(RunSettings(data=TINY, judge="j", judge_prompt="strict"), AgentConfig(), dataset)
+    assert paper["info"]["judge_prompt"] == "frames" and strict["info"]["judge_prompt"] == "strict"
+    assert paper["judge_prompt"] != strict["judge_prompt"]
+    assert strict["judge_prompt"].endswith(hashlib.sha256(judge_prompt("strict").text.encode()).hexdigest()[:16])

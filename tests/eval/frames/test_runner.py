@@ -44,8 +44,8 @@ def _qid(text: str) -> str:
 
 def responder(messages) -> str | dict:
     text = str(messages[-1].content)
-    if "Now grade this one." in text:
-        response = re.findall(r"^Response: (.*)$", text, re.MULTILINE)[-1]
+    if "Now grade this one." in text or "===Task===" in text:
+        response = re.findall(r"^(?:Response|- Predicted Answer): (.*)$", text, re.MULTILINE)[-1]
         return f"Explanation: compared.\nDecision: {'TRUE' if response in JUDGE_TRUE else 'FALSE'}"
     step = re.search(r"Step (\d+) of \d+", text)
     if step:
