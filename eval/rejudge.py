@@ -51,6 +51,7 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], conc
         echo(f"{path}: {len(todo)} unrated answer(s) of {len(records)} to rate with {spec}")
         if todo:
             judge = make_judge(kind, spec)  # resolve the judge before anything is written
+            _adopt_rules(judge, config)
             rejudged = config.setdefault("info", {}).setdefault("rejudged_by", [])
             if spec not in rejudged:
                 rejudged.append(spec)
@@ -82,3 +83,11 @@ async def _rate_all(kind: str, todo: list, judge: Judge, run_dir, concurrency: i
         run_dir.append(rated)
 
     await asyncio.gather(*(one(r) for r in todo))
+
+
+def _adopt_rules(judge: Judge, config: dict) -> None:
+    """A CRAG judge scores by the rules the run was started with (official unless it chose otherwise)."""
+    from eval.crag.score import CragJudge, CragRules
+
+    if isinstance(judge, CragJudge):
+        judge.rules = CragRules.named(config.get("scoring", "official"), config.get("alternatives", False))

@@ -46,6 +46,11 @@ def _open(path: Path) -> BinaryIO:
     return open(path, "rb")
 
 
+def _first_present(data: dict, *names: str) -> Any:
+    """The first of the named fields that holds something (the full CRAG dataset calls it `alt_ans`)."""
+    return next((data[n] for n in names if data.get(n) not in (None, "", "[]", [])), None)
+
+
 def _alternatives(value: Any, warnings: list[str]) -> list[str]:
     """`alternative_answers` is a JSON string like "[]" in CRAG files; plain lists are accepted too."""
     if value in (None, ""):
@@ -77,7 +82,7 @@ def parse_row(index: int, data: Any, warnings: list[str] | None = None) -> CragR
         pages = []
     text = {k: str(data.get(k) or "unknown") for k in ("domain", "question_type", "static_or_dynamic")}
     return CragRow(index=index, interaction_id=row_id, query=data["query"].strip(), answer=data["answer"],
-                   alternatives=_alternatives(data.get("alternative_answers"), warnings),
+                   alternatives=_alternatives(_first_present(data, "alternative_answers", "alt_ans"), warnings),
                    query_time=str(data.get("query_time") or ""), pages=pages, warnings=warnings, **text)
 
 

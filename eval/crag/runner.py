@@ -19,9 +19,9 @@ from langchain_core.tools import BaseTool
 from eval.crag.pages import ChunkRetriever, page_documents
 from eval.crag.records import CragRecord, CragSummary
 from eval.crag.rows import CragRow, RowError, iter_rows
-from eval.crag.score import CragJudge, figures
+from eval.crag.score import CragJudge, CragRules, figures
 from eval.errors import EvalError
-from eval.judge import Judge
+from eval.judge import Judge, Verdict
 from eval.rundir import RunDir, file_fingerprint
 
 NO_TIME = "an unknown time"
@@ -42,6 +42,8 @@ class CragSettings:
     chunk_words: int = 100
     timeout: float | None = None  # per LLM request; None: the model's default
     question_timeout: float | None = None  # per row; None: the model's default
+    scoring: str = "official"  # CragRules.named: official (Meta's local_evaluation.py) or ours
+    alternatives: bool = False  # also accept alternative answers (the official script compares the answer only)
 
     @property
     def agent_loop(self) -> bool:
@@ -112,6 +114,8 @@ def process_row(row: CragRow, llm: BaseChatModel, judge: Judge, tools: Sequence[
         message = redact(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__
         fields.update(prediction="", error=f"{type(exc).__name__}: {message}", warnings=row.warnings)
     record = CragRecord.model_validate(fields)
+    if record.error:  # no answer was produced, so none is judged (an empty answer would be, officially)
+        return record.scored(Verdict(outcome="missing", method="error", judge=judge.name))
     return record.scored(judge.rate(row.query, record.golds(), record.prediction))
 
 
@@ -140,7 +144,7 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
     """Answer and score rows, appending to OUT/results.jsonl (locked, resumable); returns and writes the summary."""
     data, run_dir = Path(data), crag_run_dir(Path(out))
     if not isinstance(judge, Judge):
-        judge = CragJudge(judge, settings.judge)
+        judge = CragJudge(judge, settings.judge, CragRules.named(settings.scoring, settings.alternatives))
     with run_dir.locked():
         config = run_config(settings, data)
         run_dir.check_config(config)

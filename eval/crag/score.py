@@ -1,19 +1,25 @@
-"""CRAG scoring: exact match first, then an LLM judge; "i don't know" is missing; score = accuracy - hallucination.
+"""CRAG scoring as Meta's official local_evaluation.py does it; score = accuracy - hallucination.
 
-Follows CRAG's local auto-eval (facebookresearch/CRAG local_evaluation.py and API.md), with these choices:
-- The prediction is trimmed to 75 tokens with tiktoken (cl100k) instead of the Llama-2 tokenizer.
-- An empty prediction counts as missing (no answer given), like "I don't know".
-- A prediction of "invalid question" when the ground truth is a real answer is incorrect without asking the judge.
-- Without a judge (--judge none) only exact matches are accurate; every other answer is `unrated` (never
-  incorrect): metrics are over rated rows and say how many are unrated; `rejudge` rates them later.
-- A judge reply without a 0/1 "score" (or a judge call that fails) counts as incorrect and is recorded.
+The official rules, item by item (facebookresearch/CRAG local_evaluation.py, evaluate_predictions/parse_response):
+- the prediction is trimmed to 75 tokens, then stripped; comparisons use the lower-cased text;
+- "i don't know" anywhere in the lower-cased prediction is missing (the ASCII apostrophe only: "I don’t know"
+  with a curly apostrophe is not caught, and goes on to the judge);
+- only the main `answer` is compared; an exact (lower-cased) match is accurate;
+- "invalid" in both prediction and ground truth is accurate; in only one of them, incorrect (a substring test);
+- otherwise the judge is asked; its reply counts only as the official regex reads it: the last {...} block with
+  `"score": <digits>`, 0 or 1; anything else (or no reply) is incorrect. An empty prediction is judged too.
+
+Deviations, all named in README: tiktoken (cl100k) instead of the Llama-2 tokenizer for the trim; without a judge
+(--judge none) answers needing one are `unrated`, never incorrect; our own judge prompt (agent/prompts). Options
+(CragRules, `--scoring ours`): alternatives from `alternative_answers`/`alt_ans`, curly-apostrophe "I don’t know"
+as missing, an empty prediction as missing without asking the judge.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -25,33 +31,52 @@ from eval.judge import RATED, Judge, Verdict, golds, unrated
 from retrieval.tokens import truncate_tokens
 
 MAX_PREDICTION_TOKENS = 75
-INVALID = "invalid question"
 OUTCOMES = RATED  # accurate | incorrect | missing; "unrated" waits for a judge
-_SCORE = re.compile(r'"?score"?\s*[:=]\s*"?([01])(?![\d.])"?', re.I)
-_EXPLANATION = re.compile(r'"explanation"\s*:\s*"((?:[^"\\]|\\.)*)"', re.S)
+_BLOCK = re.compile(r"{([^}]*)}")
+_SCORE = re.compile(r'"score"\s*:\s*(\d+)')
+_EXPLANATION = re.compile(r'"explanation"\s*:\s*"(.+)"')
+
+
+@dataclass(frozen=True)
+class CragRules:
+    """Where scoring may depart from the official script; the defaults are the official behaviour."""
+
+    alternatives: bool = False  # also accept `alternative_answers` / `alt_ans` (official: the main answer only)
+    typographic_idk: bool = False  # "I don’t know" with a curly apostrophe is missing too (official: judged)
+    empty_is_missing: bool = False  # an empty prediction is missing (official: judged, so in effect incorrect)
+
+    @classmethod
+    def named(cls, name: str, alternatives: bool | None = None) -> CragRules:
+        """"official" (default) or "ours" (every option on); `alternatives` overrides that one option."""
+        if name not in ("official", "ours"):
+            raise ValueError(f"unknown CRAG scoring {name!r}: official or ours")
+        ours = name == "ours"
+        return cls(alternatives=ours if alternatives is None else alternatives, typographic_idk=ours,
+                   empty_is_missing=ours)
+
+
+def trim_prediction(prediction: str, max_tokens: int = MAX_PREDICTION_TOKENS) -> str:
+    """The first max_tokens tokens, stripped (the case is kept: the judge sees it so)."""
+    return truncate_tokens(prediction or "", max_tokens).strip()
 
 
 def normalize_prediction(prediction: str, max_tokens: int = MAX_PREDICTION_TOKENS) -> str:
-    """Trim to max_tokens, strip, lower-case; typographic apostrophes become plain ones."""
-    text = truncate_tokens(prediction or "", max_tokens).strip().lower()
-    return text.replace("\u2019", "'").replace("\u2018", "'")
+    """Trimmed to max_tokens, stripped and lower-cased: the text the official rules compare."""
+    return trim_prediction(prediction, max_tokens).lower()
 
 
 def parse_judge_reply(reply: str) -> tuple[int | None, str]:
-    """(score 0/1, explanation) from a judge reply; score None when none can be found."""
-    blocks = re.findall(r"\{[^{}]*\}", reply or "")
-    for text in reversed(blocks or [reply or ""]):  # the last JSON object wins, as in CRAG's parser
-        try:
-            data = json.loads(text)
-            if isinstance(data, dict) and str(data.get("score")) in ("0", "1"):
-                return int(data["score"]), str(data.get("explanation", ""))
-        except ValueError:
-            pass
-        found = _SCORE.search(text)
-        if found:
-            explanation = _EXPLANATION.search(text)
-            return int(found.group(1)), explanation.group(1) if explanation else ""
-    return None, ""
+    """(score 0/1, explanation) as the official parse_response reads a reply; score None when it would be -1.
+
+    Only the last {...} block counts; in it `"score": <digits>` (unquoted) must be 0 or 1.
+    """
+    blocks = _BLOCK.findall(reply or "")
+    text = "{" + blocks[-1] + "}" if blocks else ""
+    found = _SCORE.search(text)
+    if not found or int(found.group(1)) not in (0, 1):
+        return None, ""
+    explanation = _EXPLANATION.search(text)
+    return int(found.group(1)), explanation.group(1) if explanation else text
 
 
 def _ask_judge(judge: BaseChatModel, template: Any, question: str, truth: str, prediction: str) -> str:
@@ -62,34 +87,60 @@ def _ask_judge(judge: BaseChatModel, template: Any, question: str, truth: str, p
         return f"(judge call failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
 
 
+def _missing(pred: str, rules: CragRules) -> str | None:
+    """The method when the prediction counts as missing, else None."""
+    if not pred and rules.empty_is_missing:
+        return "empty"
+    text = pred.replace("\u2019", "'").replace("\u2018", "'") if rules.typographic_idk else pred
+    return "idk" if "i don't know" in text else None
+
+
+def _deterministic(pred: str, truth: str) -> tuple[str, str] | None:
+    """(outcome, method) the official rules give without a judge for one ground truth, else None."""
+    if pred == truth:
+        return "accurate", "exact"
+    if "invalid" in pred and "invalid" in truth:
+        return "accurate", "invalid"
+    if ("invalid" in pred) != ("invalid" in truth):
+        return "incorrect", "invalid"
+    return None
+
+
 def score_prediction(question: str, prediction: str, answer: str, alternatives: Sequence[str] = (),
-                     judge: BaseChatModel | None = None, template: Any = None, judge_name: str = "") -> Verdict:
-    """Score one prediction against the ground truth and its alternative answers."""
-    pred = normalize_prediction(prediction)
-    truths = [t.strip().lower() for t in [answer, *alternatives] if isinstance(t, str) and t.strip()]
-
-    def decided(outcome: str, method: str) -> Verdict:
-        return Verdict(outcome=outcome, method=method, prediction=pred, judge=judge_name)
-
-    if not pred:
-        return decided("missing", "empty")
-    if "i don't know" in pred:
-        return decided("missing", "idk")
-    if truths and truths[0] == INVALID:
-        return decided("accurate" if pred == INVALID else "incorrect", "invalid_question")
-    if pred in truths:
-        return decided("accurate", "exact")
-    if pred == INVALID:
-        return decided("incorrect", "invalid_question")
+                     judge: BaseChatModel | None = None, template: Any = None, judge_name: str = "",
+                     rules: CragRules = CragRules()) -> Verdict:
+    """Score one prediction against the ground truth (and, if the rules say so, its alternative answers)."""
+    shown = trim_prediction(prediction)
+    pred = shown.lower()
+    verdict = Verdict(outcome="incorrect", method="invalid", prediction=pred, judge=judge_name)
+    missing = _missing(pred, rules)
+    if missing:
+        return verdict.model_copy(update={"outcome": "missing", "method": missing})
+    truths = [t.strip() for t in [answer, *(alternatives if rules.alternatives else [])] if isinstance(t, str)]
+    needs_judge = []
+    for truth in truths:
+        decided = _deterministic(pred, truth.lower())
+        if decided and decided[0] == "accurate":
+            return verdict.model_copy(update={"outcome": "accurate", "method": decided[1]})
+        if decided is None:
+            needs_judge.append(truth)
+    if not needs_judge:
+        return verdict
     if judge is None:
         return unrated(judge_name, pred)
+    return _judged(verdict, judge, template, question, needs_judge, shown)
+
+
+def _judged(verdict: Verdict, judge: BaseChatModel, template: Any, question: str, truths: list[str],
+            shown: str) -> Verdict:
+    """Ask the judge about each ground truth in turn until one scores 1 (official: break on accuracy 1)."""
     if template is None:
         from agent.prompts import load_prompt
 
         template = load_prompt("crag_judge")
-    verdict = decided("incorrect", "judge_unparsable")
+    verdict = verdict.model_copy(update={"method": "judge_unparsable"})
     for truth in truths:
-        reply = _ask_judge(judge, template, question, truth, pred)
+        reply = _ask_judge(judge, template, question, truth, shown)
         verdict.replies.append(reply)
         verdict.calls += 1
         score, explanation = parse_judge_reply(reply)
@@ -104,14 +155,14 @@ def score_prediction(question: str, prediction: str, answer: str, alternatives: 
 class CragJudge(Judge):
     """CRAG's rules as a Judge: gold is [answer, *alternatives]; with no model, non-exact answers are unrated."""
 
-    def __init__(self, llm: BaseChatModel | None, name: str) -> None:
-        self.llm, self.name = llm, name
+    def __init__(self, llm: BaseChatModel | None, name: str, rules: CragRules = CragRules()) -> None:
+        self.llm, self.name, self.rules = llm, name, rules
 
     def rate(self, question: str, gold: str | Sequence[str], response: str) -> Verdict:
         """The CRAG verdict on one prediction."""
         answers = golds(gold)
         return score_prediction(question, response, answers[0] if answers else "", answers[1:], judge=self.llm,
-                                judge_name=self.name)
+                                judge_name=self.name, rules=self.rules)
 
 
 class Metrics(BaseModel):

@@ -296,7 +296,7 @@ def test_judge_none_leaves_a_paraphrase_unrated_and_rejudge_rates_it(tmp_path, m
     assert printed.splitlines()[0].startswith("score over 1 rated of 3: 1.000") and "2 unrated" in printed
     saved = json.loads((out / "summary.json").read_text())["overall"]
     assert (saved["rated"], saved["unrated"], saved["incorrect"]) == (1, 2, 0)
-    judge = ScriptedLLM(responder=lambda m: '{"score": 1}' if "directed by guy ritchie" in str(m[-1].content)
+    judge = ScriptedLLM(responder=lambda m: '{"score": 1}' if "directed by guy ritchie" in str(m[-1].content).lower()
                         else '{"score": 0}')
     monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: judge)
     assert cli.main(["rejudge", str(out), "--judge", "scripted:judge"]) == 0
