@@ -71,6 +71,16 @@ def default_rows() -> Path:
 
 
 
+def kg_label(server_arg: str | None, process: Any) -> str:
+    """The KG behind the tools: the local recordings (when the compatible server was started) or the server URL."""
+    if process is not None:
+        return (f"local recordings (compatible server at {process.url}: company table and recorded replies only; "
+                "not the CRAG KG, so these are not CRAG task-2 scores)")
+    from retrieval.crag.client import CRAGClient
+
+    return f"CRAG_SERVER {CRAGClient(server_arg or os.environ.get('CRAG_SERVER')).server}"
+
+
 def crag_tools_for(server: str | None, start: Callable[[], Any] | None = None) -> tuple[list, Any]:
     """All 38 KG tools on a server that answers; with no server configured, a local compatible one is started."""
     from retrieval.crag.client import CRAGClient
@@ -115,7 +125,7 @@ def run_from_args(args: Any) -> int:
                                                resolve_model(judge_spec, cache=True, timeout=config.timeout))
     tools, server = crag_tools_for(args.server) if args.task == 2 else ([], None)
     try:
-        summary = run(data, args.out, llm, judge, settings, tools)
+        summary = run(data, args.out, llm, judge, settings, tools, kg=kg_label(args.server, server))
     finally:
         if server is not None:
             server.stop()

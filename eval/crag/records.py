@@ -75,6 +75,7 @@ class CragSummary(Figures):
     task: int
     model: str
     judge: str
+    kg: str = ""  # which knowledge graph answered task 2: a CRAG_SERVER URL or the local recordings
     settings: dict[str, Any]
     rows: int
     resumed: int = 0

@@ -140,13 +140,18 @@ def _rows(data: Path) -> Iterator[CragRow | RowError]:
 
 def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatModel | Judge | None,
         settings: CragSettings, tools: Sequence[BaseTool] = (),
-        log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True)) -> CragSummary:
-    """Answer and score rows, appending to OUT/results.jsonl (locked, resumable); returns and writes the summary."""
+        log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
+        kg: str | None = None) -> CragSummary:
+    """Answer and score rows, appending to OUT/results.jsonl (locked, resumable); returns and writes the summary.
+
+    `kg` says which knowledge graph answered the tools (a CRAG_SERVER URL, or the local recordings).
+    """
     data, run_dir = Path(data), crag_run_dir(Path(out))
     if not isinstance(judge, Judge):
         judge = CragJudge(judge, settings.judge, CragRules.named(settings.scoring, settings.alternatives))
     with run_dir.locked():
         config = run_config(settings, data)
+        config["info"]["kg"] = kg_label(settings, kg)
         run_dir.check_config(config)
         items = _rows(data)
         records, notes = run_dir.load_records()
@@ -154,7 +159,7 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
             log(f"note: {note}")
         config = run_dir.write_config(config)
         summary = _run_rows(items, records, run_dir, llm, judge, tools, settings, log)
-        summary.data, summary.judge = str(data), judge_label(settings, config)
+        summary.data, summary.judge, summary.kg = str(data), judge_label(settings, config), config["info"]["kg"]
         run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary
 
@@ -197,6 +202,13 @@ def summarize_run(records: list[CragRecord], settings: CragSettings, *, resumed:
                        repeated_ids=sorted(set(repeated)), seconds=round(seconds, 1))
 
 
+def kg_label(settings: CragSettings, kg: str | None) -> str:
+    """Which KG answered: task 1 has none; task 2 names the server URL or the local recordings."""
+    if settings.task != 2:
+        return "none (task 1: web pages only)"
+    return kg or "unknown (tools passed in by the caller)"
+
+
 def judge_label(settings: CragSettings, config: dict) -> str:
     """The run's judge, and the judges `rejudge` rated its unrated answers with."""
     rejudged = config.get("info", {}).get("rejudged_by")
@@ -210,6 +222,7 @@ def refresh_summary(run_dir: RunDir[CragRecord], config: dict) -> CragSummary:
     info = config.get("info", {})
     summary = summarize_run(sorted(records.values(), key=lambda r: r.row), settings, data=info.get("data", ""))
     summary.judge = judge_label(settings, config)
+    summary.kg = info.get("kg") or kg_label(settings, None)
     run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary
 

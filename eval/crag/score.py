@@ -234,7 +234,9 @@ def format_table(summary: Figures) -> str:
     lines.append(row("overall", overall))
     for groups, label in ((summary.by_domain, "domain"), (summary.by_question_type, "type")):
         lines += [row(f"{label}: {name}", m) for name, m in groups.items()]
-    return "\n".join([headline(overall), *lines])
+    about = [f"{name}: {value}" for name, value in (("judge", getattr(summary, "judge", "")),
+                                                    ("KG", getattr(summary, "kg", ""))) if value]
+    return "\n".join([headline(overall), *about, *lines])
 
 
 def headline(m: Metrics) -> str:

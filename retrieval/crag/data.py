@@ -20,6 +20,14 @@ RECORDED_FILE = "example_call_responses.json"
 _PUNCT = str.maketrans("", "", string.punctuation)
 
 
+# Searches whose official implementation normalises the query before BM25 (facebookresearch/CRAG mock_api:
+# MovieKG._search_entity_by_name, MusicKG.search_*_entity_by_name, OpenKG.search_entity_by_name): any query with
+# the same normalised words gets the same reply.
+NORMALISED_SEARCHES = frozenset({"open_search_entity_by_name", "movie_get_person_info", "movie_get_movie_info",
+                                 "music_search_artist_entity_by_name", "music_search_song_entity_by_name",
+                                 "finance_get_company_name"})
+
+
 def normalize(text: str) -> str:
     """The official server's name normalisation: lower case, no punctuation, single spaces."""
     return " ".join(text.lower().replace("_", " ").translate(_PUNCT).split())
@@ -80,7 +88,11 @@ def bind_args(ep: Endpoint, args: list[Any]) -> dict[str, Any]:
 
 
 def load_recorded(path: Path) -> list[tuple[Endpoint, dict[str, Any] | None, dict[str, Any]]]:
-    """(endpoint, body, reply) for every recorded call whose reply can be reconstructed."""
+    """(endpoint, body, reply) for every recorded call whose reply can be reconstructed.
+
+    A reply the recording marks `truncated` (only its start was kept) carries `"truncated": True` next to its
+    `result`, so that nobody serves it as the whole answer.
+    """
     try:
         calls = json.loads(path.read_text(encoding="utf-8"))["calls"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -97,5 +109,7 @@ def load_recorded(path: Path) -> list[tuple[Endpoint, dict[str, Any] | None, dic
             except (ValueError, SyntaxError):
                 continue
         if isinstance(reply, dict) and "result" in reply:
+            if call.get("truncated"):
+                reply = {**reply, "truncated": True}
             out.append((ep, bind_args(ep, list(call.get("args") or [])), reply))
     return out

@@ -21,7 +21,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, create_model
 
-from retrieval.crag.data import COMPANY_FILE, RECORDED_FILE, CompanyTable, load_recorded
+from retrieval.crag.data import (
+    COMPANY_FILE,
+    NORMALISED_SEARCHES,
+    RECORDED_FILE,
+    CompanyTable,
+    load_recorded,
+    normalize,
+)
 from retrieval.crag.endpoints import ENDPOINTS, Endpoint
 from retrieval.errors import FramesAgentError
 from retrieval.paths import project_root, shared_dir
@@ -68,7 +75,14 @@ NO_MATCH: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 
-def _canonical(body: dict[str, Any] | None) -> str:
+class TruncatedReply(LookupError):
+    """Only the start of the real server's reply was recorded; serving it would pass a part off as the whole."""
+
+
+def _canonical(ep: Endpoint, body: dict[str, Any] | None) -> str:
+    """The lookup key of a call: searches by their normalised query words, as the official server ranks them."""
+    if ep.name in NORMALISED_SEARCHES and body and isinstance(body.get("query"), str):
+        return normalize(body["query"])
     return json.dumps(body, sort_keys=True, ensure_ascii=False)
 
 
@@ -91,8 +105,13 @@ class CragBackend:
         self.companies = CompanyTable.load(data_dir / COMPANY_FILE)
         self.models = {ep.name: body_model(ep) for ep in ENDPOINTS}
         self.recorded: dict[tuple[str, str], Any] = {}
+        self.truncated: set[tuple[str, str]] = set()
         for ep, body, reply in load_recorded(data_dir / RECORDED_FILE):
-            self.recorded[(ep.name, _canonical(self._validate(ep, body)))] = reply["result"]
+            key = (ep.name, _canonical(ep, self._validate(ep, body)))
+            if reply.get("truncated"):
+                self.truncated.add(key)
+            else:
+                self.recorded[key] = reply["result"]
 
     def _validate(self, ep: Endpoint, body: dict[str, Any] | None) -> dict[str, Any] | None:
         model = self.models[ep.name]
@@ -100,7 +119,10 @@ class CragBackend:
 
     def answer(self, ep: Endpoint, body: dict[str, Any] | None) -> Any:
         """The `result` value for a validated body."""
-        key = (ep.name, _canonical(body))
+        key = (ep.name, _canonical(ep, body))
+        if key in self.truncated:
+            raise TruncatedReply("recorded reply truncated, not served as complete; the official server "
+                                 "(CRAG_SERVER) has the full answer")
         if key in self.recorded:
             return self.recorded[key]
         if ep.name == "finance_get_company_name":
@@ -120,6 +142,8 @@ def _route(backend: CragBackend, ep: Endpoint) -> Callable[..., Any]:
         body = kwargs["body"].model_dump() if model is not None else None
         try:
             result = backend.answer(ep, body)
+        except TruncatedReply as exc:  # a clear refusal, never a partial answer passed off as complete
+            return PlainTextResponse(str(exc), status_code=501)
         except ValueError:  # the official server lets these escape: uvicorn answers a plain-text 500
             return PlainTextResponse("Internal Server Error", status_code=500)
         return JSONResponse({"result": result})

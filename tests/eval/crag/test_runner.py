@@ -206,7 +206,9 @@ def test_cli_crag_runs_and_prints_the_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM(responder=lambda m: "Answer: guy ritchie"))
     code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none", "--limit", "2"])
     out = capsys.readouterr().out
-    assert code == 0 and "overall" in out and out.splitlines()[3].split()[1:4] == ["2", "2", "1.000"]
+    overall = next(line for line in out.splitlines() if line.startswith("overall"))
+    assert code == 0 and overall.split()[1:4] == ["2", "2", "1.000"]
+    assert "KG: none (task 1: web pages only)" in out and "judge: none" in out
     assert len(read_results(tmp_path / "out" / "results.jsonl")) == 2
 
 
@@ -350,3 +352,23 @@ def test_cli_crag_row_past_its_deadline_is_recorded_and_the_run_goes_on(tmp_path
                         "--question-timeout", "30"])  # a deadline may change on resume
     assert resumed == 0 and "different configuration" not in capsys.readouterr().err
     assert not read_results(tmp_path / "out" / "results.jsonl")[0].error
+
+
+def test_every_crag_report_says_which_kg_answered(tmp_path):
+    """Task-2 scores over the local recordings are not CRAG task-2 scores: the report must say which KG it was."""
+    from eval.crag.commands import kg_label
+
+    class Local:
+        url = "http://127.0.0.1:5555"
+
+    assert kg_label(None, Local()).startswith("local recordings (compatible server at http://127.0.0.1:5555")
+    assert kg_label("http://kg.example:8000", None) == "CRAG_SERVER http://kg.example:8000"
+    path = tmp_path / "rows.jsonl"
+    _write(path, [_row(0)])
+    summary = run(path, tmp_path / "out", ScriptedLLM(responder=lambda m: "Answer: guy ritchie"), None,
+                  CragSettings(task=2, model="s"), log=lambda s: None, kg=kg_label(None, Local()))
+    from eval.crag.score import format_table
+
+    assert summary.kg.startswith("local recordings") and "KG: local recordings" in format_table(summary)
+    saved = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert saved["kg"].startswith("local recordings")
