@@ -95,13 +95,12 @@ class Autorater(Judge):
         return Verdict(outcome="accurate" if correct else "incorrect", method=method, explanation=explanation,
                        judge=self.name, **extra)
 
-    def _shortcut(self, response: str, gold: str) -> Verdict | None:
+    def shortcut(self, response: str, gold: str) -> Verdict | None:
+        """The verdict of the deterministic checks alone, as if a judge were there; None: only a judge can tell."""
         if not response.strip():
             return self._decided(False, "empty", "empty response")
         if exact_match(response, gold):
             return self._decided(True, "exact", "the gold answer, stated alone (normalised)")
-        if self.llm is None:  # only a judge model may call a non-exact answer wrong
-            return unrated(self.name)
         if number_mismatch(response, gold):
             stated = ", ".join(f"{n:g}" for n in sorted(numbers_in(response))[:8])
             return self._decided(False, "number-mismatch",
@@ -109,6 +108,12 @@ class Autorater(Judge):
         if self.strict and no_overlap(response, gold):
             return self._decided(False, "no-overlap", f"the response shares no word with the gold answer {gold.strip()!r}")
         return None
+
+    def _shortcut(self, response: str, gold: str) -> Verdict | None:
+        verdict = self.shortcut(response, gold)
+        if self.llm is None and (verdict is None or verdict.method not in ("empty", "exact")):
+            return unrated(self.name)  # only a judge model may call a non-exact answer wrong
+        return verdict
 
     def _verdict(self, raw: str) -> Verdict:
         decision, why = parse_verdict(raw)

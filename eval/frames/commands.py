@@ -58,6 +58,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_eval_flags(compare)
     compare.set_defaults(handler=run_compare_command)
 
+    check = sub.add_parser(
+        "judge-check", help="agreement of a FRAMES judge with hand labels (kappa, confusion, short-cuts)",
+        description="Read labelled answers {question, gold, prediction, label} (JSONL; default: the shipped set) and "
+                    "print how often the short-cuts and the judge agree with the labels.")
+    check.add_argument("file", nargs="?", default=None, metavar="FILE.jsonl",
+                       help="labelled answers (default: eval/frames/labels/judge_check.jsonl)")
+    check.add_argument("--judge", default="none", help="judge model spec; none (default) = the short-cuts alone")
+    check.add_argument("--judge-prompt", default="frames", help="frames (the paper's, default), strict, or a file")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.set_defaults(handler=run_judge_check_command)
+
     report = sub.add_parser("report", help="re-render report.md/summary.json of finished runs (FRAMES or CRAG); "
                                            "compare several FRAMES runs")
     report.add_argument("runs", nargs="+", metavar="OUT_DIR")
@@ -159,6 +170,24 @@ def run_compare_command(args: argparse.Namespace) -> int:
         runs.append((slug, outcome.summary, list(records.values())))
     print(comparison(runs))
     print(f"runs: {root}")
+    return 0
+
+
+def run_judge_check_command(args: argparse.Namespace) -> int:
+    """Score the short-cuts (and the judge) against labelled answers."""
+    import json
+
+    from eval.frames.autorater import Autorater, judge_prompt
+    from eval.frames.judgecheck import SHIPPED_LABELS, check, format_report, load_labelled
+
+    items = load_labelled(Path(args.file) if args.file else SHIPPED_LABELS)
+    judge = None
+    if args.judge != "none":
+        from agent.llm import resolve_model
+
+        judge = Autorater(resolve_model(args.judge), args.judge, prompt=judge_prompt(args.judge_prompt))
+    report = check(items, judge)
+    print(json.dumps(report, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
 

@@ -1,0 +1,110 @@
+"""How far a FRAMES judge agrees with hand labels: agreement, Cohen's kappa, confusion counts, short-cut decisions.
+
+The labels are {question, gold, prediction, label} lines (label true = the gold's vital facts are present and
+nothing contradicts them, the paper's criterion). The short-cuts are scored on their own (every item they decide
+must be right); the judge, if any, is scored on every item with the short-cuts in front of it, as in a run.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from eval.errors import EvalError
+from eval.frames.autorater import Autorater, agreement
+from eval.judge import Verdict
+
+SHIPPED_LABELS = Path(__file__).resolve().parent / "labels" / "judge_check.jsonl"
+
+
+class Labelled(BaseModel):
+    """One hand-labelled answer."""
+
+    question: str
+    gold: str
+    prediction: str
+    label: bool
+
+
+def load_labelled(path: Path) -> list[Labelled]:
+    """The labelled answers of a JSONL file; a bad line is a one-line error naming it."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalError(f"cannot read labelled answers {path}: {exc}") from None
+    items = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            items.append(Labelled.model_validate(json.loads(line)))
+        except (ValueError, ValidationError) as exc:
+            first = str(exc).splitlines()[0]
+            raise EvalError(f"{path} line {number}: expected {{question, gold, prediction, label}} ({first})") from None
+    if not items:
+        raise EvalError(f"{path} holds no labelled answers")
+    return items
+
+
+def _confusion(pairs: Sequence[tuple[bool, bool]]) -> dict[str, int]:
+    """Counts of (judge, label): true/false positives and negatives, the label being the truth."""
+    return {"true_positive": sum(1 for j, t in pairs if j and t), "false_positive": sum(1 for j, t in pairs if j and not t),
+            "false_negative": sum(1 for j, t in pairs if not j and t),
+            "true_negative": sum(1 for j, t in pairs if not j and not t)}
+
+
+def _shortcuts(items: list[Labelled]) -> dict:
+    checker = Autorater(None, "none", strict=True)
+    decided = [(item, checker.shortcut(item.prediction, item.gold)) for item in items]
+    decided = [(item, v) for item, v in decided if v is not None]
+    wrong = [{"question": i.question, "gold": i.gold, "prediction": i.prediction, "label": i.label,
+              "method": v.method} for i, v in decided if v.correct != i.label]
+    methods: dict[str, int] = {}
+    for _, v in decided:
+        methods[v.method] = methods.get(v.method, 0) + 1
+    return {"shortcut_decided": len(decided), "shortcut_correct": len(decided) - len(wrong),
+            "shortcut_methods": methods, "shortcut_wrong": wrong}
+
+
+async def _rate_all(judge: Autorater, items: list[Labelled]) -> list[Verdict]:
+    return [await judge.arate(item.question, item.gold, item.prediction) for item in items]
+
+
+def check(items: list[Labelled], judge: Autorater | None = None) -> dict:
+    """The report: n, positives, the short-cuts alone, and (with a judge) agreement, kappa and confusion counts."""
+    report = {"n": len(items), "labelled_correct": sum(i.label for i in items), **_shortcuts(items)}
+    if judge is None:
+        return report
+    verdicts = asyncio.run(_rate_all(judge, items))
+    rated = [(v.correct, i.label) for v, i in zip(verdicts, items) if v.correct is not None]
+    figures = agreement([j for j, _ in rated], [t for _, t in rated])
+    disagreements = [{"question": i.question, "gold": i.gold, "prediction": i.prediction, "label": i.label,
+                      "method": v.method, "explanation": v.explanation[:200]}
+                     for v, i in zip(verdicts, items) if v.correct is not None and v.correct != i.label]
+    return {**report, "judge": judge.name, "rated": len(rated), "agreement": figures["agreement"],
+            "kappa": figures["kappa"], "confusion": _confusion(rated),
+            "judge_calls": sum(v.calls for v in verdicts), "judge_errors": sum(1 for v in verdicts if v.error),
+            "disagreements": disagreements}
+
+
+def format_report(report: dict) -> str:
+    """The report as a few lines of text."""
+    lines = [f"{report['n']} labelled answers ({report['labelled_correct']} correct by the labels)",
+             f"short-cuts decided {report['shortcut_decided']}, right on {report['shortcut_correct']} "
+             f"({', '.join(f'{k} {v}' for k, v in sorted(report['shortcut_methods'].items())) or 'none'})"]
+    lines += [f"  short-cut WRONG ({w['method']}): gold {w['gold']!r}, prediction {w['prediction'][:80]!r}"
+              for w in report["shortcut_wrong"]]
+    if "agreement" in report:
+        kappa = "undefined" if report["kappa"] is None else f"{report['kappa']:.3f}"
+        agree = "–" if report["agreement"] is None else f"{report['agreement'] * 100:.1f}%"
+        c = report["confusion"]
+        lines += [f"judge {report['judge']}: agreement {agree} on {report['rated']} rated, Cohen's kappa {kappa}, "
+                  f"{report['judge_calls']} judge calls, {report['judge_errors']} errors",
+                  f"  judge TRUE: {c['true_positive']} labelled correct, {c['false_positive']} labelled wrong; "
+                  f"judge FALSE: {c['false_negative']} labelled correct, {c['true_negative']} labelled wrong"]
+        lines += [f"  disagrees ({d['method']}): gold {d['gold']!r}, prediction {d['prediction'][:80]!r}, "
+                  f"label {d['label']}" for d in report["disagreements"][:20]]
+    return "\n".join(lines)

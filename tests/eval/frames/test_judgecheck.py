@@ -1,0 +1,46 @@
+"""judge-check: the short-cuts are right on every shipped item they decide; agreement, kappa and confusion by hand."""
+from __future__ import annotations
+
+import json
+
+import cli
+from agent.llm.testing import ScriptedLLM
+from eval.frames.autorater import Autorater
+from eval.frames.judgecheck import SHIPPED_LABELS, Labelled, check, load_labelled
+
+
+def test_the_shortcuts_are_right_on_every_shipped_item_they_decide():
+    items = load_labelled(SHIPPED_LABELS)
+    report = check(items)
+    assert report["n"] == len(items) >= 28 and report["shortcut_decided"] > 0
+    assert report["shortcut_wrong"] == [] and report["shortcut_correct"] == report["shortcut_decided"]
+
+
+def test_cli_without_a_judge_prints_one_json_object(capsys):
+    assert cli.main(["judge-check", str(SHIPPED_LABELS), "--judge", "none", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {"n", "shortcut_decided", "shortcut_correct"} <= set(report) and "agreement" not in report
+
+
+def test_agreement_kappa_and_confusion_by_hand():
+    items = [Labelled(question="q", gold="Paris", prediction=p, label=label) for p, label in [
+        ("Paris", True),  # exact: a short-cut, agrees
+        ("the French capital, Paris, I believe", True),  # judge says TRUE: agrees
+        ("Lyon or Paris", False),  # judge says TRUE: disagrees (false positive)
+        ("Marseille, not Paris", False),  # judge says FALSE: agrees
+    ]]
+    replies = {"the French capital, Paris, I believe": "TRUE", "Lyon or Paris": "TRUE", "Marseille, not Paris": "FALSE"}
+    judge = ScriptedLLM(responder=lambda m: "Decision: " + next(v for k, v in replies.items() if k in str(m[-1].content)))
+    report = check(items, Autorater(judge, "scripted", strict=False))
+    assert report["agreement"] == 0.75 and report["rated"] == 4 and report["judge_calls"] == 3
+    assert report["confusion"] == {"true_positive": 2, "false_positive": 1, "false_negative": 0, "true_negative": 1}
+    # observed 0.75; expected 0.75*0.5 + 0.25*0.5 = 0.5; kappa = (0.75 - 0.5) / 0.5
+    assert report["kappa"] == 0.5 and report["disagreements"][0]["prediction"] == "Lyon or Paris"
+
+
+def test_a_bad_line_is_one_line_exit_2(tmp_path, capsys):
+    path = tmp_path / "labels.jsonl"
+    path.write_text('{"question": "q", "gold": "g", "prediction": "p"}\n')
+    assert cli.main(["judge-check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "line 1" in err and len(err.strip().splitlines()) == 1
