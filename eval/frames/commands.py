@@ -72,6 +72,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser("report", help="re-render report.md/summary.json of finished runs (FRAMES or CRAG); "
                                            "compare several FRAMES runs")
     report.add_argument("runs", nargs="+", metavar="OUT_DIR")
+    report.add_argument("--out", default=None, metavar="DIR",
+                        help="write the comparison of the FRAMES runs here: recall_overlay.png (gold recall after "
+                             "each step, 95%% bootstrap bands), comparison.md and comparison.json")
     report.set_defaults(handler=run_report_command)
 
 
@@ -178,15 +181,18 @@ def run_judge_check_command(args: argparse.Namespace) -> int:
     import json
 
     from eval.frames.autorater import Autorater, judge_prompt
-    from eval.frames.judgecheck import SHIPPED_LABELS, check, format_report, load_labelled
+    from eval.frames.judgecheck import SHIPPED_LABELS, check, format_report, load_labelled, remember
 
-    items = load_labelled(Path(args.file) if args.file else SHIPPED_LABELS)
+    labels = Path(args.file) if args.file else SHIPPED_LABELS
+    items = load_labelled(labels)
     judge = None
     if args.judge != "none":
         from agent.llm import resolve_model
 
         judge = Autorater(resolve_model(args.judge), args.judge, prompt=judge_prompt(args.judge_prompt))
     report = check(items, judge)
+    if judge is not None:
+        remember(report, labels, args.judge_prompt)
     print(json.dumps(report, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
@@ -206,16 +212,24 @@ def run_report_command(args: argparse.Namespace) -> int:
     from eval.frames.report import rerender
     from eval.rundir import read_config
 
-    runs = []
+    runs, paths = [], []
     for path in _expand_runs([Path(p) for p in args.runs]):
         if (read_config(path) or {}).get("kind") == "crag":
             print(f"{path}:\n{_crag_report(path)}")
             continue
-        _, summary, records = rerender(path)
+        config, summary, records = rerender(path)
         print(f"{path}: " + one_line(path, summary))
-        runs.append((path.name, summary, records))
+        runs.append((path.name, config, summary, records))
+        paths.append(path)
     if len(runs) > 1:
-        print(comparison(runs))
+        print(comparison([(name, summary, records) for name, _, summary, records in runs]))
+    if args.out and runs:
+        from eval.frames.overlay import write_comparison
+
+        if len({name for name, *_ in runs}) != len(runs):  # e.g. a/planning and b/planning: name the parent too
+            runs = [(f"{p.parent.name}/{p.name}", *rest) for p, (_, *rest) in zip(paths, runs)]
+        for written in write_comparison(runs, Path(args.out)):
+            print(f"wrote {written}")
     return 0
 
 

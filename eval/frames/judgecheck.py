@@ -108,3 +108,38 @@ def format_report(report: dict) -> str:
         lines += [f"  disagrees ({d['method']}): gold {d['gold']!r}, prediction {d['prediction'][:80]!r}, "
                   f"label {d['label']}" for d in report["disagreements"][:20]]
     return "\n".join(lines)
+
+
+def _agreement_file() -> Path:
+    from retrieval.paths import cache_dir
+
+    return cache_dir() / "judge_agreement.json"
+
+
+def remember(report: dict, labels: Path, prompt: str) -> None:
+    """Keep a judge's measured agreement so that reports of runs it judged can state it."""
+    path = _agreement_file()
+    try:
+        known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, ValueError):
+        known = {}
+    known[report["judge"]] = {"n": report["rated"], "agreement": report["agreement"], "kappa": report["kappa"],
+                              "labels": str(labels), "judge_prompt": prompt}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(known, indent=2) + "\n", encoding="utf-8")
+
+
+def agreement_note(judge: str | None) -> str:
+    """What is known of this judge's agreement with hand labels (from judge-check), for a report."""
+    spec = (judge or "none").split(",")[0].strip()
+    if spec == "none":
+        return "no judge model, so no judge agreement to state"
+    try:
+        entry = json.loads(_agreement_file().read_text(encoding="utf-8")).get(spec)
+    except (OSError, ValueError):
+        entry = None
+    if not entry or entry.get("agreement") is None:
+        return f"its agreement with hand labels is unknown (measure it: python cli.py judge-check --judge {spec})"
+    kappa = "undefined" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
+    return (f"agreement with {entry['n']} hand-labelled answers ({Path(entry['labels']).name}, judge-check, prompt "
+            f"{entry['judge_prompt']}): {entry['agreement'] * 100:.1f}%, Cohen's kappa {kappa}")

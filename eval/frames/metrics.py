@@ -117,16 +117,21 @@ class RunSummary(BaseModel):
     rated: int = 0
     unrated: int = 0
     accuracy: float | None = None
+    accuracy_ci: tuple[float, float] | None = None  # 95% bootstrap interval (questions resampled, seed 0)
     exact_matches: int = 0
     by_reasoning_type: dict[str, Accuracy] = {}
     recall: float | None = None
+    recall_ci: tuple[float, float] | None = None
     covered_recall: float | None = None
+    covered_recall_ci: tuple[float, float] | None = None
     recall_by_step: list[float | None] = []
+    recall_by_step_ci: list[tuple[float, float] | None] = []
     covered_recall_by_step: list[float | None] = []
     coverage: float | None = None
     coverage_mean: float | None = None
     fully_covered: int = 0
     gold_articles: int = 0
+    oracle_missing: dict[str, int] = {}  # why the oracle could not supply gold articles: reason -> count
     calls: int = 0
     tokens: Tokens = Tokens()
     seconds: float = 0.0
@@ -170,6 +175,38 @@ def _judging(records: list[QuestionRecord]) -> dict:
     }
 
 
+def step_values(records: list[QuestionRecord], gold: bool = True) -> list[list[float]]:
+    """Per step, each finished question's recall by then (a question that stopped early keeps its last value)."""
+    steps = max((r.steps_run for r in records), default=0)
+    out = []
+    for s in range(1, steps + 1):
+        values = [recall(r.found_step, r.gold_titles if gold else r.covered_titles, s) for r in records]
+        out.append([v for v in values if v is not None])
+    return out
+
+
+def _intervals(records: list[QuestionRecord]) -> dict:
+    """95% bootstrap intervals of accuracy (rated answers, failed as wrong) and of recall (finished questions)."""
+    from eval.stats import bootstrap_ci
+
+    done = [r for r in records if not r.failed]
+    asked = any(r.verdict is not None for r in records)
+    rated = [float(bool(r.correct)) for r in records if asked and (r.failed or r.verdict is not None) and not r.unrated]
+    return {"accuracy_ci": bootstrap_ci(rated),
+            "recall_ci": bootstrap_ci([r.recall for r in done if r.recall is not None]),
+            "covered_recall_ci": bootstrap_ci([r.covered_recall for r in done if r.covered_recall is not None]),
+            "recall_by_step_ci": [bootstrap_ci(v) for v in step_values(done)]}
+
+
+def _oracle_missing(records: list[QuestionRecord]) -> dict[str, int]:
+    reasons: Counter = Counter()
+    for r in records:
+        if r.oracle:
+            for title in r.oracle.get("missing", []):
+                reasons[str(r.oracle.get("reasons", {}).get(title) or "not found")] += 1
+    return dict(reasons)
+
+
 def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
     """The run summary from per-question records (one per question id); `about` names system, model, judge."""
     done = [r for r in records if not r.failed]
@@ -183,5 +220,5 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
         tokens=Tokens(prompt=sum(r.tokens.prompt for r in records),
                       completion=sum(r.tokens.completion for r in records)),
         seconds=round(sum(r.seconds for r in records), 3), judge_calls=sum(r.judge_calls for r in records),
-        timing=by_node(call for r in records for call in r.calls),
-        **_judging(records), failures=[{"id": r.id, "error": r.error} for r in records if r.failed])
+        timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records),
+        oracle_missing=_oracle_missing(records), failures=[{"id": r.id, "error": r.error} for r in records if r.failed])

@@ -76,14 +76,14 @@ def _plots(out: Path, summary: RunSummary) -> list[str]:
     types = {k: v for k, v in summary.by_reasoning_type.items() if v.accuracy is not None}
     if summary.accuracy is not None and types:
         fig, ax = plt.subplots(figsize=(7, 3.6))
-        names = [f"overall (n={summary.rated})", *(f"{k} (n={v.rated})" for k, v in types.items())]
+        names = [f"overall ({summary.rated} rated)", *(f"{k} ({v.rated} rated)" for k, v in types.items())]
         values = [summary.accuracy, *(v.accuracy for v in types.values())]
         bars = ax.barh(names[::-1], [v * 100 for v in values[::-1]], color=["#4c72b0"] * len(types) + ["#dd8452"])
         ax.bar_label(bars, labels=[f"{v * 100:.0f}%" for v in values[::-1]], padding=3)
         ax.set_xlabel("accuracy over rated answers (%)")
         ax.set_xlim(0, 100)
         unrated = f", {summary.unrated} unrated" if summary.unrated else ""
-        ax.set_title(f"Accuracy by reasoning type ({summary.system}, n={summary.n}{unrated})")
+        ax.set_title(f"Accuracy by reasoning type ({summary.system}, {summary.n} questions{unrated})")
         fig.tight_layout()
         fig.savefig(out / ACCURACY_PLOT, dpi=110)
         plt.close(fig)
@@ -103,10 +103,10 @@ def _plots(out: Path, summary: RunSummary) -> list[str]:
         ax.set_ylabel("gold-article recall (%)")
         ax.set_xticks(steps)
         ax.set_ylim(0, 100)
-        ax.legend(loc="lower right")
-        ax.set_title(f"Recall after each step ({summary.system}, n={summary.n})")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=8)  # outside: never on data
+        ax.set_title(f"Recall after each step ({summary.system}, {summary.n} questions)")
         fig.tight_layout()
-        fig.savefig(out / RECALL_PLOT, dpi=110)
+        fig.savefig(out / RECALL_PLOT, dpi=110, bbox_inches="tight")
         plt.close(fig)
         made.append(RECALL_PLOT)
     return made
@@ -117,10 +117,26 @@ def _title(config: dict) -> str:
     agent = config.get("agent", {})
     what = config.get("system", "?")
     if what == "multistep":
-        what += f" ({agent.get('prompt')}, k={agent.get('k')}, n={agent.get('n')}, n_docs={agent.get('n_docs')})"
+        what += (f" ({agent.get('prompt')}, k={agent.get('k')} queries/step, n={agent.get('n')} steps, "
+                 f"n_docs={agent.get('n_docs')})")
     elif what == "bm25":
         what += f" (n_docs={agent.get('n_docs')})"
-    return f"# FRAMES run: {what} with {config.get('model')}" + (" — retrieval only" if config.get("retrieval_only") else "")
+    model = f" with {config.get('model')}" if used_model(config) else " (no model)"
+    return f"# FRAMES run: {what}{model}" + (" — retrieval only" if config.get("retrieval_only") else "")
+
+
+def used_model(config: dict) -> bool:
+    """Whether the run called the model: BM25 and oracle retrieval-only runs never do."""
+    return not (config.get("retrieval_only") and config.get("system") in ("bm25", "oracle"))
+
+
+def with_ci(value: float | None, ci: Sequence[float] | None, percent: bool = False) -> str:
+    """A figure with its 95% interval: "41.2% [35.0–47.5]" or "0.63 [0.58–0.68]"."""
+    if value is None:
+        return "–"
+    if percent:
+        return pct(value) + (f" [{ci[0] * 100:.1f}–{ci[1] * 100:.1f}]" if ci else "")
+    return num(value) + (f" [{ci[0]:.2f}–{ci[1]:.2f}]" if ci else "")
 
 
 def _coverage_line(config: dict, s: RunSummary) -> str:
@@ -148,12 +164,15 @@ def _judge_line(s: RunSummary) -> str:
     if s.retrieval_only:
         return "- Retrieval only: no answers, no judging."
     verdicts = ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items())) or "none"
-    line = f"- Judge: `{s.judge}` after a normalised exact-match short-cut; verdicts: {verdicts}"
+    line = f"- Judge: `{s.judge}` after the short-cuts (certain cases only); verdicts: {verdicts}"
     if s.unrated:
         line += (f" (**{s.unrated} answer(s) unrated: no judge looked at them; accuracy is over the {s.rated} "
                  "rated, and the exact-match rate is a lower bound**)")
     if s.judge_errors:
         line += f"; {s.judge_errors} question(s) could not be rated (counted as wrong)"
+    from eval.frames.judgecheck import agreement_note
+
+    line += f"; {agreement_note(s.judge)}"
     agree = s.judge_agreement
     if agree:
         line += (f". Second judge agreement on {agree['n']} question(s): {pct(agree['agreement'])}, "
@@ -161,9 +180,22 @@ def _judge_line(s: RunSummary) -> str:
     return line + "."
 
 
+def _oracle_line(config: dict, s: RunSummary) -> list[str]:
+    if config.get("system") != "oracle":
+        return []
+    missing = sum(s.oracle_missing.values())
+    if not missing:
+        return [f"- Oracle: every one of the {s.gold_articles} gold articles was supplied."]
+    why = " | ".join(f"{count}× {reason}" for reason, count in sorted(s.oracle_missing.items()))
+    return [f"- Oracle: **{missing} of the {s.gold_articles} gold articles could not be supplied** ({why}); its "
+            "answers had less than the gold evidence for those questions."]
+
+
 def _accuracy_table(s: RunSummary) -> list[str]:
-    rows = ["| | n | rated | unrated | accuracy (rated) | recall |", "|---|---:|---:|---:|---:|---:|",
-            f"| **overall** | {s.n} | {s.rated} | {s.unrated} | {pct(s.accuracy)} | {num(s.recall)} |"]
+    rows = ["| | questions | rated | unrated | accuracy (rated) [95% CI] | recall [95% CI] |",
+            "|---|---:|---:|---:|---:|---:|",
+            f"| **overall** | {s.n} | {s.rated} | {s.unrated} | {with_ci(s.accuracy, s.accuracy_ci, True)} | "
+            f"{with_ci(s.recall, s.recall_ci)} |"]
     rows += [f"| {name} | {v.n} | {v.rated} | {v.unrated} | {pct(v.accuracy)} | {num(v.recall)} |"
              for name, v in s.by_reasoning_type.items()]
     return rows
@@ -173,9 +205,10 @@ def _step_table(s: RunSummary) -> list[str]:
     curve, covered = s.recall_by_step, s.covered_recall_by_step
     if not curve:
         return ["No retrieval steps (this system does not search step by step)."]
-    rows = ["| step | recall | covered recall |", "|---:|---:|---:|"]
-    rows += [f"| {i} | {num(r)} | {num(covered[i - 1] if i - 1 < len(covered) else None)} |"
-             for i, r in enumerate(curve, 1)]
+    cis = s.recall_by_step_ci
+    rows = ["| step | recall [95% CI] | covered recall |", "|---:|---:|---:|"]
+    rows += [f"| {i} | {with_ci(r, cis[i - 1] if i - 1 < len(cis) else None)} | "
+             f"{num(covered[i - 1] if i - 1 < len(covered) else None)} |" for i, r in enumerate(curve, 1)]
     return rows
 
 
@@ -225,8 +258,10 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
                   ("Accuracy is over rated answers and counts failed questions as wrong; unrated answers (no judge) "
                    "are left out, never counted wrong; recall averages over the questions that finished."), ""]
         lines += [f"![accuracy by reasoning type]({ACCURACY_PLOT})", ""] if ACCURACY_PLOT in plots else []
-    lines += ["## Retrieval", "", f"- Gold-article recall of the final context: {num(s.recall)}",
-              f"- Covered recall (gold articles present in the index): {num(s.covered_recall)}", "",
+    lines += ["## Retrieval", "", f"- Gold-article recall of the final context: {with_ci(s.recall, s.recall_ci)} "
+              "(95% bootstrap CI)",
+              f"- Covered recall (gold articles present in the index): "
+              f"{with_ci(s.covered_recall, s.covered_recall_ci)}", *_oracle_line(config, s), "",
               "### Recall after each step", "", *_step_table(s), ""]
     lines += [f"![recall vs step]({RECALL_PLOT})", ""] if RECALL_PLOT in plots else []
     lines += _visibility_lines(config, records)

@@ -1,0 +1,93 @@
+"""Several FRAMES runs in one place (the paper's Fig. 4 style): gold recall after each step with 95% bootstrap
+intervals, overlaid, and the comparison table with paired tests, written as files by `report A B C --out DIR`."""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from eval.frames.compare import comparison, paired_line, paired_recall_line, rows
+from eval.frames.metrics import RunSummary, step_values
+from eval.frames.records import QuestionRecord
+from eval.frames.report import used_model
+from eval.stats import bootstrap_ci
+
+OVERLAY_PLOT, TABLE_FILE, TABLE_JSON = "recall_overlay.png", "comparison.md", "comparison.json"
+Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
+
+
+def run_label(config: dict) -> str:
+    """A legend label that tells the truth: the system, its settings, and the model only if one was called."""
+    agent, system = config.get("agent", {}), config.get("system", "?")
+    if system == "multistep":
+        label = f"multistep {agent.get('prompt')} (k={agent.get('k')}, n={agent.get('n')} steps)"
+    elif system == "bm25":
+        label = f"BM25-R({agent.get('n_docs')})"
+    else:
+        label = system
+    label += f", {config.get('model')}" if used_model(config) else ", no model"
+    return label + (" — retrieval only" if config.get("retrieval_only") else "")
+
+
+def _curve(records: list[QuestionRecord]) -> list[tuple[float, float, float]]:
+    """(mean, low, high) gold recall after each step over finished questions."""
+    out = []
+    for values in step_values([r for r in records if not r.failed]):
+        ci = bootstrap_ci(values)
+        if values and ci:
+            out.append((sum(values) / len(values), *ci))
+    return out
+
+
+def plot_overlay(runs: Sequence[Run], path: Path) -> None:
+    """Recall after each step of every run, 95% bands; single-shot systems as flat dashed lines over all steps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves = {name: _curve(records) for name, _, _, records in runs}
+    steps = max([len(c) for c in curves.values()] + [1])
+    xs = list(range(1, steps + 1))
+    fig, ax = plt.subplots(figsize=(8, 4.2 + 0.22 * len(runs)))
+    for (name, config, summary, records), color in zip(runs, plt.cm.tab10.colors * 3):
+        curve, questions = curves[name], sum(1 for r in records if not r.failed)
+        label = f"{run_label(config)} [{questions} questions]"
+        if len(curve) > 1:
+            x = list(range(1, len(curve) + 1))
+            ax.plot(x, [m * 100 for m, _, _ in curve], marker="o", color=color, label=label)
+            ax.fill_between(x, [lo * 100 for _, lo, _ in curve], [hi * 100 for _, _, hi in curve], color=color,
+                            alpha=0.15, linewidth=0)
+        elif summary.recall is not None:
+            low, high = summary.recall_ci or (summary.recall, summary.recall)
+            ax.plot(xs, [summary.recall * 100] * len(xs), linestyle="--", color=color, label=label + ", one shot")
+            ax.fill_between(xs, [low * 100] * len(xs), [high * 100] * len(xs), color=color, alpha=0.12, linewidth=0)
+    ax.set_xlabel("step")
+    ax.set_ylabel("gold-article recall (%)")
+    ax.set_xticks(xs)
+    ax.set_ylim(0, 100)
+    ax.set_title("Gold recall after each step (shaded: 95% bootstrap CI)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, frameon=False)  # below: never on data
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def write_comparison(runs: Sequence[Run], out: Path) -> list[Path]:
+    """The overlay figure, comparison.md (table and paired tests) and comparison.json in out; returns the paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    plot_overlay(runs, out / OVERLAY_PLOT)
+    table_runs = [(name, summary, records) for name, _, summary, records in runs]
+    judges = sorted({str(s.judge) for _, _, s, _ in runs})
+    text = comparison(table_runs)
+    labels = "\n".join(f"- `{name}`: {run_label(config)}; judge `{s.judge}`" for name, config, s, _ in runs)
+    (out / TABLE_FILE).write_text(
+        f"# FRAMES runs compared\n\n{labels}\n\n```\n{text}\n```\n\n![gold recall after each step]({OVERLAY_PLOT})\n",
+        encoding="utf-8")
+    base_name, _, _, base_records = runs[0]
+    paired = [{"run": name, "against": base_name, "accuracy": paired_line(base_name, base_records, name, records),
+               "recall": paired_recall_line(base_name, base_records, name, records)}
+              for name, _, _, records in runs[1:]]
+    (out / TABLE_JSON).write_text(json.dumps({"runs": rows(table_runs), "judges": judges, "paired": paired},
+                                             indent=2) + "\n", encoding="utf-8")
+    return [out / OVERLAY_PLOT, out / TABLE_FILE, out / TABLE_JSON]
