@@ -12,7 +12,7 @@ COMMAND_MODULES = {
     "index.commands": ("index", "search"),
     "agent.llm.commands": ("llm",),
     "agent.commands": ("ask",),
-    "eval.frames.commands": ("frames", "compare", "report"),
+    "eval.frames.commands": ("frames", "compare", "report", "judge-check"),
     "eval.crag.commands": ("crag", "crag-server"),
     "agent.serve.commands": ("serve",),
     "agent.mcp.commands": ("mcp",),
