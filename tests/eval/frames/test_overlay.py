@@ -50,3 +50,21 @@ def test_reports_carry_intervals_and_labels_that_tell_the_truth(three_runs):
     assert "- Oracle: **2 of the 16 gold articles could not be supplied** (1× not in the index; " in oracle_report
     assert "offline" in oracle_report.split("- Oracle:")[1].splitlines()[0]
     assert run_label(json.loads((bm25 / "config.json").read_text())).endswith("no model — retrieval only")
+
+
+def test_the_legend_never_covers_the_data(tmp_path, three_runs, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from eval.frames.overlay import plot_overlay
+    from eval.frames.report import rerender
+
+    closed = []
+    monkeypatch.setattr(plt, "close", closed.append)
+    runs = [(p.name, *rerender(p)) for p in three_runs]
+    plot_overlay(runs, tmp_path / "overlay.png")
+    fig = closed[-1]
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert not legend.overlaps(ax.get_window_extent(renderer))
+    assert len(ax.get_legend().get_texts()) == 3
