@@ -16,6 +16,11 @@ def test_the_shortcuts_are_right_on_every_shipped_item_they_decide():
     assert report["shortcut_wrong"] == [] and report["shortcut_correct"] == report["shortcut_decided"]
 
 
+def test_the_shortcuts_are_right_on_the_other_labelled_set_too():
+    report = check(load_labelled(SHIPPED_LABELS.parent / "dev_labels.jsonl"))
+    assert report["shortcut_decided"] > 0 and report["shortcut_wrong"] == []
+
+
 def test_cli_without_a_judge_prints_one_json_object(capsys):
     assert cli.main(["judge-check", str(SHIPPED_LABELS), "--judge", "none", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
