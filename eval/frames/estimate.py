@@ -26,10 +26,11 @@ def calls_per_question(settings) -> tuple[int, int]:
     return system, judges
 
 
-# Measured here for the embedded 1.5B model on 2 cores (llama.cpp): a plan call reads ~1,200 tokens and writes
-# ~300 (thought + queries) in ~38 s; an answer reads ~1,600 and writes ~70.
-LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 80.0, 12.0
-PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 300, 70, 50, 45
+# Measured here for the embedded 1.5B model on 2 cores (llama.cpp, bench/question.py and report.md's per-node
+# timing): prompts read at 52-88 tok/s, replies generated at 18-20 tok/s; a plan reply is ~110-140 tokens under its
+# cap, an answer (brief reasoning, then the answer line) ~65-230.
+LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 70.0, 19.0
+PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 140, 200, 50, 45
 HOSTED_SECONDS_PER_CALL = 3.0
 
 
