@@ -67,11 +67,19 @@ class Nodes:
         return {"max_tokens": max_tokens} if max_tokens else {}
 
     # --- plan -------------------------------------------------------------------------------------
-    def _plan_text(self, state: AgentState, step: int) -> str:
+    def _evidence(self, state: AgentState) -> list:
+        """The sentences that matched the question and earlier queries: shown to the planner and mined by the
+        proposer (once per step; both read the same context)."""
+        cfg = self.config
+        if not (cfg.plan_sentences or cfg.propose_queries):
+            return []
+        return matched_sentences(state.get("context", []), [state["question"], *state.get("queries", [])],
+                                 max(1, cfg.plan_sentences))
+
+    def _plan_text(self, state: AgentState, step: int, evidence: list) -> str:
         cfg = self.config
         earlier = state.get("queries", [])
         if cfg.plan_sentences:
-            evidence = matched_sentences(state.get("context", []), [state["question"], *earlier], cfg.plan_sentences)
             shown = render_evidence(evidence, cfg.plan_budget, cfg.plan_doc_tokens)
         else:
             shown = ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens).text
@@ -80,25 +88,23 @@ class Nodes:
             previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
             k=cfg.k, step=step, n=cfg.n, tools=self.tools_text)
 
-    def _proposals(self, state: AgentState, asked: list[str], thought: str) -> list[str]:
+    def _proposals(self, state: AgentState, evidence: list, asked: list[str], thought: str) -> list[str]:
         """The proposer's entity queries from the sentences that matched this question's queries."""
         context = state.get("context", [])
-        evidence = matched_sentences(context, [state["question"], *state.get("queries", [])],
-                                     max(1, self.config.plan_sentences))
         has_title = getattr(self.retriever, "has_title", None)
         is_title = has_title if has_title is not None else (lambda t: False)
         read = [entry.title for entry in context]
         return propose([*evidence, *question_evidence(state["question"], thought)], read, asked,
                        is_title, self.config.k)
 
-    def _choose(self, state: AgentState, model: list[str], thought: str) -> tuple[list[str], list[str]]:
+    def _choose(self, state: AgentState, evidence: list, model: list[str], thought: str) -> tuple[list[str], list[str]]:
         """The step's queries and their origins: the model's, with proposer_slots (and any room left) for the
         proposer's; both are cleaned against every earlier query and each other."""
         cfg = self.config
         earlier = state.get("queries", [])
         if not cfg.propose_queries:
             return model, ["model"] * len(model)
-        offered = self._proposals(state, [*earlier, *model], thought)
+        offered = self._proposals(state, evidence, [*earlier, *model], thought)
         proposed, _ = clean_queries(offered, [*earlier, *model], cfg.k, cfg.max_query_words, cfg.drop_fanout)
         # The model keeps at least half of a full step: the proposer reads sentences, not the question's intent.
         take = min(len(proposed), max(min(cfg.proposer_slots, cfg.k // 2), cfg.k - len(model)))
@@ -106,11 +112,11 @@ class Nodes:
         proposed = proposed[: cfg.k - len(kept)]
         return [*kept, *proposed], ["model"] * len(kept) + ["proposer"] * len(proposed)
 
-    def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply]) -> dict:
+    def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply], evidence: list) -> dict:
         cfg, plan = self.config, reply.value
         earlier = state.get("queries", [])
         model, dropped = clean_queries(plan.queries, earlier, cfg.k, cfg.max_query_words, cfg.drop_fanout)
-        queries, origins = self._choose(state, model, plan.thought)
+        queries, origins = self._choose(state, evidence, model, plan.thought)
         calls = [c for c in plan.tool_calls if c.name in self.tools][: cfg.max_tool_calls] if self.tools else []
         fallback = reply.fallback
         if not queries and not calls:
@@ -129,17 +135,19 @@ class Nodes:
         """Ask the model for k queries (and tool calls) from the question and the context so far."""
         step = state.get("step", 0) + 1
         _emit(StepStarted(step=step))
-        reply = structured(self.llm, self._plan_text(state, step), PlanReply, fallback_plan, config=config,
+        evidence = self._evidence(state)
+        reply = structured(self.llm, self._plan_text(state, step, evidence), PlanReply, fallback_plan, config=config,
                            json_schema=self.plan_schema, **self._cap(self.config.plan_max_tokens))
-        return self._plan_update(state, step, reply)
+        return self._plan_update(state, step, reply, evidence)
 
     async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async plan."""
         step = state.get("step", 0) + 1
         _emit(StepStarted(step=step))
-        reply = await astructured(self.llm, self._plan_text(state, step), PlanReply, fallback_plan, config=config,
+        evidence = self._evidence(state)
+        reply = await astructured(self.llm, self._plan_text(state, step, evidence), PlanReply, fallback_plan, config=config,
                                   json_schema=self.plan_schema, **self._cap(self.config.plan_max_tokens))
-        return self._plan_update(state, step, reply)
+        return self._plan_update(state, step, reply, evidence)
 
     # --- retrieve ---------------------------------------------------------------------------------
     def retrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
