@@ -19,6 +19,8 @@ _SHOWN_SUM = re.compile(r"^(?P<expr>[\d\s.,+\-*/×÷−()^]+|\w+_between\([^)]*\
 _ARITHMETIC = re.compile(r"^[\d\s.,+\-*/×÷−()^]+$|^\w+_between\([^)]*\)$")
 _YEAR_RANGE = re.compile(r"^\s*\d{4}[-–]\d{2,4}\s*$")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+# "Final answer: Answer: 72": a small model repeats the label it was asked for.
+_LABEL = re.compile(r"^(?:(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[:：]\s*)+", re.I)
 
 
 class FinalAnswer(BaseModel):
@@ -33,7 +35,7 @@ class FinalAnswer(BaseModel):
 
 
 def _clean(text: str) -> str:
-    text = text.strip().strip("*_`\"' ").strip()
+    text = _LABEL.sub("", text.strip().strip("*_`\"' ").strip())
     return text.rstrip(".").strip()[:MAX_ANSWER_CHARS]
 
 
@@ -71,6 +73,10 @@ def parse_reply(reply: str, calculator: bool = True) -> FinalAnswer:
         if value is not None:
             out.answer = _NUMBER.sub(value, rest, count=1) if _NUMBER.search(rest) else value
             out.calculation = f"{expr.strip()} = {value}"
+    elif " = " in answer:
+        # The prompt asks for "<the arithmetic> = <its result>"; a small model also writes "<entity> = <answer>"
+        # chains: the result is what comes last, the whole line stays in model_answer.
+        out.answer = _clean(answer.rsplit(" = ", 1)[1]) or answer
     elif calculator and _ARITHMETIC.match(answer) and _has_operator(answer) and not _YEAR_RANGE.match(answer):
         value = _compute(answer)
         if value is not None:

@@ -27,6 +27,9 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
                         "(default sized for the model)")
     parser.add_argument("--calculator", action="store_true", default=None,
                         help="redo the arithmetic an answer shows as '<expression> = <result>' with a safe calculator")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                        help="any agent config field, e.g. --set plan_budget=500 --set propose_queries=false "
+                             "(repeatable; recorded in the run config)")
     parser.add_argument("--answer-passages", type=int, default=None, help="passages shown per article when answering "
                         "(its lead and the most relevant ones; 0 = the article's beginning)")
     add_deadline_flags(parser)
@@ -50,6 +53,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_ask)
 
 
+def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
+    """--set KEY=VALUE pairs as config fields: a value is read as JSON when it parses (5, 0.5, true, null), else text."""
+    import json
+
+    from agent.errors import AgentError
+
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise AgentError(f"--set {pair!r}: expected KEY=VALUE")
+        if key not in known:
+            raise AgentError(f"--set {key}: no such agent config field; known: {', '.join(sorted(known))}")
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
+
+
 def agent_config(args, **overrides):
     """AgentConfig from CLI flags (overrides win), with budgets sized for the model; bad values become one-line errors."""
     from pydantic import ValidationError
@@ -60,6 +84,7 @@ def agent_config(args, **overrides):
     names = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout", "answer_prompt", "answer_budget",
              "answer_passages", "calculator")
     fields = {name: getattr(args, name) for name in names if hasattr(args, name)}
+    fields.update(parse_settings(getattr(args, "settings", None) or [], set(AgentConfig.model_fields)))
     try:
         return AgentConfig.for_model(args.model, **{**fields, **overrides})
     except ValidationError as exc:

@@ -7,10 +7,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrieval.lucene.searcher import DEFAULT_TITLE_BOOST
 
-# The embedded 1.5B model reads ~26 prompt tokens/s on 2 cores: small budgets keep a step under a minute.
+# The embedded 1.5B model reads ~70 prompt tokens/s and writes ~19 on 2 cores: every planning step re-reads its
+# documents (they come last in the prompt), so the planner's 400 tokens (~6 articles' matched sentences) are most of
+# a step's reading (bench/question.py, issue 12).
 # Answering shows each article's lead and its passages most relevant to the question (retrieval/passages.py): 3
 # passages of ~80 words per article, 4 articles under 1,600 tokens; chosen on dev questions (README, issue 18).
-SMALL_MODEL_BUDGETS = {"plan_budget": 700, "answer_budget": 1600, "plan_doc_tokens": 60, "answer_doc_tokens": 400,
+SMALL_MODEL_BUDGETS = {"plan_budget": 400, "answer_budget": 1600, "plan_doc_tokens": 60, "answer_doc_tokens": 400,
                        "answer_passages": 3,
                        # A plan reply is a short thought and k queries of a few words; the answer prompt asks
                        # for three short sentences and an answer line.
@@ -99,8 +101,13 @@ class AgentConfig(BaseModel):
     # that found gold articles (covered recall 0.59 with 1 or 2 slots, 0.73 with 0; 4 FRAMES dev questions).
     proposer_slots: int = Field(0, ge=0, le=20, description="queries per step kept for the proposer even when the "
                                 "model writes k new ones (its queries compete with the model's)")
+    question_query: bool = Field(False, description="step 1 also searches the whole question (as BM25-R does), one "
+                                 "query beyond the model's k")
     plan_sentences: int = Field(2, ge=0, le=10, description="sentences per document shown to the planner: those "
                                 "sharing most words with the queries (0 = each document's first tokens)")
+    # The planning prompt asks for one short sentence; the grammar holds it to that (~35 tokens) so a small model
+    # cannot spend a step's time on prose.
+    plan_thought_chars: int = Field(160, ge=16, le=4000, description="longest thought a plan reply may write")
     drop_fanout: bool = Field(False, description="drop a query that only adds one word to an earlier one")
     # The two BM25 options are applied where the retriever is opened from a config (the CLI commands); a retriever
     # passed in ready-made (or shared by with_settings) keeps its own: BM25Retriever(title_boost=..., exact_title=...).

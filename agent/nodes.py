@@ -18,7 +18,7 @@ from agent.errors import AgentError
 from agent.llm.calls import Structured, astructured, message_text, structured
 from agent.prompts import Prompt
 from agent.bridging import matched_sentences, propose, question_evidence, render_evidence
-from agent.queries import PlanReply, clean_queries, fallback_plan, plan_schema
+from agent.queries import PlanReply, clean_queries, fallback_plan, plan_schema, reply_extras
 from agent.state import (
     AgentState,
     ContextCut,
@@ -34,7 +34,7 @@ from retrieval.errors import FramesAgentError
 from retrieval.passages import query_terms
 from retrieval.types import Document, Retriever
 
-PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "tools"}
+PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "tools", "more_fields", "more_rules"}
 ANSWER_VARIABLES = {"question", "context"}
 
 
@@ -57,7 +57,9 @@ class Nodes:
         # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
         # calls well below what callers ask for, so the agent brings its own (threads start on demand).
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
-        self.plan_schema = plan_schema(config.k, config.max_tool_calls if tools else 0)
+        self.plan_schema = plan_schema(config.k, config.max_tool_calls if tools else 0, config.adaptive,
+                                       config.plan_thought_chars)
+        self.reply_extras = reply_extras(bool(tools), config.adaptive)
         plan_prompt.check(PLAN_VARIABLES | set(config.variables), required={"question"})
         answer_prompt.check(ANSWER_VARIABLES | set(config.variables), required=ANSWER_VARIABLES)
 
@@ -86,7 +88,7 @@ class Nodes:
         return self.plan_prompt.render(
             **{**cfg.variables, **state.get("variables", {})}, question=state["question"], context=shown,
             previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
-            k=cfg.k, step=step, n=cfg.n, tools=self.tools_text)
+            k=cfg.k, step=step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
 
     def _proposals(self, state: AgentState, evidence: list, asked: list[str], thought: str) -> list[str]:
         """The proposer's entity queries from the sentences that matched this question's queries."""
@@ -119,9 +121,12 @@ class Nodes:
         queries, origins = self._choose(state, evidence, model, plan.thought)
         calls = [c for c in plan.tool_calls if c.name in self.tools][: cfg.max_tool_calls] if self.tools else []
         fallback = reply.fallback
+        question = " ".join(state["question"].split()[:32])
         if not queries and not calls:
             # A model that gives nothing usable still searches: the question itself, as BM25-R would.
-            queries, origins, fallback = [" ".join(state["question"].split()[:32])], ["fallback"], True
+            queries, origins, fallback = [question], ["fallback"], True
+        elif step == 1 and cfg.question_query:
+            queries, origins = [*queries, question], [*origins, "question"]
         filled = [q for q, o in zip(queries, origins) if o == "proposer"]
         record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
                             fallback=fallback, dropped_queries=dropped, filled_queries=filled, origins=origins,

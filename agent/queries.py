@@ -28,15 +28,38 @@ class PlanReply(BaseModel):
         return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
 
 
-def plan_schema(k: int, max_tool_calls: int) -> dict:
-    """PlanReply's JSON schema bounded to k queries and max_tool_calls calls.
+def plan_schema(k: int, max_tool_calls: int, adaptive: bool = True, thought_chars: int = 300) -> dict:
+    """PlanReply's JSON schema bounded to k queries, max_tool_calls calls and a short thought.
 
-    A grammar-constrained model then closes the list after k queries instead of writing on to its token limit.
+    A grammar-constrained model then closes the list after k queries instead of writing on to its token limit, and
+    writes no field the run does not use (tool_calls without tools, enough without --adaptive): every generated
+    token costs ~50 ms on 2 cores.
     """
     schema = PlanReply.model_json_schema()
-    schema["properties"]["queries"]["maxItems"] = k
-    schema["properties"]["tool_calls"]["maxItems"] = max_tool_calls
+    props = schema["properties"]
+    props["queries"]["maxItems"] = k
+    props["thought"]["maxLength"] = thought_chars
+    if max_tool_calls:
+        props["tool_calls"]["maxItems"] = max_tool_calls
+    else:
+        del props["tool_calls"]
+        schema.pop("$defs", None)
+    if not adaptive:
+        del props["enough"]
+    schema["additionalProperties"] = False
     return schema
+
+
+def reply_extras(tools: bool, adaptive: bool) -> dict[str, str]:
+    """The {more_fields} and {more_rules} of a planning prompt: only the reply fields this run reads."""
+    fields, rules = "", ""
+    if tools:
+        fields += ', "tool_calls": [{"name": "<tool>", "args": {"<arg>": "<value>"}}]'
+        rules += '\nUse "tool_calls": [] when no tool fits.'
+    if adaptive:
+        fields += ', "enough": false'
+        rules += '\nSet "enough" to true only if what was found already holds every fact needed to answer.'
+    return {"more_fields": fields, "more_rules": rules}
 
 
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")

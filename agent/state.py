@@ -33,7 +33,7 @@ class StepRecord(BaseModel):
     fallback: bool = False
     dropped_queries: list[str] = Field(default_factory=list, description="repeats of earlier queries, not run again")
     filled_queries: list[str] = Field(default_factory=list, description="queries the proposer added")
-    origins: list[Literal["model", "proposer", "fallback"]] = Field(
+    origins: list[Literal["model", "proposer", "fallback", "question"]] = Field(
         default_factory=list, description="where each of `queries` came from, in the same order")
     errors: list[str] = Field(default_factory=list)
 

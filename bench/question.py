@@ -2,17 +2,21 @@
 
 The same fixed dev questions (the first --questions rows of the dev split: a rule, not a pick) run through the
 multi-step agent twice per question, interleaved, each configuration on its own llama.cpp runtime: "old" is the
-configuration before the speed work (flash attention auto = on, no reply caps, plan schema without maxItems);
-"new" is today's defaults. Both modes: retrieval only, and with answers. Prints per-question seconds, tokens read
+configuration before the speed work (flash attention auto = on, no reply caps, plan schema without maxItems or
+field pruning, the planning prompt of bench/old_planning.txt with its documents before the earlier queries, long
+thoughts); "new" is today's defaults. Both modes: retrieval only, and with answers. Prints per-question seconds, tokens read
 and generated, prompt and generation tok/s, and as its last line `ratio new/old = X` (goal <= 0.5) with the recall
 of both (the new one must not be lower). Take figures on an idle machine.
 
     python bench/question.py [--questions 3] [--modes retrieval,answer] [--old-flash auto] [--new-flash off]
+                             [--parallel]   # also: the new arm's questions 1 at a time vs 2 at once on 2 slots
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -22,6 +26,9 @@ from agent.llm import DEFAULT_MODEL, by_node, resolve_model  # noqa: E402
 from agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
 
 
+OLD_PROMPT = Path(__file__).resolve().parent / "old_planning.txt"
+
+
 def agent_for(name: str, args: argparse.Namespace, retriever) -> FramesAgent:
     """The agent of one arm, on a runtime of its own so prompt caches do not mix."""
     old = name == "old"
@@ -29,8 +36,10 @@ def agent_for(name: str, args: argparse.Namespace, retriever) -> FramesAgent:
                                         threads=args.old_threads if old else args.new_threads)
     llm = resolve_model(DEFAULT_MODEL, runtime_pool=RuntimePool(settings), cache=False)
     config = AgentConfig.for_model(DEFAULT_MODEL, k=args.k, n=args.n, n_docs=args.n_docs)
-    if old:  # before the speed work: no caps, and the plan schema without maxItems (a schema the size of k)
-        config = config.model_copy(update={"plan_max_tokens": None, "answer_max_tokens": None})
+    if old:  # before the speed work: no caps, the old prompt layout, and the plan schema without maxItems
+        config = config.model_copy(update={"plan_max_tokens": None, "answer_max_tokens": None,
+                                           "prompt": str(OLD_PROMPT), "plan_thought_chars": 300,
+                                           "plan_budget": 700})
     agent = FramesAgent(llm, retriever, config=config)
     if old:
         agent.nodes.plan_schema = None
@@ -61,6 +70,32 @@ def row(mode: str, qid: str, arm: str, m: dict) -> str:
             f"recall {m['recall']:.2f}")
 
 
+async def _run_together(agent: FramesAgent, questions, at_once: int) -> float:
+    """Seconds for all questions, at most at_once in flight."""
+    gate = asyncio.Semaphore(at_once)
+
+    async def one(question) -> None:
+        async with gate:
+            await agent.ainvoke(question.prompt, answer=False)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(q) for q in questions))
+    return time.perf_counter() - started
+
+
+def parallel_check(args: argparse.Namespace, questions, retriever) -> None:
+    """The new arm, retrieval only: the questions one at a time on 1 slot vs two at once on 2 slots."""
+    seconds = {}
+    for slots in (1, 2):
+        settings = RuntimeSettings.from_env(flash_attn=args.new_flash, threads=args.new_threads, parallel=slots)
+        llm = resolve_model(DEFAULT_MODEL, runtime_pool=RuntimePool(settings), cache=False)
+        config = AgentConfig.for_model(DEFAULT_MODEL, k=args.k, n=args.n, n_docs=args.n_docs)
+        seconds[slots] = asyncio.run(_run_together(FramesAgent(llm, retriever, config=config), questions, slots))
+        print(f"parallel  {slots} slot(s), {slots} question(s) at once: {seconds[slots]:7.1f} s for "
+              f"{len(questions)} question(s)", flush=True)
+    print(f"parallel  2 at once / 1 at a time = {seconds[2] / seconds[1]:.2f}")
+
+
 def main() -> int:
     """Run both arms over the questions and modes; print the table and the ratio."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -74,6 +109,7 @@ def main() -> int:
     parser.add_argument("--new-flash", default=RuntimeSettings().flash_attn, choices=("auto", "on", "off"))
     parser.add_argument("--old-threads", type=int, default=None, help="generation threads of the old arm")
     parser.add_argument("--new-threads", type=int, default=None, help="generation threads of the new arm")
+    parser.add_argument("--parallel", action="store_true", help="also time 1 vs 2 questions at once (new arm)")
     args = parser.parse_args()
     from eval.frames.datasets import load_questions
     from index.build import open_index
@@ -89,6 +125,8 @@ def main() -> int:
                 print(row(mode, question.id, name, m), flush=True)
                 totals[name]["seconds"] += m["seconds"]
                 totals[name]["recall"] += m["recall"] / len(questions) / len(args.modes.split(","))
+    if args.parallel:
+        parallel_check(args, questions, retriever)
     old, new = totals["old"], totals["new"]
     print(f"total old {old['seconds']:.0f} s, new {new['seconds']:.0f} s over {len(questions)} question(s) x "
           f"{args.modes}")

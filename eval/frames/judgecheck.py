@@ -18,6 +18,8 @@ from eval.frames.autorater import Autorater, agreement
 from eval.judge import Verdict
 
 SHIPPED_LABELS = Path(__file__).resolve().parent / "labels" / "judge_check.jsonl"
+# What the project measured for shipped judges on SHIPPED_LABELS: reports state it until the user measures their own.
+SHIPPED_AGREEMENT = SHIPPED_LABELS.parent / "agreement.json"
 
 
 class Labelled(BaseModel):
@@ -27,6 +29,9 @@ class Labelled(BaseModel):
     gold: str
     prediction: str
     label: bool
+    # What makes the item hard to rate (hedge, negation, paraphrase, unit, date, refusal, partial, number, ...):
+    # agreement is also given per kind, so a judge that fails only on hedges shows it.
+    kinds: list[str] = []
 
 
 def load_labelled(path: Path) -> list[Labelled]:
@@ -73,12 +78,26 @@ async def _rate_all(judge: Autorater, items: list[Labelled]) -> list[Verdict]:
     return [await judge.arate(item.question, item.gold, item.prediction) for item in items]
 
 
+def _by_kind(items: list[Labelled], verdicts: Sequence[Verdict] | None) -> dict[str, dict]:
+    """Per kind of item: how many, how many labelled correct, and (with a judge) how many it rated as labelled."""
+    out: dict[str, dict] = {}
+    for n, item in enumerate(items):
+        for kind in item.kinds or ["plain"]:
+            row = out.setdefault(kind, {"n": 0, "labelled_correct": 0})
+            row["n"] += 1
+            row["labelled_correct"] += item.label
+            if verdicts is not None and verdicts[n].correct is not None:
+                row["judge_agrees"] = row.get("judge_agrees", 0) + (verdicts[n].correct == item.label)
+    return dict(sorted(out.items()))
+
+
 def check(items: list[Labelled], judge: Autorater | None = None) -> dict:
     """The report: n, positives, the short-cuts alone, and (with a judge) agreement, kappa and confusion counts."""
     report = {"n": len(items), "labelled_correct": sum(i.label for i in items), **_shortcuts(items)}
     if judge is None:
-        return report
+        return {**report, "by_kind": _by_kind(items, None)}
     verdicts = asyncio.run(_rate_all(judge, items))
+    report["by_kind"] = _by_kind(items, verdicts)
     rated = [(v.correct, i.label) for v, i in zip(verdicts, items) if v.correct is not None]
     figures = agreement([j for j, _ in rated], [t for _, t in rated])
     disagreements = [{"question": i.question, "gold": i.gold, "prediction": i.prediction, "label": i.label,
@@ -97,6 +116,11 @@ def format_report(report: dict) -> str:
              f"({', '.join(f'{k} {v}' for k, v in sorted(report['shortcut_methods'].items())) or 'none'})"]
     lines += [f"  short-cut WRONG ({w['method']}): gold {w['gold']!r}, prediction {w['prediction'][:80]!r}"
               for w in report["shortcut_wrong"]]
+    kinds = report.get("by_kind", {})
+    if len(kinds) > 1:
+        lines.append("by kind: " + "; ".join(
+            f"{k} {v['n']} ({v['labelled_correct']} correct" + (f", judge agrees on {v['judge_agrees']}" if "judge_agrees" in v
+                                                              else "") + ")" for k, v in kinds.items()))
     if "agreement" in report:
         kappa = "undefined" if report["kappa"] is None else f"{report['kappa']:.3f}"
         agree = "–" if report["agreement"] is None else f"{report['agreement'] * 100:.1f}%"
@@ -134,10 +158,12 @@ def agreement_note(judge: str | None) -> str:
     spec = (judge or "none").split(",")[0].strip()
     if spec == "none":
         return "no judge model, so no judge agreement to state"
-    try:
-        entry = json.loads(_agreement_file().read_text(encoding="utf-8")).get(spec)
-    except (OSError, ValueError):
-        entry = None
+    entry = None
+    for source in (_agreement_file(), SHIPPED_AGREEMENT):
+        try:
+            entry = entry or json.loads(source.read_text(encoding="utf-8")).get(spec)
+        except (OSError, ValueError):
+            continue
     if not entry or entry.get("agreement") is None:
         return f"its agreement with hand labels is unknown (measure it: python cli.py judge-check --judge {spec})"
     kappa = "undefined" if entry["kappa"] is None else f"{entry['kappa']:.2f}"

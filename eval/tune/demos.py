@@ -101,11 +101,11 @@ def render_demos(demos: Sequence[Demo]) -> str:
 
 
 def prompt_with_demos(base: str, demos: Sequence[Demo]) -> str:
-    """The base prompt with the demonstrations placed before its per-question part ({tools} or the question)."""
+    """The base prompt with the demonstrations placed before its reply format or per-question part."""
     if not demos:
         return base
     block = render_demos(demos) + "\n\n"
-    for anchor in ("{tools}", "Question: {question}", "{question}"):
+    for anchor in ("Reply with one JSON object", "{tools}", "Question: {question}", "{question}"):
         at = base.find(anchor)
         if at >= 0:
             line_start = base.rfind("\n", 0, at) + 1

@@ -53,3 +53,12 @@ def test_bare_expression_is_computed_but_ranges_and_plain_numbers_are_not():
 def test_unparseable_expression_keeps_the_models_result():
     final = parse_reply("Answer: 12 / (3 - 3) = 4")
     assert final.answer == "4" and final.calculation is None
+
+
+def test_repeated_labels_and_chains_end_in_the_result():
+    # Real replies of the embedded model: the label written twice, and "<entity> = <answer>" chains copied from
+    # the prompt's "<the arithmetic> = <its result>" format.
+    final = parse_reply("Reasoning: 3 titles, 6 titles, 4 titles.\n\nFinal answer: Answer: 3 * 6 * 4 = 72", calculator=False)
+    assert final.answer == "72" and final.model_answer == "3 * 6 * 4 = 72"
+    final = parse_reply("Answer: Varn Stadium = Emperor Hollin")
+    assert final.answer == "Emperor Hollin" and final.model_answer == "Varn Stadium = Emperor Hollin"

@@ -233,6 +233,8 @@ def test_baselines_share_the_answer_prompt(tiny_retriever):
     bm25 = asyncio.run(agent.aanswer_from("Where was Marta Kowalczyk born?", docs))
     assert bm25.answer == "Brennick" and [d.id for d in bm25.documents] == [d.id for d in docs]
     assert "] Marta Kowalczyk\n" in llm.prompts[1]
+    # Outside the graph the call is still timed as the answer node's (records and summaries add up per node).
+    assert [c.node for c in naive.calls] == ["answer"] and [c.node for c in bm25.calls] == ["answer"]
 
 
 def test_concurrent_ainvoke_keeps_results_apart(tiny_retriever):

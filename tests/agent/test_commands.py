@@ -49,6 +49,9 @@ def test_ask_json(wired, capsys):
     (["ask", "q", "--n", "0"], "--n:"),
     (["ask", "q", "--n-docs", "100000"], "--n-docs:"),
     (["ask", "q", "--prompt", "no-such-prompt"], "no prompt named"),
+    (["ask", "q", "--set", "plan_budjet=5"], "--set plan_budjet: no such agent config field"),
+    (["ask", "q", "--set", "plan_budget"], "expected KEY=VALUE"),
+    (["ask", "q", "--set", "plan_budget=-3"], "--plan-budget:"),
 ])
 def test_ask_bad_input_is_one_line(wired, capsys, argv, message):
     assert cli.main(argv) == 2
@@ -68,3 +71,13 @@ def test_ask_past_its_question_timeout_is_one_line(wired, capsys):
 def test_non_positive_timeouts_are_refused(wired, capsys, flag):
     assert cli.main(["ask", "q?", flag, "0"]) == 2
     assert flag in capsys.readouterr().err
+
+
+def test_set_reaches_the_config_and_the_question_query_runs_at_step_1(wired, capsys):
+    wired.replies.extend([plan("Marta Kowalczyk"), "Answer: Brennick"])
+    argv = ["ask", "Where was Marta Kowalczyk born?", "--k", "1", "--n", "1", "--json",
+            "--set", "question_query=true", "--set", "plan-budget=300"]
+    assert cli.main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["steps"][0]["queries"] == ["Marta Kowalczyk", "Where was Marta Kowalczyk born?"]
+    assert "Step 1 of 1" in wired.prompts[0]

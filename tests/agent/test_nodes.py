@@ -23,7 +23,9 @@ def test_plan_and_answer_calls_are_capped_and_timed_per_node(tiny_retriever):
     plan_request, answer_request = fake.requests
     assert plan_request["max_tokens"] == 200 and answer_request["max_tokens"] == 90
     schema = plan_request["response_format"]["json_schema"]["schema"]
-    assert schema["properties"]["queries"]["maxItems"] == 3 and schema["properties"]["tool_calls"]["maxItems"] == 0
+    assert schema["properties"]["queries"]["maxItems"] == 3 and schema["properties"]["thought"]["maxLength"] == 160
+    # No tools and no --adaptive: the grammar leaves out the fields nothing reads, and allows no others.
+    assert set(schema["properties"]) == {"thought", "queries"} and schema["additionalProperties"] is False
     assert result.answer == "Brennick"
     assert [c.node for c in result.calls] == ["plan", "answer"] and all(c.prompt_tokens > 0 for c in result.calls)
 
@@ -112,3 +114,24 @@ def test_budget_room_goes_to_more_passages_when_few_articles(tiny_retriever):
     fixed = few.model_copy(update={"answer_budget": 300})
     result = FramesAgent(llm, tiny_retriever, config=fixed).answer_from(question, [doc])
     assert len(result.answer_context.passages[0].passages) <= 2
+
+
+def test_consecutive_plan_prompts_share_their_prefix_through_the_earlier_queries(tiny_retriever):
+    # The runtime re-reads a prompt only from where it differs from the last one: the question and the queries
+    # asked so far come before the step's documents, so step 3 re-reads documents, not instructions or history.
+    replies = [json.dumps({"thought": "t", "queries": [q]}) for q in ("Marta Kowalczyk", "Brennick", "Vellmar")]
+    llm = ScriptedLLM([*replies, "Answer: x"])
+    FramesAgent(llm, tiny_retriever, config=AgentConfig(k=2, n=3, n_docs=2)).invoke("Where was Marta Kowalczyk born?")
+    step2, step3 = llm.prompts[1], llm.prompts[2]
+    shared = step3[: next(i for i, (a, b) in enumerate(zip(step2, step3)) if a != b)]
+    assert "Where was Marta Kowalczyk born?" in shared and "- Marta Kowalczyk\n" in shared
+    assert "Step 2 of 3" not in shared and "Step 3 of 3" in step3
+
+
+def test_tools_and_adaptive_bring_their_fields_back():
+    from agent.queries import plan_schema, reply_extras
+
+    schema = plan_schema(4, 2, adaptive=True)
+    assert schema["properties"]["tool_calls"]["maxItems"] == 2 and "enough" in schema["properties"]
+    assert '"tool_calls"' in reply_extras(True, True)["more_fields"] and reply_extras(False, False) == {
+        "more_fields": "", "more_rules": ""}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import cli
 from agent.llm.testing import ScriptedLLM
@@ -28,11 +29,11 @@ def test_cli_without_a_judge_prints_one_json_object(capsys):
 
 
 def test_agreement_kappa_and_confusion_by_hand():
-    items = [Labelled(question="q", gold="Paris", prediction=p, label=label) for p, label in [
-        ("Paris", True),  # exact: a short-cut, agrees
-        ("the French capital, Paris, I believe", True),  # judge says TRUE: agrees
-        ("Lyon or Paris", False),  # judge says TRUE: disagrees (false positive)
-        ("Marseille, not Paris", False),  # judge says FALSE: agrees
+    items = [Labelled(question="q", gold="Paris", prediction=p, label=label, kinds=kinds) for p, label, kinds in [
+        ("Paris", True, []),  # exact: a short-cut, agrees
+        ("the French capital, Paris, I believe", True, ["paraphrase", "hedge"]),  # judge says TRUE: agrees
+        ("Lyon or Paris", False, ["hedge"]),  # judge says TRUE: disagrees (false positive)
+        ("Marseille, not Paris", False, ["negation"]),  # judge says FALSE: agrees
     ]]
     replies = {"the French capital, Paris, I believe": "TRUE", "Lyon or Paris": "TRUE", "Marseille, not Paris": "FALSE"}
     judge = ScriptedLLM(responder=lambda m: "Decision: " + next(v for k, v in replies.items() if k in str(m[-1].content)))
@@ -41,6 +42,8 @@ def test_agreement_kappa_and_confusion_by_hand():
     assert report["confusion"] == {"true_positive": 2, "false_positive": 1, "false_negative": 0, "true_negative": 1}
     # observed 0.75; expected 0.75*0.5 + 0.25*0.5 = 0.5; kappa = (0.75 - 0.5) / 0.5
     assert report["kappa"] == 0.5 and report["disagreements"][0]["prediction"] == "Lyon or Paris"
+    assert report["by_kind"]["hedge"] == {"n": 2, "labelled_correct": 1, "judge_agrees": 1}
+    assert report["by_kind"]["plain"] == {"n": 1, "labelled_correct": 1, "judge_agrees": 1}
 
 
 def test_a_bad_line_is_one_line_exit_2(tmp_path, capsys):
@@ -49,3 +52,17 @@ def test_a_bad_line_is_one_line_exit_2(tmp_path, capsys):
     assert cli.main(["judge-check", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "line 1" in err and len(err.strip().splitlines()) == 1
+
+
+def test_reports_state_the_shipped_agreement_until_the_user_measures_their_own(tmp_path, monkeypatch):
+    from eval.frames import judgecheck
+
+    shipped, mine = tmp_path / "agreement.json", tmp_path / "cache" / "judge_agreement.json"
+    shipped.write_text(json.dumps({"local:m": {"n": 120, "agreement": 0.9, "kappa": 0.5, "labels": "judge_check.jsonl",
+                                               "judge_prompt": "frames"}}))
+    monkeypatch.setattr(judgecheck, "SHIPPED_AGREEMENT", shipped)
+    monkeypatch.setattr(judgecheck, "_agreement_file", lambda: mine)
+    assert "120 hand-labelled answers" in judgecheck.agreement_note("local:m") and "90.0%" in judgecheck.agreement_note("local:m")
+    assert "unknown" in judgecheck.agreement_note("local:other")
+    judgecheck.remember({"judge": "local:m", "rated": 10, "agreement": 0.5, "kappa": None}, Path("x.jsonl"), "frames")
+    assert "10 hand-labelled answers" in judgecheck.agreement_note("local:m")
