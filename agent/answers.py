@@ -12,6 +12,8 @@ MAX_ANSWER_CHARS = 300
 # A short lead-in ("Final line:", "So the") may precede the answer label on its line.
 _FINAL_LINE = re.compile(r"^[\s>*#_-]*(?:[\w\s]{0,20}?[:\s]\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[*_]*\s*[:：]\s*[*_]*\s*(.*?)\s*$", re.I | re.M)
 _ANSWER_IS = re.compile(r"\b(?:final\s+)?answer\s+is\s*:?\s*(.+?)(?:\.\s|\.?$)", re.I | re.M)
+# "… the rest of the paragraph. Answer: Triceratops": the label inline, at the end of the last paragraph.
+_INLINE = re.compile(r"(?:^|[.!?]\s+)(?:final\s+)?answer\s*[:：]\s*([^\n]+?)\s*$", re.I)
 _BOXED = re.compile(r"\\boxed\{([^{}]+)\}")
 _REASONING = re.compile(r"^\s*[*_]*(?:reasoning|reason|explanation)[*_]*\s*[:：]\s*", re.I)
 # "<expression> = <result>": the model shows its arithmetic; the calculator redoes it.
@@ -51,13 +53,29 @@ def _final_line(reply: str) -> tuple[str, str, bool]:
             answer = next((line for line in lines[i + 1:] if line.strip()), "")
         if _clean(answer):
             return _clean(answer), "\n".join(lines[:i]).strip(), True
+    inline = _INLINE.search(reply.strip())
+    if inline and _clean(inline.group(1)):
+        return _clean(inline.group(1)), reply[: inline.start(1)].strip(), False
     for pattern in (_BOXED, _ANSWER_IS):
         found = pattern.findall(reply)
         if found:
             return _clean(found[-1]), reply.strip(), False
     rest = [line for line in lines if line.strip()]
     last = _REASONING.sub("", rest[-1]) if rest else ""
-    return _clean(last), "\n".join(rest[:-1]).strip(), False
+    return _clean(_tail(last)), "\n".join(rest[:-1]).strip(), False
+
+
+def _tail(text: str) -> str:
+    """A long unlabelled paragraph's closing sentences (up to MAX_ANSWER_CHARS): a reply that never reached its
+    answer line states its conclusion last, after restating the question."""
+    if len(text) <= MAX_ANSWER_CHARS:
+        return text
+    kept: list[str] = []
+    for sentence in reversed(re.split(r"(?<=[.!?])\s+", text.strip())):
+        if kept and len(sentence) + sum(len(s) + 1 for s in kept) > MAX_ANSWER_CHARS:
+            break
+        kept.insert(0, sentence)
+    return " ".join(kept)
 
 
 def parse_reply(reply: str, calculator: bool = True) -> FinalAnswer:

@@ -283,7 +283,8 @@ def _visibility_lines(config: dict, records: list[QuestionRecord]) -> list[str]:
         for article in (record.answer_context or {}).get("passages") or []:
             if normalize_title(article.get("title", "")) in gold and article.get("article_tokens"):
                 seen += 1
-                shown.append(article["tokens"] / article["article_tokens"])
+                # the shown text carries a title line and separators: a short article can come out above 100%
+                shown.append(min(1.0, article["tokens"] / article["article_tokens"]))
     if not agent.get("answer_passages") or not in_context:
         return []
     shown.sort()

@@ -29,6 +29,7 @@ def test_format_variants(reply, answer):
     ("Working it out: \\boxed{42}", "42"),
     ("Reasoning: the canal opened in 1858.\nVarn Canal", "Varn Canal"),
     ("Reasoning: Ada Kerr built it.", "Ada Kerr built it"),
+    ("Reasoning: it opened in 1872 and holds fossils. Answer: Orvasaurus", "Orvasaurus"),
     ("", ""),
 ])
 def test_broken_format_falls_back(reply, answer):
@@ -62,3 +63,10 @@ def test_repeated_labels_and_chains_end_in_the_result():
     assert final.answer == "72" and final.model_answer == "3 * 6 * 4 = 72"
     final = parse_reply("Answer: Varn Stadium = Emperor Hollin")
     assert final.answer == "Emperor Hollin" and final.model_answer == "Varn Stadium = Emperor Hollin"
+
+
+def test_a_long_paragraph_without_an_answer_line_keeps_its_closing_sentences():
+    restated = "The museum was commissioned to hold a series of life-size sculptures between 1852 and 1854. " * 3
+    final = parse_reply("Reasoning: " + restated + "The display is in Varn Park today. The species was Orvasaurus.")
+    assert not final.format_ok and final.answer.endswith("The display is in Varn Park today. The species was Orvasaurus")
+    assert len(final.answer) <= 300
