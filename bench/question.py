@@ -29,12 +29,13 @@ from agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
 OLD_PROMPT = Path(__file__).resolve().parent / "old_planning.txt"
 
 
-def agent_for(name: str, args: argparse.Namespace, retriever) -> FramesAgent:
+def agent_for(name: str, args: argparse.Namespace, retriever, pools: list) -> FramesAgent:
     """The agent of one arm, on a runtime of its own so prompt caches do not mix."""
     old = name == "old"
     settings = RuntimeSettings.from_env(flash_attn=args.old_flash if old else args.new_flash,
                                         threads=args.old_threads if old else args.new_threads)
-    llm = resolve_model(DEFAULT_MODEL, runtime_pool=RuntimePool(settings), cache=False)
+    pools.append(RuntimePool(settings))
+    llm = resolve_model(DEFAULT_MODEL, runtime_pool=pools[-1], cache=False)
     config = AgentConfig.for_model(DEFAULT_MODEL, k=args.k, n=args.n, n_docs=args.n_docs)
     if old:  # before the speed work: no caps, the old prompt layout, and the plan schema without maxItems
         config = config.model_copy(update={"plan_max_tokens": None, "answer_max_tokens": None,
@@ -88,9 +89,11 @@ def parallel_check(args: argparse.Namespace, questions, retriever) -> None:
     seconds = {}
     for slots in (1, 2):
         settings = RuntimeSettings.from_env(flash_attn=args.new_flash, threads=args.new_threads, parallel=slots)
-        llm = resolve_model(DEFAULT_MODEL, runtime_pool=RuntimePool(settings), cache=False)
+        pool = RuntimePool(settings)
+        llm = resolve_model(DEFAULT_MODEL, runtime_pool=pool, cache=False)
         config = AgentConfig.for_model(DEFAULT_MODEL, k=args.k, n=args.n, n_docs=args.n_docs)
         seconds[slots] = asyncio.run(_run_together(FramesAgent(llm, retriever, config=config), questions, slots))
+        pool.close()
         print(f"parallel  {slots} slot(s), {slots} question(s) at once: {seconds[slots]:7.1f} s for "
               f"{len(questions)} question(s)", flush=True)
     print(f"parallel  2 at once / 1 at a time = {seconds[2] / seconds[1]:.2f}")
@@ -116,15 +119,20 @@ def main() -> int:
 
     questions = load_questions(None, args.questions).questions
     retriever = open_index(args.index)
-    arms = {name: agent_for(name, args, retriever) for name in ("old", "new")}
-    totals = {name: {"seconds": 0.0, "recall": 0.0} for name in arms}
+    totals = {name: {"seconds": 0.0, "recall": 0.0} for name in ("old", "new")}
     for mode in args.modes.split(","):
+        # Fresh runtimes per mode: a mode run after another would find the same plan prompts in the prompt cache,
+        # which no real run does (each question is asked once).
+        pools: list = []
+        arms = {name: agent_for(name, args, retriever, pools) for name in ("old", "new")}
         for question in questions:
             for name, agent in arms.items():
                 m = measure(agent, question, answer=mode == "answer")
                 print(row(mode, question.id, name, m), flush=True)
                 totals[name]["seconds"] += m["seconds"]
                 totals[name]["recall"] += m["recall"] / len(questions) / len(args.modes.split(","))
+        for pool in pools:
+            pool.close()
     if args.parallel:
         parallel_check(args, questions, retriever)
     old, new = totals["old"], totals["new"]
