@@ -11,7 +11,7 @@ from agent.llm.calls import message_text
 from agent.llm.spec import ModelSpec
 from agent.llm.usage import UsageTracker
 from agent.prompts import Prompt, load_prompt
-from eval.frames.shortcuts import exact_match, no_overlap, normalize_answer, number_mismatch, numbers_in
+from eval.frames.shortcuts import exact_match, no_overlap, normalize_answer, number_mismatch, numbers_in, refusal
 from eval.judge import Judge, Verdict, golds, unrated
 
 __all__ = ["JUDGE_PROMPTS", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer", "number_mismatch",
@@ -101,6 +101,8 @@ class Autorater(Judge):
             return self._decided(False, "empty", "empty response")
         if exact_match(response, gold):
             return self._decided(True, "exact", "the gold answer, stated alone (normalised)")
+        if refusal(response, gold):
+            return self._decided(False, "refusal", "the response declines to answer")
         if number_mismatch(response, gold):
             stated = ", ".join(f"{n:g}" for n in sorted(numbers_in(response))[:8])
             return self._decided(False, "number-mismatch",

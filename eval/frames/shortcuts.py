@@ -166,3 +166,21 @@ def _letter_runs(words: list[str]) -> set[str]:
     """Runs of single letters joined ("u s a" from "U.S.A." -> "usa") and the whole text without spaces."""
     runs = set(re.findall(r"(?:\b[a-z] )+[a-z]\b", " ".join(words)))
     return {r.replace(" ", "") for r in runs} | {"".join(words)}
+
+
+# The whole response declines to answer: it states no fact, so it cannot hold the gold answer's vital facts. Narrow
+# on purpose: "I don't know, but probably Paris" is left to the judge, as is "there were none" (an answer).
+_REFUSAL = re.compile(
+    r"^(?:i (?:don'?t|do not) know|unknown|no answer|not enough information(?: (?:is )?(?:provided|given|available))?"
+    r"|(?:i|we) (?:cannot|can'?t|can not|am unable to|are unable to) (?:answer|determine|calculate|say|tell|know)\b.*"
+    r"|(?:the )?(?:passages?|documents?|articles?|context|information)(?: (?:provided|given|above))? (?:does|do) not "
+    r"(?:provide|mention|contain|say|give|include)\b.*)$")
+_TURN = re.compile(r"\b(?:but|however|although|though|probably|likely|perhaps|maybe|might|guess|believe|think)\b")
+
+
+def refusal(response: str, gold: str) -> bool:
+    """The response only declines to answer (and the gold answer is not itself a refusal)."""
+    def declines(text: str) -> bool:
+        flat = " ".join(text.lower().replace("’", "'").split()).strip(" .!")
+        return bool(_REFUSAL.match(flat)) and not _TURN.search(flat)
+    return declines(response) and not declines(gold)

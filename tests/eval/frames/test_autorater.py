@@ -279,3 +279,16 @@ def test_run_config_records_the_judge_prompt(tmp_path):
     assert paper["info"]["judge_prompt"] == "frames" and strict["info"]["judge_prompt"] == "strict"
     assert paper["judge_prompt"] != strict["judge_prompt"]
     assert strict["judge_prompt"].endswith(hashlib.sha256(judge_prompt("strict").text.encode()).hexdigest()[:16])
+
+
+@pytest.mark.parametrize("response, decided", [
+    ("I don't know", True), ("I don’t know.", True), ("Not enough information provided", True),
+    ("The passages do not mention the year. Therefore, I cannot answer this question.", True),
+    ("I cannot determine the answer from the given information", True),
+    ("I don't know, but probably Lake Orva", False),  # a guess follows: the judge decides
+    ("There were no such championships", False),  # an answer (zero), not a refusal
+    ("Lake Orva", False),
+])
+def test_a_reply_that_only_declines_is_wrong_without_asking(response, decided):
+    verdict = Autorater(None, "none", strict=False).shortcut(response, "Lake Orva")
+    assert (verdict is not None and verdict.method == "refusal" and verdict.correct is False) == decided
