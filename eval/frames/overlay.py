@@ -39,6 +39,12 @@ def _curve(records: list[QuestionRecord]) -> list[tuple[float, float, float]]:
     return out
 
 
+def one_shot_span(steps: int) -> list[float]:
+    """The x range of the plot, over which a one-shot system's flat line is drawn: the whole axis, not the step
+    ticks (with one step only, a line from step 1 to step 1 would draw nothing)."""
+    return [0.75, steps + 0.25]
+
+
 def plot_overlay(runs: Sequence[Run], path: Path) -> None:
     """Recall after each step of every run, 95% bands; single-shot systems as flat dashed lines over all steps."""
     import matplotlib
@@ -60,11 +66,13 @@ def plot_overlay(runs: Sequence[Run], path: Path) -> None:
                             alpha=0.15, linewidth=0)
         elif summary.recall is not None:
             low, high = summary.recall_ci or (summary.recall, summary.recall)
-            ax.plot(xs, [summary.recall * 100] * len(xs), linestyle="--", color=color, label=label + ", one shot")
-            ax.fill_between(xs, [low * 100] * len(xs), [high * 100] * len(xs), color=color, alpha=0.12, linewidth=0)
+            span = one_shot_span(steps)
+            ax.plot(span, [summary.recall * 100] * 2, linestyle="--", color=color, label=label + ", one shot")
+            ax.fill_between(span, [low * 100] * 2, [high * 100] * 2, color=color, alpha=0.12, linewidth=0)
     ax.set_xlabel("step")
     ax.set_ylabel("gold-article recall (%)")
     ax.set_xticks(xs)
+    ax.set_xlim(*one_shot_span(steps))
     ax.set_ylim(0, 100)
     ax.set_title("Gold recall after each step (shaded: 95% bootstrap CI)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, frameon=False)  # below: never on data

@@ -68,3 +68,10 @@ def test_the_legend_never_covers_the_data(tmp_path, three_runs, monkeypatch):
     legend = ax.get_legend().get_window_extent(renderer)
     assert not legend.overlaps(ax.get_window_extent(renderer))
     assert len(ax.get_legend().get_texts()) == 3
+
+
+def test_one_shot_lines_are_visible_when_every_run_is_one_shot():
+    from eval.frames.overlay import one_shot_span
+
+    low, high = one_shot_span(1)
+    assert low < 1 < high and high - low > 0.4  # naive/BM25-R/oracle alone: their lines still have length
