@@ -161,9 +161,11 @@ def agreement_note(judge: str | None) -> str:
     entry = None
     for source in (_agreement_file(), SHIPPED_AGREEMENT):
         try:
-            entry = entry or json.loads(source.read_text(encoding="utf-8")).get(spec)
+            entry = json.loads(source.read_text(encoding="utf-8")).get(spec)
         except (OSError, ValueError):
             continue
+        if entry:  # the user's own measurement wins; the shipped file is not read then
+            break
     if not entry or entry.get("agreement") is None:
         return f"its agreement with hand labels is unknown (measure it: python cli.py judge-check --judge {spec})"
     kappa = "undefined" if entry["kappa"] is None else f"{entry['kappa']:.2f}"
