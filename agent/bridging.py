@@ -136,18 +136,25 @@ def _is_date(words: list[str]) -> bool:
 
 
 def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Iterable[str],
-            is_title: Callable[[str], bool], limit: int) -> list[str]:
+            is_title: Callable[[str], bool], limit: int, question: str = "", min_shared: int = 0,
+            titles_only: bool = False) -> list[str]:
     """Up to `limit` new entity queries from the matched sentences, best first.
 
     Article titles named in a sentence come before other spans; among equals, spans from sentences that matched
-    more query terms, then multi-word spans, then spans seen in more sentences, then the earlier one. Titles already read and spans that
-    repeat an earlier query in substance are skipped.
+    more query terms, then multi-word spans, then spans seen in more sentences, then the earlier one. Titles already
+    read and spans that repeat an earlier query in substance are skipped; so are sentences of the context sharing
+    fewer than `min_shared` content words (theirs or their article title's) with the question: they matched a
+    query word, not the question's subject.
     """
     skip = {substance(t) for t in read_titles} | {substance(q) for q in asked}
+    wanted = terms(question)
     seen: dict[frozenset[str], list] = {}
     order = 0
     for ev in evidence:
         for sentence, hits in zip(ev.sentences, ev.scores):
+            # A sentence speaks of its article's subject ("She was born in ..."): the title's words count too.
+            if ev.key and len((terms(sentence) | terms(ev.title)) & wanted) < min_shared:
+                continue
             for span in entity_spans(sentence):
                 key = substance(span)
                 if not key or key in skip:
@@ -161,6 +168,8 @@ def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Ite
     # Several words name something more specific than one ("Nuclear Blast" before "Norway").
     ranked = [e[0] for e in sorted(seen.values(), key=lambda e: (-e[1], -e[4], -e[2], e[3]))]
     titles = [span for span in ranked[: limit * 8] if is_title(span)]  # title lookups are cheap, not free
+    if titles_only:
+        return titles[:limit]
     return [*titles, *(span for span in ranked if span not in titles)][:limit]
 
 

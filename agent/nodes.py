@@ -97,7 +97,8 @@ class Nodes:
         is_title = has_title if has_title is not None else (lambda t: False)
         read = [entry.title for entry in context]
         return propose([*evidence, *question_evidence(state["question"], thought)], read, asked,
-                       is_title, self.config.k)
+                       is_title, self.config.k, question=state["question"], min_shared=self.config.proposer_min_shared,
+                       titles_only=self.config.proposer_titles_only)
 
     def _choose(self, state: AgentState, evidence: list, model: list[str], thought: str) -> tuple[list[str], list[str]]:
         """The step's queries and their origins: the model's, with proposer_slots (and any room left) for the
@@ -164,8 +165,7 @@ class Nodes:
             futures = [pool.submit(run_tool, self.tools, call, config) for call in calls]
             if queries and self.retriever is not None:
                 try:
-                    for hits in traced_batch_search(self.retriever, queries, self.config.n_docs, config):
-                        found.extend(enumerate(hits))
+                    found += self._search(queries, state["steps"][-1].origins if state.get("steps") else [], config)
                 except FramesAgentError as exc:
                     raise AgentError(f"retrieval failed at step {step}: {exc}") from exc
             for call, future in zip(calls, futures):
@@ -177,6 +177,18 @@ class Nodes:
             return {"retrieved": found}
         record = state["steps"][-1]
         return {"retrieved": found, "steps": [record.model_copy(update={"errors": [*record.errors, *errors]})]}
+
+    def _search(self, queries: list[str], origins: list[str], config: RunnableConfig | None) -> list[tuple[int, Document]]:
+        """(rank, hit) pairs: n_docs hits per query, proposer_docs per proposer query (one batch for each size)."""
+        cfg = self.config
+        sizes = [cfg.proposer_docs if origin == "proposer" else cfg.n_docs
+                 for origin, _ in zip([*origins, *["model"] * len(queries)], queries)]
+        found: list[tuple[int, Document]] = []
+        for size in dict.fromkeys(sizes):
+            batch = [q for q, n in zip(queries, sizes) if n == size]
+            for hits in traced_batch_search(self.retriever, batch, size, config):
+                found.extend(enumerate(hits))
+        return found
 
     async def aretrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
         """Async retrieve: the blocking searches run in the agent's own worker threads."""

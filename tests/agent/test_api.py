@@ -157,7 +157,9 @@ def test_unusable_plan_falls_back_to_question(tiny_retriever):
 def test_short_or_repeated_plans_are_topped_up_by_the_proposer(tiny_retriever):
     # Step 1 gives nothing usable, step 2 only repeats: the proposer's entities fill in, each marked as such.
     llm = ScriptedLLM(["", plan("Gannet Park"), "Answer: 1962"])
-    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=3, n=2, n_docs=4)).invoke(
+    # Any entity span may fill in here (the tiny index has few titles to name).
+    config = AgentConfig(k=3, n=2, n_docs=4, proposer_titles_only=False, proposer_min_shared=0)
+    result = FramesAgent(llm, tiny_retriever, config=config).invoke(
         "When did the stadium of Kestrel Valley FC, Gannet Park, open?")
     first, second = result.steps
     assert first.fallback and first.queries == ["Kestrel Valley FC", "Gannet Park"] == first.filled_queries
@@ -172,7 +174,7 @@ def test_short_or_repeated_plans_are_topped_up_by_the_proposer(tiny_retriever):
 
 def test_proposer_competes_for_slots_and_origins_follow_queries(tiny_retriever):
     replies = [plan("Kestrel Valley FC"), plan("football", "club", "stadium"), "Answer: x"]
-    config = AgentConfig(k=3, n=2, n_docs=3, proposer_slots=1)
+    config = AgentConfig(k=3, n=2, n_docs=3, proposer_slots=1, proposer_titles_only=False, proposer_min_shared=0)
     result = FramesAgent(ScriptedLLM(replies), tiny_retriever, config=config).invoke("Where does Kestrel Valley FC play?")
     second = result.steps[1]
     assert second.queries[:2] == ["football", "club"] and second.origins == ["model", "model", "proposer"]
@@ -180,6 +182,21 @@ def test_proposer_competes_for_slots_and_origins_follow_queries(tiny_retriever):
     result = FramesAgent(ScriptedLLM(replies), tiny_retriever, config=off).invoke("Where does Kestrel Valley FC play?")
     assert result.steps[1].origins == ["model"] * 3 and result.steps[0].origins == ["model"]
 
+
+
+def test_proposer_queries_fetch_proposer_docs_hits_each(tiny_retriever):
+    class Sizes(Counting):
+        def batch_search(self, queries, k=10):
+            self.batches.append((list(queries), k))
+            return self.inner.batch_search(queries, k)
+
+    counting = Sizes(tiny_retriever)
+    config = AgentConfig(k=3, n=2, n_docs=4, proposer_docs=1, proposer_titles_only=False, proposer_min_shared=0)
+    llm = ScriptedLLM(["", plan("Gannet Park"), "Answer: 1962"])
+    result = FramesAgent(llm, counting, config=config).invoke("When did the stadium of Kestrel Valley FC, Gannet Park, open?")
+    proposed = [q for step in result.steps for q, o in zip(step.queries, step.origins) if o == "proposer"]
+    assert proposed and all(k == 1 for batch, k in counting.batches if set(batch) <= set(proposed))
+    assert {q for batch, k in counting.batches if k == 1 for q in batch} == set(proposed)
 
 
 def test_long_and_too_many_queries_are_trimmed(tiny_retriever):

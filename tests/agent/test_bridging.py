@@ -47,6 +47,20 @@ def test_proposer_names_the_bridging_entity_and_never_a_function_word(tiny_retri
         assert query.split()[0].lower() not in FUNCTION_WORDS and not query.isdigit()
 
 
+def test_proposer_skips_sentences_off_the_question_and_spans_that_are_not_titles(tiny_retriever):
+    question = "What is the population of the city where Marta Kowalczyk was born?"
+    context: list[ctx.ContextEntry] = []
+    for hits in tiny_retriever.batch_search(["Marta Kowalczyk", "Port Alder"], 1):
+        ctx.merge(context, list(enumerate(hits)), 1)
+    evidence = matched_sentences(context, [question, "Marta Kowalczyk born", "harbour town"], per_doc=3)
+    read = [e.title for e in context]
+    loose = propose(evidence, read, [], tiny_retriever.has_title, limit=10)
+    strict = propose(evidence, read, [], tiny_retriever.has_title, limit=10, question=question, min_shared=2,
+                     titles_only=True)
+    assert strict == ["Brennick"], "the birthplace sentence speaks of the question's subject (its article's title)"
+    assert "Olse River" in loose, "the harbour sentence matched a query word, not the question"
+
+
 def test_entity_spans_drop_function_words_numbers_and_sentence_openers():
     spans = entity_spans("In 1972 she won the Halvorsen Prize. According to the University of Brennick, "
                          "Several of The Beatles met 2 times")
