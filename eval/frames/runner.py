@@ -55,6 +55,8 @@ class RunSettings:
     progress: bool = True
     timeout: float | None = None
     question_timeout: float | None = None
+    # --set KEY=VALUE pairs for any AgentConfig field (agent.commands.parse_settings reads them).
+    settings: list[str] = field(default_factory=list)
 
     @classmethod
     def from_args(cls, args) -> RunSettings:

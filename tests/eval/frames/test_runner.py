@@ -196,6 +196,15 @@ def test_cli_refuses_mixed_config_with_one_line(tmp_path, tiny_retriever, capsys
     assert code == 2 and err.startswith("error: ") and "agent.k was 2, now 4" in err and err.count("\n") == 1
 
 
+def test_cli_set_reaches_the_run_config(tmp_path, tiny_retriever, monkeypatch):
+    monkeypatch.setattr("eval.frames.commands.build_components", builder(tiny_retriever))
+    code = cli.main(["frames", "--data", TINY, "--out", str(tmp_path / "run"), "--model", "scripted", "--k", "2",
+                     "--n", "2", "--n-docs", "3", "--limit", "1", "--no-progress", "--retrieval-only",
+                     "--set", "proposer_docs=7", "--set", "proposer_titles_only=false"])
+    agent = json.loads((tmp_path / "run" / "config.json").read_text())["agent"]
+    assert code == 0 and agent["proposer_docs"] == 7 and agent["proposer_titles_only"] is False
+
+
 def test_cli_bad_data_is_one_line(tmp_path, capsys):
     code = cli.main(["frames", "--data", str(tmp_path / "nope.tsv"), "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
