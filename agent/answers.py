@@ -21,6 +21,7 @@ _SHOWN_SUM = re.compile(r"^(?P<expr>[\d\s.,+\-*/×÷−()^]+|\w+_between\([^)]*\
 _ARITHMETIC = re.compile(r"^[\d\s.,+\-*/×÷−()^]+$|^\w+_between\([^)]*\)$")
 _YEAR_RANGE = re.compile(r"^\s*\d{4}[-–]\d{2,4}\s*$")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_BARE_NUMBER = re.compile(r"^\s*-?\d[\d,]*(?:\.\d+)?\s*$")
 # "Final answer: Answer: 72": a small model repeats the label it was asked for.
 _LABEL = re.compile(r"^(?:(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[:：]\s*)+", re.I)
 
@@ -93,8 +94,11 @@ def parse_reply(reply: str, calculator: bool = True) -> FinalAnswer:
             out.calculation = f"{expr.strip()} = {value}"
     elif " = " in answer:
         # The prompt asks for "<the arithmetic> = <its result>"; a small model also writes "<entity> = <answer>"
-        # chains: the result is what comes last, the whole line stays in model_answer.
-        out.answer = _clean(answer.rsplit(" = ", 1)[1]) or answer
+        # chains: the result is what comes last, the whole line stays in model_answer. "<name> = <number>" is a
+        # label and its value ("Battle of Hastings = 1066"): either may be what was asked, so both stay.
+        head, last = answer.rsplit(" = ", 1)
+        pair = _BARE_NUMBER.match(last) and not re.search(r"\d", head) and re.search(r"[^\W\d_]", head)
+        out.answer = answer if pair else (_clean(last) or answer)
     elif calculator and _ARITHMETIC.match(answer) and _has_operator(answer) and not _YEAR_RANGE.match(answer):
         value = _compute(answer)
         if value is not None:

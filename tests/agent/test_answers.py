@@ -63,6 +63,9 @@ def test_repeated_labels_and_chains_end_in_the_result():
     assert final.answer == "72" and final.model_answer == "3 * 6 * 4 = 72"
     final = parse_reply("Answer: Varn Stadium = Emperor Hollin")
     assert final.answer == "Emperor Hollin" and final.model_answer == "Varn Stadium = Emperor Hollin"
+    # A name with its number: the question may want either, so neither is dropped.
+    assert parse_reply("Final line: Answer: The Battle of Varn = 1066").answer == "The Battle of Varn = 1066"
+    assert parse_reply("Answer: 113,000 = 96,598,047", calculator=False).answer == "96,598,047"
 
 
 def test_a_long_paragraph_without_an_answer_line_keeps_its_closing_sentences():
