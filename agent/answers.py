@@ -21,6 +21,7 @@ _SHOWN_SUM = re.compile(r"^(?P<expr>[\d\s.,+\-*/×÷−()^]+|\w+_between\([^)]*\
 _ARITHMETIC = re.compile(r"^[\d\s.,+\-*/×÷−()^]+$|^\w+_between\([^)]*\)$")
 _YEAR_RANGE = re.compile(r"^\s*\d{4}[-–]\d{2,4}\s*$")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s")
 _BARE_NUMBER = re.compile(r"^\s*-?\d[\d,]*(?:\.\d+)?\s*$")
 # "Final answer: Answer: 72": a small model repeats the label it was asked for.
 _LABEL = re.compile(r"^(?:(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[:：]\s*)+", re.I)
@@ -63,6 +64,10 @@ def _final_line(reply: str) -> tuple[str, str, bool]:
             return _clean(found[-1]), reply.strip(), False
     rest = [line for line in lines if line.strip()]
     last = _REASONING.sub("", rest[-1]) if rest else ""
+    if _LIST_ITEM.match(last) and _REASONING.match(rest[0]) and not _LIST_ITEM.match(_REASONING.sub("", rest[0])):
+        # Cut off inside a list of facts: the reasoning's opening paragraph is where a small model states its
+        # conclusion ("The author who owns a store in Key West is Judy Blume. She started writing in 1959.").
+        return _clean(_tail(_REASONING.sub("", rest[0]))), "\n".join(rest).strip(), False
     return _clean(_tail(last)), "\n".join(rest[:-1]).strip(), False
 
 

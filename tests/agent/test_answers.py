@@ -73,3 +73,13 @@ def test_a_long_paragraph_without_an_answer_line_keeps_its_closing_sentences():
     final = parse_reply("Reasoning: " + restated + "The display is in Varn Park today. The species was Orvasaurus.")
     assert not final.format_ok and final.answer.endswith("The display is in Varn Park today. The species was Orvasaurus")
     assert len(final.answer) <= 300
+
+
+def test_a_reply_cut_off_inside_a_list_of_facts_keeps_the_opening_conclusion():
+    reply = ("Reasoning: The author who owns a book store in Varn Key is Ada Kerr. She started writing in 1959.\n\n"
+             "Facts from the passages:\n- Ada Kerr is an American writer.\n- She was born in Brennick and gradu")
+    final = parse_reply(reply)
+    assert not final.format_ok and final.answer == ("The author who owns a book store in Varn Key is Ada Kerr. "
+                                                     "She started writing in 1959")
+    # The reasoning line itself opening the list is no conclusion to fall back on.
+    assert "1959" in parse_reply("Reasoning: - Ada Kerr wrote it\n- in 1959").answer
