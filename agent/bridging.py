@@ -151,9 +151,10 @@ def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Ite
     seen: dict[frozenset[str], list] = {}
     order = 0
     for ev in evidence:
+        # A sentence speaks of its article's subject ("She was born in ..."): the title's words count too.
+        about = terms(ev.title) & wanted
         for sentence, hits in zip(ev.sentences, ev.scores):
-            # A sentence speaks of its article's subject ("She was born in ..."): the title's words count too.
-            if ev.key and len((terms(sentence) | terms(ev.title)) & wanted) < min_shared:
+            if ev.key and len(about | (terms(sentence) & wanted)) < min_shared:
                 continue
             for span in entity_spans(sentence):
                 key = substance(span)

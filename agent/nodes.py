@@ -157,7 +157,7 @@ class Nodes:
 
     # --- retrieve ---------------------------------------------------------------------------------
     def retrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
-        """Run the step's queries (one batch, parallel on the Java side) and tool calls (parallel threads)."""
+        """Run the step's queries (a batch per hit count, parallel on the Java side) and tool calls (parallel threads)."""
         queries, calls, step = state.get("pending_queries", []), state.get("pending_tools", []), state["step"]
         found: list[tuple[int, Document]] = []
         errors: list[str] = []
