@@ -179,16 +179,17 @@ class Nodes:
         return {"retrieved": found, "steps": [record.model_copy(update={"errors": [*record.errors, *errors]})]}
 
     def _search(self, queries: list[str], origins: list[str], config: RunnableConfig | None) -> list[tuple[int, Document]]:
-        """(rank, hit) pairs: n_docs hits per query, proposer_docs per proposer query (one batch for each size)."""
+        """(rank, hit) pairs in query order: n_docs hits per query, proposer_docs per proposer query (one batch for
+        each size)."""
         cfg = self.config
-        sizes = [cfg.proposer_docs if origin == "proposer" else cfg.n_docs
-                 for origin, _ in zip([*origins, *["model"] * len(queries)], queries)]
-        found: list[tuple[int, Document]] = []
+        sizes = [cfg.proposer_docs if i < len(origins) and origins[i] == "proposer" else cfg.n_docs
+                 for i in range(len(queries))]
+        hits: dict[int, list[Document]] = {}
         for size in dict.fromkeys(sizes):
-            batch = [q for q, n in zip(queries, sizes) if n == size]
-            for hits in traced_batch_search(self.retriever, batch, size, config):
-                found.extend(enumerate(hits))
-        return found
+            positions = [i for i, n in enumerate(sizes) if n == size]
+            found = traced_batch_search(self.retriever, [queries[i] for i in positions], size, config)
+            hits.update(zip(positions, found))
+        return [pair for i in range(len(queries)) for pair in enumerate(hits[i])]
 
     async def aretrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
         """Async retrieve: the blocking searches run in the agent's own worker threads."""
