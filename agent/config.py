@@ -113,6 +113,8 @@ class AgentConfig(BaseModel):
                                        "span, titles first)")
     question_query: bool = Field(False, description="step 1 also searches the whole question (as BM25-R does), one "
                                  "query beyond the model's k")
+    question_docs: int | None = Field(None, ge=1, le=1000, description="hits fetched for the question query "
+                                      "(None: n_docs)")
     plan_sentences: int = Field(2, ge=0, le=10, description="sentences per document shown to the planner: those "
                                 "sharing most words with the queries (0 = each document's first tokens)")
     # The planning prompt asks for one short sentence; the grammar holds it to that (~35 tokens) so a small model

@@ -179,11 +179,11 @@ class Nodes:
         return {"retrieved": found, "steps": [record.model_copy(update={"errors": [*record.errors, *errors]})]}
 
     def _search(self, queries: list[str], origins: list[str], config: RunnableConfig | None) -> list[tuple[int, Document]]:
-        """(rank, hit) pairs in query order: n_docs hits per query, proposer_docs per proposer query (one batch for
-        each size)."""
+        """(rank, hit) pairs in query order: n_docs hits per query, proposer_docs per proposer query, question_docs
+        for the question query (one batch for each size)."""
         cfg = self.config
-        sizes = [cfg.proposer_docs if i < len(origins) and origins[i] == "proposer" else cfg.n_docs
-                 for i in range(len(queries))]
+        by_origin = {"proposer": cfg.proposer_docs, "question": cfg.question_docs or cfg.n_docs}
+        sizes = [by_origin.get(origins[i], cfg.n_docs) if i < len(origins) else cfg.n_docs for i in range(len(queries))]
         hits: dict[int, list[Document]] = {}
         for size in dict.fromkeys(sizes):
             positions = [i for i, n in enumerate(sizes) if n == size]

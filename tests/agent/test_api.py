@@ -199,6 +199,22 @@ def test_proposer_queries_fetch_proposer_docs_hits_each(tiny_retriever):
     assert {q for batch, k in counting.batches if k == 1 for q in batch} == set(proposed)
 
 
+def test_question_query_fetches_question_docs_hits_at_step_1_only(tiny_retriever):
+    class Sizes(Counting):
+        def batch_search(self, queries, k=10):
+            self.batches.append((list(queries), k))
+            return self.inner.batch_search(queries, k)
+
+    counting = Sizes(tiny_retriever)
+    question = "Where was Marta Kowalczyk born?"
+    config = AgentConfig(k=1, n=2, n_docs=2, question_query=True, question_docs=5, propose_queries=False)
+    llm = ScriptedLLM([plan("Marta Kowalczyk"), plan("Brennick"), "Answer: Brennick"])
+    result = FramesAgent(llm, counting, config=config).invoke(question)
+    assert result.steps[0].origins == ["model", "question"] and result.steps[1].queries == ["Brennick"]
+    assert ([question], 5) in counting.batches and (["Marta Kowalczyk"], 2) in counting.batches
+    assert all(k == 2 for batch, k in counting.batches if question not in batch)
+
+
 def test_long_and_too_many_queries_are_trimmed(tiny_retriever):
     long = "birth city of the mayor of Brennick in the year the observatory got its new telescope installed"
     llm = ScriptedLLM([plan(long, "Olse River", "Port Alder", "Gannet Park"), "Answer: a"])
