@@ -36,6 +36,14 @@ class Counting:
         return self.inner.by_title(title)
 
 
+class Sizes(Counting):
+    """Records each batch with its hit count: (queries, k)."""
+
+    def batch_search(self, queries, k=10):
+        self.batches.append((list(queries), k))
+        return self.inner.batch_search(queries, k)
+
+
 def plan(*queries, enough=False, tool_calls=()):
     return {"thought": "next", "queries": list(queries), "tool_calls": list(tool_calls), "enough": enough}
 
@@ -185,11 +193,6 @@ def test_proposer_competes_for_slots_and_origins_follow_queries(tiny_retriever):
 
 
 def test_proposer_queries_fetch_proposer_docs_hits_each(tiny_retriever):
-    class Sizes(Counting):
-        def batch_search(self, queries, k=10):
-            self.batches.append((list(queries), k))
-            return self.inner.batch_search(queries, k)
-
     counting = Sizes(tiny_retriever)
     config = AgentConfig(k=3, n=2, n_docs=4, proposer_docs=1, proposer_titles_only=False, proposer_min_shared=0)
     llm = ScriptedLLM(["", plan("Gannet Park"), "Answer: 1962"])
@@ -200,11 +203,6 @@ def test_proposer_queries_fetch_proposer_docs_hits_each(tiny_retriever):
 
 
 def test_question_query_fetches_question_docs_hits_at_step_1_only(tiny_retriever):
-    class Sizes(Counting):
-        def batch_search(self, queries, k=10):
-            self.batches.append((list(queries), k))
-            return self.inner.batch_search(queries, k)
-
     counting = Sizes(tiny_retriever)
     question = "Where was Marta Kowalczyk born?"
     config = AgentConfig(k=1, n=2, n_docs=2, question_query=True, question_docs=5, propose_queries=False)
