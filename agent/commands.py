@@ -103,6 +103,12 @@ def build_agent(args: argparse.Namespace, cache: bool = True):
     config = agent_config(args)
     use_wiki, tools = build_tools(args.tools)
     retriever = open_index(args.index, title_boost=config.title_boost, exact_title=config.exact_title) if use_wiki else None
+    if retriever is not None and config.dense_weight > 0:
+        from index.build import is_default_name
+        from retrieval.dense import open_hybrid
+
+        # The embedded index gets its vectors on first use, as it gets its Lucene index; others need `index dense`.
+        retriever = open_hybrid(retriever, config.dense_weight, build=is_default_name(args.index))
     # Test processes (serve, mcp) get a scripted model through FRAMES_AGENT_TEST_SCRIPT instead of a real one.
     llm = scripted_from_env() or resolve_model(args.model, base_url=args.base_url, cache=cache and not args.no_cache,
                                                timeout=config.timeout)

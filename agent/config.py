@@ -125,11 +125,14 @@ class AgentConfig(BaseModel):
     # cannot spend a step's time on prose.
     plan_thought_chars: int = Field(160, ge=16, le=4000, description="longest thought a plan reply may write")
     drop_fanout: bool = Field(False, description="drop a query that only adds one word to an earlier one")
-    # The two BM25 options are applied where the retriever is opened from a config (the CLI commands); a retriever
+    # The BM25 options are applied where the retriever is opened from a config (the CLI commands); a retriever
     # passed in ready-made (or shared by with_settings) keeps its own: BM25Retriever(title_boost=..., exact_title=...).
     title_boost: float = Field(DEFAULT_TITLE_BOOST, ge=0, description="weight of the title field against the body "
                                "in BM25 (0 = body only)")
     exact_title: bool = Field(True, description="a query that is an article title (or redirect) brings it first")
+    # Applied like the BM25 options; the default index's dense vectors are built on first use (retrieval/dense).
+    dense_weight: float = Field(0.0, ge=0, description="weight of dense (all-MiniLM-L6-v2, title and lead) hits "
+                                "fused with BM25's by reciprocal rank (0 = BM25 only)")
     max_query_words: int = Field(12, ge=1, description="longer queries are cut: BM25 wants short entity-style queries")
     variables: dict[str, str] = Field(default_factory=dict, description="extra prompt variables and their defaults")
     # Generated tokens are the slowest part on a CPU (~10 tok/s): a call that runs on cannot cost more than this.

@@ -1,4 +1,4 @@
-"""CLI subcommands: `index build`, `index list` and `search`."""
+"""CLI subcommands: `index build`, `index dense`, `index list` and `search`."""
 from __future__ import annotations
 
 import argparse
@@ -26,6 +26,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--force", action="store_true", help="rebuild even if an up-to-date index exists")
     build.set_defaults(handler=run_build)
 
+    dense = index_sub.add_parser("dense", help="build the dense (MiniLM) vectors that hybrid search fuses with BM25",
+                                 description="Encodes each unit's title and lead with all-MiniLM-L6-v2 (shipped on "
+                                             "PyPI) into the cache; resumes where an interrupted build stopped. Then "
+                                             "--set dense_weight=1 makes frames/ask/compare search BM25 + dense.")
+    dense.add_argument("--index", default="default", metavar="NAME_OR_DIR",
+                       help="index name or directory (default: the embedded index)")
+    dense.set_defaults(handler=run_dense)
+
     listing = index_sub.add_parser("list", help="list the indexes under the index directory")
     listing.set_defaults(handler=run_list)
 
@@ -51,6 +59,18 @@ def run_build(args: argparse.Namespace) -> int:
     if empty or repeats:
         print(f"note: skipped {empty} article(s) without text and {repeats} repeating an earlier id (first kept)",
               file=sys.stderr)
+    return 0
+
+
+def run_dense(args: argparse.Namespace) -> int:
+    """Build (or resume, or reuse) an index's dense vectors and print where they are."""
+    from index.build import open_index
+    from retrieval.dense import build_for_index
+    from retrieval.dense.store import finished
+
+    with open_index(args.index, threads=1) as retriever:
+        path = build_for_index(retriever)
+    print(f"dense index of {args.index}: {(finished(path) or {}).get('docs')} units at {path}")
     return 0
 
 

@@ -1,6 +1,7 @@
 """The title as a search field of its own (BM25F-style weights) and the exact-title path."""
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from retrieval.types import Document
@@ -8,6 +9,10 @@ from retrieval.types import Document
 # Weight of the title field against the body (1.0) in the BM25F-style sum; chosen on FRAMES dev BM25-R recall.
 DEFAULT_TITLE_BOOST = 0.75
 TITLE_FIELD = "title"
+_TERM = re.compile(r"\w+")
+# Lucene refuses a query of more than 1,024 clauses (TooManyClauses); stay under it with room to spare. With the
+# title field each term is a clause twice.
+MAX_TERMS = 500
 
 
 def field_weights(autoclass: Callable, manifest: dict | None, title_boost: float):
@@ -32,3 +37,13 @@ def exact_first(hits: list[Document], k: int, article_id: str | None,
         return hits
     top = doc.model_copy(update={"score": hits[0].score if hits else 0.0})
     return [top, *(h for h in hits if h.id != top.id)][:k]
+
+
+def cap_terms(query: str, limit: int = MAX_TERMS) -> tuple[str, int]:
+    """(query keeping only its first `limit` distinct terms, how many distinct terms were dropped)."""
+    terms = _TERM.findall(query)
+    distinct = dict.fromkeys(t.casefold() for t in terms)
+    if len(distinct) <= limit:
+        return query, 0
+    kept = set(list(distinct)[:limit])
+    return " ".join(t for t in terms if t.casefold() in kept), len(distinct) - limit

@@ -12,10 +12,12 @@ import re
 import threading
 import unicodedata
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 from urllib.parse import unquote
 
 from retrieval.errors import RetrievalError
+from retrieval.lucene.fields import (  # noqa: F401 (re-exported)
+    DEFAULT_TITLE_BOOST, MAX_TERMS, TITLE_FIELD, cap_terms, exact_first, field_weights)
 from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's public names)
     MANIFEST_FILE,
     TITLES_FILE,
@@ -26,15 +28,10 @@ from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's
     read_manifest,
     resolve_index,
 )
-from retrieval.lucene.fields import DEFAULT_TITLE_BOOST, TITLE_FIELD, exact_first, field_weights  # noqa: F401
 from retrieval.types import Document
 
 _WORD = re.compile(r"\w")
-_TERM = re.compile(r"\w+")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable input bytes; the JVM cannot encode them
-# Lucene refuses a query of more than 1,024 clauses (TooManyClauses); stay under it with room to spare. With the
-# title field each term is a clause twice.
-MAX_TERMS = 500
 _log = logging.getLogger(__name__)
 
 
@@ -153,6 +150,14 @@ class BM25Retriever:
         """Number of documents (units) in the index."""
         with self._lock:
             return int(self._searcher.get_total_num_docs())
+
+    def iter_documents(self, batch: int = 1000) -> Iterator[Document]:
+        """Every stored document (unit) in index order; what a dense index over this one encodes."""
+        total = self.num_docs
+        for start in range(0, total, batch):
+            with self._lock:
+                raws = [self._searcher.doc(i).get("raw") for i in range(start, min(start + batch, total))]
+            yield from (self._raw_document(raw, score=0.0) for raw in raws if raw)
 
     def close(self) -> None:
         """Release the Lucene reader."""
@@ -273,16 +278,6 @@ def _plain(query: str) -> str:
         _log.warning("query has more than %d distinct terms: searched the first %d, dropped %d",
                      MAX_TERMS, MAX_TERMS, dropped)
     return text
-
-
-def cap_terms(query: str, limit: int = MAX_TERMS) -> tuple[str, int]:
-    """(query keeping only its first `limit` distinct terms, how many distinct terms were dropped)."""
-    terms = _TERM.findall(query)
-    distinct = dict.fromkeys(t.casefold() for t in terms)
-    if len(distinct) <= limit:
-        return query, 0
-    kept = set(list(distinct)[:limit])
-    return " ".join(t for t in terms if t.casefold() in kept), len(distinct) - limit
 
 
 def _check_k(k: int) -> int:

