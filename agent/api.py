@@ -78,18 +78,19 @@ class FramesAgent(Runnable[Question, AgentResult]):
     """Multi-step retrieval agent: k queries per step, n steps, then a short answer.
 
     A LangChain Runnable: invoke/ainvoke/batch/abatch/with_config take the usual config (callbacks, tags,
-    metadata, run_name), and stream/astream yield typed AgentEvents, the last one AnswerReady.
+    metadata, run_name), and stream/astream yield typed AgentEvents, the last one AnswerReady. encoder (a
+    retrieval.dense Encoder) serves `answer_dense_weight`; by default the hybrid retriever's, else all-MiniLM-L6-v2.
     """
 
     name: str | None = "FramesAgent"
 
     def __init__(self, llm: BaseChatModel | str, retriever: Retriever | Any | None = None,
-                 tools: Sequence[BaseTool] = (), config: AgentConfig | None = None) -> None:
+                 tools: Sequence[BaseTool] = (), config: AgentConfig | None = None, encoder: Any = None) -> None:
         self.config = config or AgentConfig.for_model(llm)
         self.llm = _resolve(llm, self.config.timeout)
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
-        self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config)
+        self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config, encoder)
         self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes)
 
     def with_settings(self, **changes: Any) -> "FramesAgent":
@@ -102,7 +103,7 @@ class FramesAgent(Runnable[Question, AgentResult]):
         except ValidationError as exc:
             err = exc.errors()[0]
             raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-        return FramesAgent(self.llm, self.retriever, self.tools, config)
+        return FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder)
 
     def get_graph(self, config: RunnableConfig | None = None) -> Any:
         """The agent's LangGraph graph for drawing (plan, retrieve, merge, answer and the named edges)."""

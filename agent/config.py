@@ -90,6 +90,9 @@ class AgentConfig(BaseModel):
     answer_passages: int = Field(SMALL_MODEL_BUDGETS["answer_passages"], ge=0, le=500,
                                  description="passages shown per article when answering: its lead and those most relevant "
                                  "to the question and the step queries (BM25 within the article); 0 = the article's beginning")
+    answer_dense_weight: float = Field(0.0, ge=0, description="weight of dense (all-MiniLM-L6-v2) similarity to the "
+                                       "question when it re-ranks each article's 30 best BM25 passages for the answer "
+                                       "(reciprocal-rank fusion; 0 = BM25 alone)")
     passage_words: int = Field(80, ge=10, le=1000, description="words per passage when articles are split for answering")
     # Off until it wins by measurement on numerical questions (issue 18); the answer prompt asks for the
     # "<expression> = <result>" form either way, so records allow scoring both on the same replies.

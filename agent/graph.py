@@ -13,6 +13,7 @@ from agent.config import AgentConfig
 from agent.nodes import Nodes
 from agent.prompts import load_prompt
 from agent.state import AgentInput, AgentOutput, AgentState
+from retrieval.dense.encoder import Encoder
 from retrieval.types import Retriever
 
 
@@ -30,9 +31,10 @@ def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__
     return END if state.get("skip_answer") else "answer"
 
 
-def build_nodes(llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool], config: AgentConfig) -> Nodes:
-    """The nodes with their prompts loaded and checked."""
-    return Nodes(llm, retriever, tools, config, load_prompt(config.prompt), load_prompt(config.answer_prompt))
+def build_nodes(llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool], config: AgentConfig,
+                encoder: Encoder | None = None) -> Nodes:
+    """The nodes with their prompts loaded and checked (encoder: for answer passage re-ranking, if configured)."""
+    return Nodes(llm, retriever, tools, config, load_prompt(config.prompt), load_prompt(config.answer_prompt), encoder)
 
 
 def build_graph(llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool] = (),

@@ -31,7 +31,8 @@ from agent.tools import describe_tools, run_tool
 from retrieval import context as ctx
 from retrieval.bridges import traced_batch_search
 from retrieval.errors import FramesAgentError
-from retrieval.passages import query_terms
+from retrieval.dense.encoder import Encoder
+from retrieval.passages import Rerank, query_terms
 from retrieval.types import Document, Retriever
 
 PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "tools", "more_fields", "more_rules"}
@@ -49,8 +50,10 @@ class Nodes:
     """The four nodes of FRAMES Algorithm 1, bound to their injected dependencies."""
 
     def __init__(self, llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool],
-                 config: AgentConfig, plan_prompt: Prompt, answer_prompt: Prompt) -> None:
+                 config: AgentConfig, plan_prompt: Prompt, answer_prompt: Prompt, encoder: Encoder | None = None) -> None:
         self.llm, self.retriever, self.config = llm, retriever, config
+        # Passage re-ranking's encoder: the one given, else the hybrid retriever's, else all-MiniLM-L6-v2 on first use.
+        self.encoder = encoder or getattr(retriever, "encoder", None)
         self.tools = {tool.name: tool for tool in tools}
         self.tools_text = describe_tools(list(tools), config.max_tool_calls)
         self.plan_prompt, self.answer_prompt = plan_prompt, answer_prompt
@@ -212,11 +215,23 @@ class Nodes:
         selection = None
         if cfg.answer_passages:
             # The question and the step queries pick each article's passages: FRAMES facts sit deep in long articles.
-            selection = ctx.Selection(query_terms(question, queries), cfg.answer_passages, cfg.passage_words)
+            selection = ctx.Selection(query_terms(question, queries), cfg.answer_passages, cfg.passage_words,
+                                      rerank=self._rerank(question))
         shown = ctx.render(context, cfg.answer_budget, cfg.answer_doc_tokens, empty="(no documents)", selection=selection)
         text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question, context=shown.text)
         return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut,
                                 prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles)
+
+    def _rerank(self, question: str) -> Rerank | None:
+        """Embedding similarity to the question, fused with BM25 to order each article's passages (when configured)."""
+        if not self.config.answer_dense_weight:
+            return None
+        if self.encoder is None:
+            from retrieval.dense import MiniLMEncoder
+
+            self.encoder = MiniLMEncoder()
+        encoder, target = self.encoder, self.encoder.encode([question])[0]
+        return Rerank(lambda texts: encoder.encode(texts) @ target, self.config.answer_dense_weight)
 
     def _answer_input(self, state: AgentState) -> tuple[str, ContextCut]:
         return self.answer_text(state["question"], state.get("context", []), state.get("variables", {}),

@@ -4,7 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from retrieval.passages import PASSAGE_WORDS, ShownPassages, select, split_passages
+from retrieval.passages import (
+    PASSAGE_WORDS,
+    Rerank,
+    ShownPassages,
+    select,
+    split_passages,
+)
 from retrieval.tokens import count_tokens, truncate_tokens
 from retrieval.types import Document
 
@@ -90,6 +96,8 @@ class Selection:
     # With few articles the budget has room to spare: each article may then take an even share of what is
     # left, with as many of its relevant passages as fit (the oracle's 2-3 gold articles show far more).
     fill: bool = True
+    # Re-ranks each article's BM25 passages (e.g. by embedding similarity to the question); None: BM25 alone.
+    rerank: Rerank | None = None
 
 
 def _lead(entry: ContextEntry, index: int, limit: int) -> str:
@@ -116,7 +124,7 @@ def _selected(entry: ContextEntry, index: int, doc_tokens: int, base: int, room:
     parts = split_passages(text, selection.words) or [""]
     head = f"[{index}] {entry.title}\n"
     more = selection.fill and doc_tokens > base
-    order = select(parts, selection.query, len(parts) if more else selection.passages)
+    order = select(parts, selection.query, len(parts) if more else selection.passages, rerank=selection.rerank)
     costs = {i: count_tokens(parts[i]) + _SEPARATOR_TOKENS for i in order}
     start = count_tokens(head)
     want = start + sum(costs[i] for i in _fit(costs, order, start, doc_tokens))

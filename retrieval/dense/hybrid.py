@@ -6,19 +6,8 @@ from typing import Any, Sequence
 from retrieval.dense.encoder import Encoder
 from retrieval.dense.store import DenseIndex
 from retrieval.errors import RetrievalError
+from retrieval.fusion import rrf
 from retrieval.types import Document, Retriever
-
-RRF_K = 60  # the constant of Cormack et al. (2009): ranks past a few dozen count about the same
-
-
-def rrf(rankings: Sequence[Sequence[str]], weights: Sequence[float], k: int, rrf_k: int = RRF_K) -> list[str]:
-    """The k ids with the highest weighted reciprocal-rank sum; ties keep the order ids were first seen."""
-    score: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights):
-        for rank, key in enumerate(ranking):
-            score[key] = score.get(key, 0.0) + weight / (rrf_k + rank)
-    order = {key: n for n, key in enumerate(score)}
-    return sorted(score, key=lambda key: (-score[key], order[key]))[:k]
 
 
 class HybridRetriever:

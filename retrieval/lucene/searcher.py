@@ -17,7 +17,13 @@ from urllib.parse import unquote
 
 from retrieval.errors import RetrievalError
 from retrieval.lucene.fields import (  # noqa: F401 (re-exported)
-    DEFAULT_TITLE_BOOST, MAX_TERMS, TITLE_FIELD, cap_terms, exact_first, field_weights)
+    DEFAULT_TITLE_BOOST,
+    MAX_TERMS,
+    TITLE_FIELD,
+    cap_terms,
+    exact_first,
+    field_weights,
+)
 from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's public names)
     MANIFEST_FILE,
     TITLES_FILE,

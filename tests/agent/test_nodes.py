@@ -135,3 +135,33 @@ def test_tools_and_adaptive_bring_their_fields_back():
     assert schema["properties"]["tool_calls"]["maxItems"] == 2 and "enough" in schema["properties"]
     assert '"tool_calls"' in reply_extras(True, True)["more_fields"] and reply_extras(False, False) == {
         "more_fields": "", "more_rules": ""}
+
+
+def test_answer_dense_weight_reranks_passages_with_the_injected_encoder(tiny_retriever):
+    import numpy as np
+
+    class Cellar:
+        """A stand-in encoder: the question and passages about a cellar point one way, everything else another."""
+
+        name, dim = "cellar", 2
+
+        def __init__(self):
+            self.seen = []
+
+        def encode(self, texts):
+            self.seen += list(texts)
+            return np.array([[1.0, 0.0] if ("cellar" in t or "kept" in t) else [0.0, 1.0] for t in texts])
+
+    doc = tiny_retriever.by_title("Brennick").model_copy(update={"text": (
+        "Brennick is a city.\nThe Brennick guild records are in the town hall of Brennick.\n"
+        "The archive keeps the guild ledger in its cellar.")})
+    question = "Where are the Brennick guild records kept?"
+    config = AgentConfig(answer_budget=300, answer_doc_tokens=300, answer_passages=2, passage_words=10)
+    llm = ScriptedLLM(["Answer: x"] * 2)
+    plain = FramesAgent(llm, tiny_retriever, config=config).answer_from(question, [doc])
+    assert plain.answer_context.passages[0].passages == [0, 1]
+    encoder = Cellar()
+    dense = config.model_copy(update={"answer_dense_weight": 2.0})
+    agent = FramesAgent(llm, tiny_retriever, config=dense, encoder=encoder)
+    assert agent.answer_from(question, [doc]).answer_context.passages[0].passages == [0, 2]
+    assert encoder.seen[0] == question and agent.with_settings(k=2).nodes.encoder is encoder

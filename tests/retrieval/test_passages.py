@@ -25,3 +25,22 @@ def test_select_puts_the_lead_first_then_the_best_match():
 def test_query_terms_take_the_question_then_new_query_words_once():
     assert query_terms("When did the canal open?", ["Varn canal opening", "canal engineer"]) == [
         "canal", "open", "varn", "opening", "engineer"]
+
+
+def test_rerank_fuses_a_similarity_with_the_bm25_order():
+    from retrieval.passages import Rerank
+
+    passages = ["Ada Kerr was an engineer.", "Kerr designed the Varn bridge in Kerr style.", "Kerr later built a dam.",
+                "Her best-known achievement spans the Varn river."]
+    query = query_terms("Which work of Ada Kerr crosses the Varn?")
+    assert select(passages, query, 2) == [0, 1]
+    calls = []
+
+    def similarity(texts):
+        calls.append(list(texts))
+        return [1.0 if "spans" in t else 0.0 for t in texts]
+
+    assert select(passages, query, 2, rerank=Rerank(similarity, weight=2.0)) == [0, 3]
+    assert select(passages, query, 2, rerank=Rerank(similarity, weight=0.0)) == [0, 1]  # weight 0: BM25's order
+    assert all(len(c) == 4 for c in calls)  # every passage sharing a term is a candidate (under `candidates`)
+    assert select(passages, query, 2, rerank=Rerank(similarity, weight=2.0, candidates=1))[1] != 3
