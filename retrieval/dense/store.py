@@ -18,6 +18,7 @@ PART_DOCS = 4096  # units encoded between checkpoints: an interrupted build lose
 _MANIFEST, _VECTORS, _IDS, _BUILDING = "manifest.json", "vectors.npy", "ids.json", "building.json"
 # Query-by-corpus products are done in slices so a large corpus never needs a float32 copy of all its vectors.
 _SLICE = 65536
+_IN_MEMORY = 64 * 2**20  # vector components kept as float32 in memory (256 MB); larger corpora are searched in slices
 
 
 class DenseIndex:
@@ -27,6 +28,7 @@ class DenseIndex:
         if len(vectors) != len(ids):
             raise RetrievalError(f"dense index holds {len(vectors)} vectors for {len(ids)} ids")
         self.vectors, self.ids, self.meta = vectors, ids, dict(meta or {})
+        self._full: np.ndarray | None = None
 
     @classmethod
     def load(cls, directory: Path) -> "DenseIndex":
@@ -44,8 +46,13 @@ class DenseIndex:
         if k <= 0 or len(queries) == 0:
             return [[] for _ in range(len(queries))]
         q = np.asarray(queries, dtype=np.float32)
-        scores = np.concatenate([q @ np.asarray(self.vectors[i:i + _SLICE], dtype=np.float32).T
-                                 for i in range(0, len(self.ids), _SLICE)], axis=1)
+        if self._full is None and self.vectors.size <= _IN_MEMORY:
+            self._full = np.asarray(self.vectors, dtype=np.float32)  # converting per search cost more than the product
+        if self._full is not None:
+            scores = q @ self._full.T
+        else:
+            scores = np.concatenate([q @ np.asarray(self.vectors[i:i + _SLICE], dtype=np.float32).T
+                                     for i in range(0, len(self.ids), _SLICE)], axis=1)
         top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         out = []
         for row, cand in zip(scores, top):

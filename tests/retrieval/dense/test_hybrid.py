@@ -65,6 +65,15 @@ def test_dense_index_returns_nearest_units_best_first():
         DenseIndex(vectors, ["w"])
 
 
+def test_a_corpus_too_large_for_memory_is_searched_slice_by_slice_with_the_same_answer(monkeypatch):
+    vectors, ids = np.random.default_rng(0).normal(size=(7, 4)).astype(np.float16), list("abcdefg")
+    query = np.array([[0.3, -0.2, 0.9, 0.1]], dtype=np.float32)
+    whole = DenseIndex(vectors, ids).search(query, 4)
+    monkeypatch.setattr(store, "_IN_MEMORY", 0)
+    monkeypatch.setattr(store, "_SLICE", 3)
+    assert DenseIndex(vectors, ids).search(query, 4) == whole
+
+
 def test_build_encodes_every_unit_once_and_an_interrupted_build_resumes(tiny_retriever, tmp_path, monkeypatch):
     monkeypatch.setattr(store, "PART_DOCS", 5)
     units = list(tiny_retriever.iter_documents())
