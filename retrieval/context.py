@@ -4,13 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from retrieval.passages import (
-    PASSAGE_WORDS,
-    Rerank,
-    ShownPassages,
-    select,
-    split_passages,
-)
+from retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, select, split_passages
 from retrieval.tokens import count_tokens, truncate_tokens
 from retrieval.types import Document
 

