@@ -70,7 +70,7 @@ class HybridRetriever:
         return FramesRetriever(retriever=self, k=k)
 
     def __getattr__(self, name: str) -> Any:
-        # Everything else a BM25Retriever offers (fingerprint, num_docs, close, as_langchain, ...) is the index's.
+        # Everything else a BM25Retriever offers (fingerprint, num_docs, close, index_dir, ...) is the index's.
         if name.startswith("__") or name in ("bm25", "dense", "encoder"):
             raise AttributeError(name)
         return getattr(self.bm25, name)

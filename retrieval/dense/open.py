@@ -28,10 +28,9 @@ def open_hybrid(bm25, weight: float = 1.0, *, encoder: Encoder | None = None, de
     """bm25 fused with its dense index; build=True builds a missing one first (else a missing one is an error)."""
     encoder = encoder or MiniLMEncoder()
     out = dense_dir(bm25.fingerprint, encoder)
-    meta = finished(out)
-    if meta is None or any(meta.get(k) != v for k, v in _identity(bm25, encoder).items()):
+    if finished(out, _identity(bm25, encoder)) is None:
         if not build:
-            state = "is stale (the index was rebuilt)" if meta else "is not built"
+            state = "is stale (an older format or encoder)" if finished(out) else "is not built"
             raise RetrievalError(f"the dense index of {bm25.index_dir} {state}: run `python cli.py index dense "
                                  f"--index {bm25.name}` (about 25 min on 2 cores for the embedded corpus)")
         if progress:

@@ -70,13 +70,16 @@ def dense_dir(fingerprint: str, encoder: Encoder) -> Path:
     return cache_dir() / "dense" / f"{slug}{f'-{length}' if length else ''}"
 
 
-def finished(directory: Path) -> dict | None:
-    """The manifest of a finished dense index, or None."""
+def finished(directory: Path, identity: dict | None = None) -> dict | None:
+    """The manifest of a finished dense index (of this format and identity, when one is given), or None."""
     try:
         meta = json.loads((Path(directory) / _MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return meta if isinstance(meta, dict) and meta.get("complete") is True else None
+    if not isinstance(meta, dict) or meta.get("complete") is not True:
+        return None
+    wanted = {"format": DENSE_FORMAT, **identity} if identity is not None else {}
+    return meta if all(meta.get(k) == v for k, v in wanted.items()) else None
 
 
 def build_dense(units: Iterable, total: int, encoder: Encoder, out_dir: Path, identity: dict,
@@ -88,8 +91,8 @@ def build_dense(units: Iterable, total: int, encoder: Encoder, out_dir: Path, id
     """
     out_dir = Path(out_dir)
     meta = {"format": DENSE_FORMAT, **identity}
-    done = finished(out_dir)
-    if done and all(done.get(k) == v for k, v in meta.items()):
+    done = finished(out_dir, identity)
+    if done:
         return done
     parts = _parts_dir(out_dir, meta)
     length = getattr(encoder, "max_tokens", DEFAULT_MAX_TOKENS)
