@@ -7,6 +7,7 @@ from pydantic import BaseModel
 
 from agent.calculator import calculate, format_number
 from agent.errors import CalculatorError
+from agent.subquestions import Finding
 
 MAX_ANSWER_CHARS = 300
 # A short lead-in ("Final line:", "So the") may precede the answer label on its line.
@@ -36,6 +37,8 @@ class FinalAnswer(BaseModel):
     # "<expression> = <value>" when the calculator computed the answer; the model's own result is in `model_answer`.
     calculation: str | None = None
     model_answer: str = ""
+    # Self-ask (config sub_questions): the sub-questions and what the model found for each before answering.
+    findings: list[Finding] = []
 
 
 def _clean(text: str) -> str:

@@ -95,6 +95,11 @@ class AgentConfig(BaseModel):
     answer_dense_weight: float = Field(0.0, ge=0, description="weight of dense (all-MiniLM-L6-v2) similarity to the "
                                        "question when it re-ranks each article's 30 best BM25 passages for the answer "
                                        "(reciprocal-rank fusion; 0 = BM25 alone)")
+    # Off until it wins by measurement (issue 18): each sub-question costs a model call.
+    sub_questions: int = Field(0, ge=0, le=6, description="self-ask at answer time: the model splits the question into "
+                               "up to this many sub-questions, answers each from the passages selected for it (and the "
+                               "earlier findings), and the answer prompt shows those notes after the passages (0 = off)")
+    sub_answer_budget: int = Field(600, ge=50, description="context tokens shown to answer one sub-question")
     passage_words: int = Field(80, ge=10, le=1000, description="words per passage when articles are split for answering")
     # Off until it wins by measurement on numerical questions (issue 18); the answer prompt asks for the
     # "<expression> = <result>" form either way, so records allow scoring both on the same replies.

@@ -16,9 +16,11 @@ from agent.answers import parse_reply
 from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.llm.calls import Structured, astructured, message_text, structured
-from agent.prompts import Prompt
+from agent.prompts import Prompt, load_prompt
 from agent.bridging import matched_sentences, propose, question_evidence, render_evidence
 from agent.queries import PlanReply, clean_queries, fallback_plan, plan_schema, reply_extras
+from agent.subquestions import (Finding, SubQuestions, choose, fallback_sub_questions, finding_text, render_findings,
+                                sub_question_schema)
 from agent.state import (
     AgentState,
     ContextCut,
@@ -64,6 +66,7 @@ class Nodes:
                                        config.plan_thought_chars)
         self.reply_extras = reply_extras(bool(tools), config.adaptive)
         plan_prompt.check(PLAN_VARIABLES | set(config.variables), required={"question"})
+        self.self_ask = (load_prompt("subquestions"), load_prompt("subanswer")) if config.sub_questions else None
         answer_prompt.check(ANSWER_VARIABLES | set(config.variables), required=ANSWER_VARIABLES)
 
     @staticmethod
@@ -209,18 +212,59 @@ class Nodes:
 
     # --- answer -----------------------------------------------------------------------------------
     def answer_text(self, question: str, context: Sequence[ctx.ContextEntry], variables: dict[str, str],
-                    queries: Sequence[str] = ()) -> tuple[str, ContextCut]:
+                    queries: Sequence[str] = (), findings: Sequence[Finding] = ()) -> tuple[str, ContextCut]:
         """The answer prompt for a question and context, and what of the context it showed and cut."""
+        cfg = self.config
+        shown = self._passages(question, context, queries, cfg.answer_budget)
+        text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question,
+                                         context=shown.text + render_findings(list(findings)))
+        return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut,
+                                prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles)
+
+    def _passages(self, question: str, context: Sequence[ctx.ContextEntry], queries: Sequence[str],
+                  budget: int) -> ctx.RenderedContext:
         cfg = self.config
         selection = None
         if cfg.answer_passages:
             # The question and the step queries pick each article's passages: FRAMES facts sit deep in long articles.
             selection = ctx.Selection(query_terms(question, queries), cfg.answer_passages, cfg.passage_words,
                                       rerank=self._rerank(question))
-        shown = ctx.render(context, cfg.answer_budget, cfg.answer_doc_tokens, empty="(no documents)", selection=selection)
-        text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question, context=shown.text)
-        return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut,
-                                prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles)
+        return ctx.render(context, budget, cfg.answer_doc_tokens, empty="(no documents)", selection=selection)
+
+    # --- answer: self-ask -------------------------------------------------------------------------
+    def _decompose_call(self, question: str) -> tuple[str, dict]:
+        text = self.self_ask[0].render(question=question, n=self.config.sub_questions)
+        return text, {"json_schema": sub_question_schema(self.config.sub_questions), **self._cap(200)}
+
+    def _sub_answer_text(self, state: AgentState, sub: str, findings: list[Finding]) -> str:
+        # The earlier findings' names pick this sub-question's passages too: "the person from question 1".
+        shown = self._passages(sub, state.get("context", []), [f.answer for f in findings], self.config.sub_answer_budget)
+        noted = "\n".join(f"- {f.question} {f.answer}" for f in findings) or "(none yet)"
+        return self.self_ask[1].render(context=shown.text, main_question=state["question"], findings=noted, question=sub)
+
+    def _findings(self, state: AgentState, config: RunnableConfig) -> list[Finding]:
+        """Sub-questions of the question, each answered in turn from its own passages (config sub_questions)."""
+        if self.self_ask is None:
+            return []
+        text, kwargs = self._decompose_call(state["question"])
+        reply = structured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
+        findings: list[Finding] = []
+        for sub in choose(reply.value.questions, state["question"], self.config.sub_questions):
+            said = self.llm.invoke(self._sub_answer_text(state, sub, findings), config=config, **self._cap(80))
+            findings.append(Finding(question=sub, answer=finding_text(message_text(said.content))))
+        return findings
+
+    async def _afindings(self, state: AgentState, config: RunnableConfig) -> list[Finding]:
+        """Async _findings."""
+        if self.self_ask is None:
+            return []
+        text, kwargs = self._decompose_call(state["question"])
+        reply = await astructured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
+        findings: list[Finding] = []
+        for sub in choose(reply.value.questions, state["question"], self.config.sub_questions):
+            said = await self.llm.ainvoke(self._sub_answer_text(state, sub, findings), config=config, **self._cap(80))
+            findings.append(Finding(question=sub, answer=finding_text(message_text(said.content))))
+        return findings
 
     def _rerank(self, question: str) -> Rerank | None:
         """Embedding similarity to the question, fused with BM25 to order each article's passages (when configured)."""
@@ -233,21 +277,26 @@ class Nodes:
         encoder, target = self.encoder, self.encoder.encode([question])[0]
         return Rerank(lambda texts: encoder.encode(texts) @ target, self.config.answer_dense_weight)
 
-    def _answer_input(self, state: AgentState) -> tuple[str, ContextCut]:
+    def _answer_input(self, state: AgentState, findings: Sequence[Finding] = ()) -> tuple[str, ContextCut]:
         return self.answer_text(state["question"], state.get("context", []), state.get("variables", {}),
-                                state.get("queries", []))
+                                state.get("queries", []), findings)
 
-    def _answer_update(self, reply: Any, cut: ContextCut) -> dict:
+    def _answer_update(self, reply: Any, cut: ContextCut, findings: list[Finding]) -> dict:
         raw = message_text(reply.content)
         final = parse_reply(raw, calculator=self.config.calculator)
+        final.findings = findings
         return {"answer": final.answer, "raw_answer": raw, "answer_context": cut, "final": final}
 
     def answer(self, state: AgentState, config: RunnableConfig) -> dict:
         """Answer from the question and the context under the answer budget."""
-        text, cut = self._answer_input(state)
-        return self._answer_update(self.llm.invoke(text, config=config, **self._cap(self.config.answer_max_tokens)), cut)
+        findings = self._findings(state, config)
+        text, cut = self._answer_input(state, findings)
+        reply = self.llm.invoke(text, config=config, **self._cap(self.config.answer_max_tokens))
+        return self._answer_update(reply, cut, findings)
 
     async def aanswer(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async answer."""
-        text, cut = self._answer_input(state)
-        return self._answer_update(await self.llm.ainvoke(text, config=config, **self._cap(self.config.answer_max_tokens)), cut)
+        findings = await self._afindings(state, config)
+        text, cut = self._answer_input(state, findings)
+        reply = await self.llm.ainvoke(text, config=config, **self._cap(self.config.answer_max_tokens))
+        return self._answer_update(reply, cut, findings)
