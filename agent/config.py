@@ -95,7 +95,8 @@ class AgentConfig(BaseModel):
     answer_dense_weight: float = Field(0.0, ge=0, description="weight of dense (all-MiniLM-L6-v2) similarity to the "
                                        "question when it re-ranks each article's 30 best BM25 passages for the answer "
                                        "(reciprocal-rank fusion; 0 = BM25 alone)")
-    # Off until it wins by measurement (issue 18): each sub-question costs a model call.
+    # 0 by measurement (issue 18; oracle, first 40 dev questions, hand-rated): 3 sub-questions gave 7/40 against
+    # 11/40 at 52 s a question instead of 31: the 1.5B model's findings carry confident mistakes into the answer.
     sub_questions: int = Field(0, ge=0, le=6, description="self-ask at answer time: the model splits the question into "
                                "up to this many sub-questions, answers each from the passages selected for it (and the "
                                "earlier findings), and the answer prompt shows those notes after the passages (0 = off)")

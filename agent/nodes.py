@@ -16,11 +16,10 @@ from agent.answers import parse_reply
 from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.llm.calls import Structured, astructured, message_text, structured
-from agent.prompts import Prompt, load_prompt
+from agent.prompts import Prompt
 from agent.bridging import matched_sentences, propose, question_evidence, render_evidence
 from agent.queries import PlanReply, clean_queries, fallback_plan, plan_schema, reply_extras
-from agent.subquestions import (Finding, SubQuestions, choose, fallback_sub_questions, finding_text, render_findings,
-                                sub_question_schema)
+from agent.subquestions import Finding, SelfAsk, render_findings
 from agent.state import (
     AgentState,
     ContextCut,
@@ -66,7 +65,7 @@ class Nodes:
                                        config.plan_thought_chars)
         self.reply_extras = reply_extras(bool(tools), config.adaptive)
         plan_prompt.check(PLAN_VARIABLES | set(config.variables), required={"question"})
-        self.self_ask = (load_prompt("subquestions"), load_prompt("subanswer")) if config.sub_questions else None
+        self.self_ask = SelfAsk(llm, config.sub_questions) if config.sub_questions else None
         answer_prompt.check(ANSWER_VARIABLES | set(config.variables), required=ANSWER_VARIABLES)
 
     @staticmethod
@@ -231,40 +230,9 @@ class Nodes:
                                       rerank=self._rerank(question))
         return ctx.render(context, budget, cfg.answer_doc_tokens, empty="(no documents)", selection=selection)
 
-    # --- answer: self-ask -------------------------------------------------------------------------
-    def _decompose_call(self, question: str) -> tuple[str, dict]:
-        text = self.self_ask[0].render(question=question, n=self.config.sub_questions)
-        return text, {"json_schema": sub_question_schema(self.config.sub_questions), **self._cap(200)}
-
-    def _sub_answer_text(self, state: AgentState, sub: str, findings: list[Finding]) -> str:
-        # The earlier findings' names pick this sub-question's passages too: "the person from question 1".
-        shown = self._passages(sub, state.get("context", []), [f.answer for f in findings], self.config.sub_answer_budget)
-        noted = "\n".join(f"- {f.question} {f.answer}" for f in findings) or "(none yet)"
-        return self.self_ask[1].render(context=shown.text, main_question=state["question"], findings=noted, question=sub)
-
-    def _findings(self, state: AgentState, config: RunnableConfig) -> list[Finding]:
-        """Sub-questions of the question, each answered in turn from its own passages (config sub_questions)."""
-        if self.self_ask is None:
-            return []
-        text, kwargs = self._decompose_call(state["question"])
-        reply = structured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
-        findings: list[Finding] = []
-        for sub in choose(reply.value.questions, state["question"], self.config.sub_questions):
-            said = self.llm.invoke(self._sub_answer_text(state, sub, findings), config=config, **self._cap(80))
-            findings.append(Finding(question=sub, answer=finding_text(message_text(said.content))))
-        return findings
-
-    async def _afindings(self, state: AgentState, config: RunnableConfig) -> list[Finding]:
-        """Async _findings."""
-        if self.self_ask is None:
-            return []
-        text, kwargs = self._decompose_call(state["question"])
-        reply = await astructured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
-        findings: list[Finding] = []
-        for sub in choose(reply.value.questions, state["question"], self.config.sub_questions):
-            said = await self.llm.ainvoke(self._sub_answer_text(state, sub, findings), config=config, **self._cap(80))
-            findings.append(Finding(question=sub, answer=finding_text(message_text(said.content))))
-        return findings
+    def _sub_passages(self, state: AgentState):
+        context, budget = state.get("context", []), self.config.sub_answer_budget
+        return lambda sub, names: self._passages(sub, context, names, budget).text
 
     def _rerank(self, question: str) -> Rerank | None:
         """Embedding similarity to the question, fused with BM25 to order each article's passages (when configured)."""
@@ -289,14 +257,14 @@ class Nodes:
 
     def answer(self, state: AgentState, config: RunnableConfig) -> dict:
         """Answer from the question and the context under the answer budget."""
-        findings = self._findings(state, config)
+        findings = self.self_ask.run(state["question"], self._sub_passages(state), config) if self.self_ask else []
         text, cut = self._answer_input(state, findings)
         reply = self.llm.invoke(text, config=config, **self._cap(self.config.answer_max_tokens))
         return self._answer_update(reply, cut, findings)
 
     async def aanswer(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async answer."""
-        findings = await self._afindings(state, config)
+        findings = await self.self_ask.arun(state["question"], self._sub_passages(state), config) if self.self_ask else []
         text, cut = self._answer_input(state, findings)
         reply = await self.llm.ainvoke(text, config=config, **self._cap(self.config.answer_max_tokens))
         return self._answer_update(reply, cut, findings)

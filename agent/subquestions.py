@@ -3,14 +3,22 @@ selected for it, and the final answer reads those findings with the passages."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
+
+from agent.llm.calls import astructured, message_text, structured
+from agent.prompts import load_prompt
 
 # A sub-question is one fact to look up; the cap steers constrained decoding away from restating the question.
 MAX_SUB_QUESTION_CHARS = 120
 MAX_FINDING_CHARS = 240
 _QUOTED = re.compile(r'"([^"\n]{6,200}\?)"')
+# Replies are short: the split is a few questions, a sub-answer one sentence (a small model must not spend a
+# question's time on them).
+SPLIT_MAX_TOKENS, SUB_ANSWER_MAX_TOKENS = 200, 80
 _QUESTION_LINE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|Q\d*[:.])?\s*(.{6,200}\?)\s*$", re.M)
 
 
@@ -33,6 +41,50 @@ class Finding(BaseModel):
 
     question: str
     answer: str
+
+
+# (sub-question, names found so far) -> the passages shown for it
+Passages = Callable[[str, list[str]], str]
+
+
+class SelfAsk:
+    """Sub-questions of a question answered one at a time, each from its own passages and the earlier findings."""
+
+    def __init__(self, llm: BaseChatModel, limit: int) -> None:
+        self.llm, self.limit = llm, limit
+        self.split_prompt, self.sub_prompt = load_prompt("subquestions"), load_prompt("subanswer")
+
+    def _split(self, question: str) -> tuple[str, dict]:
+        text = self.split_prompt.render(question=question, n=self.limit)
+        return text, {"json_schema": sub_question_schema(self.limit), "max_tokens": SPLIT_MAX_TOKENS}
+
+    def _ask(self, question: str, sub: str, findings: list[Finding], passages: Passages) -> str:
+        # The earlier findings' names pick this sub-question's passages too: "the person from question 1".
+        noted = "\n".join(f"- {f.question} {f.answer}" for f in findings) or "(none yet)"
+        return self.sub_prompt.render(context=passages(sub, [f.answer for f in findings]), main_question=question,
+                                      findings=noted, question=sub)
+
+    def run(self, question: str, passages: Passages, config: RunnableConfig | None = None) -> list[Finding]:
+        """The findings for a question's sub-questions, in order."""
+        text, kwargs = self._split(question)
+        split = structured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
+        findings: list[Finding] = []
+        for sub in choose(split.value.questions, question, self.limit):
+            said = self.llm.invoke(self._ask(question, sub, findings, passages), config=config,
+                                   max_tokens=SUB_ANSWER_MAX_TOKENS)
+            findings.append(Finding(question=sub, answer=finding_text(message_text(said.content))))
+        return findings
+
+    async def arun(self, question: str, passages: Passages, config: RunnableConfig | None = None) -> list[Finding]:
+        """Async run."""
+        text, kwargs = self._split(question)
+        split = await astructured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
+        findings: list[Finding] = []
+        for sub in choose(split.value.questions, question, self.limit):
+            said = await self.llm.ainvoke(self._ask(question, sub, findings, passages), config=config,
+                                          max_tokens=SUB_ANSWER_MAX_TOKENS)
+            findings.append(Finding(question=sub, answer=finding_text(message_text(said.content))))
+        return findings
 
 
 def fallback_sub_questions(raw: str) -> SubQuestions:

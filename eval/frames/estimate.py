@@ -18,9 +18,11 @@ def default_concurrency(settings) -> int:
     return 1 if ModelSpec.of(settings.model).local else 8
 
 
-def calls_per_question(settings) -> tuple[int, int]:
+def calls_per_question(settings, agent_config=None) -> tuple[int, int]:
     """(system LLM calls, judge calls at most) per question."""
-    answer = 0 if settings.retrieval_only else 1
+    # Self-ask answers with a decomposition call and up to sub_questions sub-answers before the answer itself.
+    sub = getattr(agent_config, "sub_questions", 0)
+    answer = 0 if settings.retrieval_only else 1 + (1 + sub if sub else 0)
     system = settings.n + answer if settings.system == "multistep" else answer
     judges = (judge_spec(settings) != "none") + bool(settings.judge2 and not settings.retrieval_only)
     return system, judges
@@ -31,6 +33,7 @@ def calls_per_question(settings) -> tuple[int, int]:
 # cap, an answer (brief reasoning, then the answer line) ~65-230.
 LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 70.0, 19.0
 PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 140, 200, 50, 45
+SUB_QUESTIONS_OUTPUT_TOKENS, SUB_ANSWER_OUTPUT_TOKENS = 60, 30
 HOSTED_SECONDS_PER_CALL = 3.0
 
 
@@ -39,7 +42,7 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
     from agent.prompts import load_prompt
     from retrieval.tokens import count_tokens
 
-    system_calls, judge_calls = calls_per_question(settings)
+    system_calls, judge_calls = calls_per_question(settings, agent_config)
     calls = f"{system_calls} LLM call(s)" + (f" + up to {judge_calls} judge call(s)" if judge_calls else "")
     if not system_calls + judge_calls:  # retrieval only with bm25 or oracle: no model is involved
         return f"{questions} question(s), no LLM calls: searches only, seconds rather than minutes"
@@ -56,6 +59,11 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
     context = 0 if settings.system == "naive" else agent_config.answer_budget
     answer = call_seconds(count_tokens(load_prompt(agent_config.answer_prompt).text) + QUESTION_TOKENS + context,
                           ANSWER_OUTPUT_TOKENS)
+    if agent_config.sub_questions:
+        answer += call_seconds(count_tokens(load_prompt("subquestions").text) + QUESTION_TOKENS, SUB_QUESTIONS_OUTPUT_TOKENS)
+        answer += agent_config.sub_questions * call_seconds(
+            count_tokens(load_prompt("subanswer").text) + 2 * QUESTION_TOKENS + agent_config.sub_answer_budget,
+            SUB_ANSWER_OUTPUT_TOKENS)
     judge = call_seconds(count_tokens(load_prompt("frames_judge").text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
     plans = settings.n if settings.system == "multistep" else 0
     per_question = plans * plan + (0 if settings.retrieval_only else answer) + judge_calls * judge

@@ -6,6 +6,7 @@ import json
 import re
 import signal
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -416,6 +417,14 @@ def test_estimate_is_said_up_front_for_the_local_model(tmp_path, tiny_retriever)
     _, lines = run(tmp_path, tiny_retriever, model="local:qwen2.5-coder-1.5b", limit=2)
     estimate = next(line for line in lines if line.startswith("estimate:"))
     assert "2 question(s) × 3 LLM call(s)" in estimate and "an estimate" in estimate
+
+
+def test_estimate_counts_self_ask_calls():
+    from eval.frames.estimate import calls_per_question
+
+    settings = SimpleNamespace(retrieval_only=False, n=5, system="oracle", judge="none", judge2=None, model="local:qwen")
+    assert calls_per_question(settings, AgentConfig(sub_questions=3)) == (5, 0)
+    assert calls_per_question(settings, AgentConfig()) == (1, 0)
 
 
 # --- integrity: content identity, resolution before config, exit codes --------------------------------------------
