@@ -139,6 +139,11 @@ def run_ask(args: argparse.Namespace) -> int:
         _print_event(event)
         if event.kind == "answer":
             result = event.result
+    findings = result.final.findings if result.final else []
+    if findings:
+        print("\n── notes (self-ask)", flush=True)
+        for finding in findings:
+            print(f"   {finding.question} → {finding.answer}", flush=True)
     print(f"\nAnswer: {result.answer}")
     print(f"({result.llm_calls} LLM calls, {result.tokens.prompt}+{result.tokens.completion} tokens, "
           f"{len(result.documents)} documents, {result.seconds:.1f}s; the answer prompt showed "

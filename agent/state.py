@@ -85,6 +85,8 @@ class AgentResult(BaseModel):
             "llm_calls": self.llm_calls,
             "tokens": self.tokens.model_dump(),
             "seconds": round(self.seconds, 3),
+            # Only when self-ask ran (config sub_questions): the key's absence keeps the object unchanged otherwise.
+            **({"findings": [f.model_dump() for f in self.final.findings]} if self.final and self.final.findings else {}),
         }
 
 

@@ -44,6 +44,20 @@ def test_ask_json(wired, capsys):
     assert set(data["tokens"]) == {"prompt", "completion"}
 
 
+def test_ask_shows_self_ask_notes(wired, capsys):
+    split = json.dumps({"questions": ["Where was Marta Kowalczyk born?"]})
+    wired.replies.extend([plan("Marta Kowalczyk"), split, "She was born in Brennick.", "Answer: Brennick"])
+    question = "In which city was Marta Kowalczyk born?"
+    assert cli.main(["ask", question, "--k", "1", "--n", "1", "--set", "sub_questions=1"]) == 0
+    out = capsys.readouterr().out
+    assert "── notes (self-ask)" in out and "Where was Marta Kowalczyk born? → She was born in Brennick." in out
+    assert out.rstrip().endswith("Answer: Brennick")
+    wired.replies.extend([plan("Marta Kowalczyk"), split, "She was born in Brennick.", "Answer: Brennick"])
+    assert cli.main(["ask", question, "--k", "1", "--n", "1", "--set", "sub_questions=1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["findings"] == [{"question": "Where was Marta Kowalczyk born?", "answer": "She was born in Brennick."}]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["ask", "  "], "the question is empty"),
     (["ask", "q", "--n", "0"], "--n:"),
