@@ -29,10 +29,13 @@ def calls_per_question(settings, agent_config=None) -> tuple[int, int]:
 
 
 # Measured here for the embedded 1.5B model on 2 cores (llama.cpp, bench/question.py and report.md's per-node
-# timing): prompts read at 52-88 tok/s, replies generated at 18-20 tok/s; a plan reply is ~110-140 tokens under its
-# cap, an answer (brief reasoning, then the answer line) ~65-230.
+# timing): prompts read at 52-88 tok/s, replies generated at 18-20 tok/s. Per-call records of 60-question runs
+# (sessions 4 and 6): a plan reply is ~80 tokens (its thought is held to one sentence), an answer ~130; after step 1
+# llama.cpp's prompt cache reuses the plan prompt's stable head (instructions and question, ~500 of ~920 tokens), so
+# a later plan call reads only its documents and earlier queries (~10 s a plan call, ~37 s a retrieval-only question).
 LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 70.0, 19.0
-PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 140, 200, 50, 45
+PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 80, 130, 50, 45
+PREVIOUS_QUERIES_TOKENS = 60
 SUB_QUESTIONS_OUTPUT_TOKENS, SUB_ANSWER_OUTPUT_TOKENS = 60, 30
 HOSTED_SECONDS_PER_CALL = 3.0
 
@@ -54,8 +57,9 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
     def call_seconds(prompt_tokens: int, output_tokens: int) -> float:
         return prompt_tokens / LOCAL_PROMPT_TPS + output_tokens / LOCAL_OUTPUT_TPS
 
-    plan = call_seconds(count_tokens(load_prompt(agent_config.prompt).text) + QUESTION_TOKENS + agent_config.plan_budget,
-                        PLAN_OUTPUT_TOKENS)
+    head = count_tokens(load_prompt(agent_config.prompt).text) + QUESTION_TOKENS
+    first_plan = call_seconds(head + agent_config.plan_budget, PLAN_OUTPUT_TOKENS)
+    later_plan = call_seconds(agent_config.plan_budget + PREVIOUS_QUERIES_TOKENS, PLAN_OUTPUT_TOKENS)
     context = 0 if settings.system == "naive" else agent_config.answer_budget
     answer = call_seconds(count_tokens(load_prompt(agent_config.answer_prompt).text) + QUESTION_TOKENS + context,
                           ANSWER_OUTPUT_TOKENS)
@@ -65,8 +69,8 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
             count_tokens(load_prompt("subanswer").text) + 2 * QUESTION_TOKENS + agent_config.sub_answer_budget,
             SUB_ANSWER_OUTPUT_TOKENS)
     judge = call_seconds(count_tokens(load_prompt("frames_judge").text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
-    plans = settings.n if settings.system == "multistep" else 0
-    per_question = plans * plan + (0 if settings.retrieval_only else answer) + judge_calls * judge
+    plans = first_plan + (settings.n - 1) * later_plan if settings.system == "multistep" else 0
+    per_question = plans + (0 if settings.retrieval_only else answer) + judge_calls * judge
     return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
             f"{_duration(questions * per_question)} (an estimate from ~{LOCAL_PROMPT_TPS:.0f} prompt and "
             f"~{LOCAL_OUTPUT_TPS:.0f} output tokens/s measured on 2 idle cores, full token budgets, judge calls only "
