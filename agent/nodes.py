@@ -65,7 +65,8 @@ class Nodes:
                                        config.plan_thought_chars)
         self.reply_extras = reply_extras(bool(tools), config.adaptive)
         plan_prompt.check(PLAN_VARIABLES | set(config.variables), required={"question"})
-        self.self_ask = SelfAsk(llm, config.sub_questions) if config.sub_questions else None
+        self.self_ask = (SelfAsk(llm, config.sub_questions, capped=config.answer_max_tokens is not None)
+                         if config.sub_questions else None)
         answer_prompt.check(ANSWER_VARIABLES | set(config.variables), required=ANSWER_VARIABLES)
 
     @staticmethod

@@ -15,10 +15,10 @@ from agent.prompts import load_prompt
 # A sub-question is one fact to look up; the cap steers constrained decoding away from restating the question.
 MAX_SUB_QUESTION_CHARS = 120
 MAX_FINDING_CHARS = 240
-_QUOTED = re.compile(r'"([^"\n]{6,200}\?)"')
 # Replies are short: the split is a few questions, a sub-answer one sentence (a small model must not spend a
 # question's time on them).
 SPLIT_MAX_TOKENS, SUB_ANSWER_MAX_TOKENS = 200, 80
+_QUOTED = re.compile(r'"([^"\n]{6,200}\?)"')
 _QUESTION_LINE = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)]|Q\d*[:.])?\s*(.{6,200}\?)\s*$", re.M)
 
 
@@ -50,13 +50,16 @@ Passages = Callable[[str, list[str]], str]
 class SelfAsk:
     """Sub-questions of a question answered one at a time, each from its own passages and the earlier findings."""
 
-    def __init__(self, llm: BaseChatModel, limit: int) -> None:
+    def __init__(self, llm: BaseChatModel, limit: int, capped: bool = True) -> None:
         self.llm, self.limit = llm, limit
         self.split_prompt, self.sub_prompt = load_prompt("subquestions"), load_prompt("subanswer")
+        # Caps go only where the answer is capped too (small local models): not every hosted model takes max_tokens.
+        self.split_cap = {"max_tokens": SPLIT_MAX_TOKENS} if capped else {}
+        self.sub_cap = {"max_tokens": SUB_ANSWER_MAX_TOKENS} if capped else {}
 
     def _split(self, question: str) -> tuple[str, dict]:
         text = self.split_prompt.render(question=question, n=self.limit)
-        return text, {"json_schema": sub_question_schema(self.limit), "max_tokens": SPLIT_MAX_TOKENS}
+        return text, {"json_schema": sub_question_schema(self.limit), **self.split_cap}
 
     def _ask(self, question: str, sub: str, findings: list[Finding], passages: Passages) -> str:
         # The earlier findings' names pick this sub-question's passages too: "the person from question 1".
@@ -70,8 +73,7 @@ class SelfAsk:
         split = structured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
         findings: list[Finding] = []
         for sub in choose(split.value.questions, question, self.limit):
-            said = self.llm.invoke(self._ask(question, sub, findings, passages), config=config,
-                                   max_tokens=SUB_ANSWER_MAX_TOKENS)
+            said = self.llm.invoke(self._ask(question, sub, findings, passages), config=config, **self.sub_cap)
             findings.append(Finding(question=sub, answer=finding_text(message_text(said.content))))
         return findings
 
@@ -81,8 +83,7 @@ class SelfAsk:
         split = await astructured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
         findings: list[Finding] = []
         for sub in choose(split.value.questions, question, self.limit):
-            said = await self.llm.ainvoke(self._ask(question, sub, findings, passages), config=config,
-                                          max_tokens=SUB_ANSWER_MAX_TOKENS)
+            said = await self.llm.ainvoke(self._ask(question, sub, findings, passages), config=config, **self.sub_cap)
             findings.append(Finding(question=sub, answer=finding_text(message_text(said.content))))
         return findings
 

@@ -62,6 +62,13 @@ def test_unusable_decomposition_degrades_to_a_plain_answer(tiny_retriever):
     assert result.answer == "Tarnholm" and result.final.findings == [] and "Notes" not in llm.prompts[-1]
 
 
+def test_hosted_models_get_no_cap(tiny_retriever):
+    llm = ScriptedLLM(_script())
+    config = AgentConfig.for_model("openai:gpt-4o", sub_questions=3)
+    FramesAgent(llm, tiny_retriever, config=config).answer_from(QUESTION, [_long_article(tiny_retriever)])
+    assert len(llm.prompts) == 4 and all("max_tokens" not in kw for kw in llm.call_kwargs)
+
+
 def test_off_by_default_costs_no_call(tiny_retriever):
     llm = ScriptedLLM(["Answer: Tarnholm"])
     result = FramesAgent(llm, tiny_retriever).answer_from(QUESTION, [_long_article(tiny_retriever)])
