@@ -143,7 +143,9 @@ class AgentConfig(BaseModel):
     exact_title: bool = Field(True, description="a query that is an article title (or redirect) brings it first")
     # Applied like the BM25 options; the default index's dense vectors are built on first use (retrieval/dense).
     # 0 by measurement (issue 17; first 60 dev questions, (5,5,10)): 0.5 gave covered recall 0.782 against 0.768,
-    # paired +0.014 [-0.023, 0.052], within noise, and costs ~25 min of encoding before the first run.
+    # paired +0.014 [-0.023, 0.052], within noise, and costs ~25 min of encoding before the first run. With
+    # question_query on, 0.3 gave 0.825 (paired +0.057 [0.014, 0.102] over the defaults; README): the best recall
+    # measured, left opt-in because it needs a dense index and departs from the paper's k searches a step.
     dense_weight: float = Field(0.0, ge=0, description="weight of dense (all-MiniLM-L6-v2, title and lead) hits "
                                 "fused with BM25's by reciprocal rank (0 = BM25 only)")
     max_query_words: int = Field(12, ge=1, description="longer queries are cut: BM25 wants short entity-style queries")
