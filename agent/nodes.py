@@ -217,7 +217,7 @@ class Nodes:
         cfg = self.config
         shown = self._passages(question, context, queries, cfg.answer_budget)
         text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question,
-                                         context=shown.text + render_findings(list(findings)))
+                                         context=shown.text + render_findings(findings))
         return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut,
                                 prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles)
 

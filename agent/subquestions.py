@@ -3,7 +3,7 @@ selected for it, and the final answer reads those findings with the passages."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
@@ -121,7 +121,7 @@ def finding_text(reply: str) -> str:
     return ""
 
 
-def render_findings(findings: list[Finding]) -> str:
+def render_findings(findings: Sequence[Finding]) -> str:
     """Findings as lines placed after the passages of the answer prompt."""
     if not findings:
         return ""

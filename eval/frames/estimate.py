@@ -36,7 +36,8 @@ def calls_per_question(settings, agent_config=None) -> tuple[int, int]:
 LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 70.0, 19.0
 PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 80, 130, 50, 45
 PREVIOUS_QUERIES_TOKENS = 60
-SUB_QUESTIONS_OUTPUT_TOKENS, SUB_ANSWER_OUTPUT_TOKENS = 60, 30
+# Self-ask (session 7's oracle run): sub-answers averaged ~40 tokens.
+SUB_QUESTIONS_OUTPUT_TOKENS, SUB_ANSWER_OUTPUT_TOKENS = 60, 40
 HOSTED_SECONDS_PER_CALL = 3.0
 
 
@@ -69,8 +70,8 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
             count_tokens(load_prompt("subanswer").text) + 2 * QUESTION_TOKENS + agent_config.sub_answer_budget,
             SUB_ANSWER_OUTPUT_TOKENS)
     judge = call_seconds(count_tokens(load_prompt("frames_judge").text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
-    plans = first_plan + (settings.n - 1) * later_plan if settings.system == "multistep" else 0
-    per_question = plans + (0 if settings.retrieval_only else answer) + judge_calls * judge
+    planning = first_plan + (settings.n - 1) * later_plan if settings.system == "multistep" else 0
+    per_question = planning + (0 if settings.retrieval_only else answer) + judge_calls * judge
     return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
             f"{_duration(questions * per_question)} (an estimate from ~{LOCAL_PROMPT_TPS:.0f} prompt and "
             f"~{LOCAL_OUTPUT_TPS:.0f} output tokens/s measured on 2 idle cores, full token budgets, judge calls only "
