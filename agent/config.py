@@ -1,7 +1,7 @@
 """Typed agent configuration, with budgets sized for the model that reads the prompts."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -90,6 +90,11 @@ class AgentConfig(BaseModel):
     answer_passages: int = Field(SMALL_MODEL_BUDGETS["answer_passages"], ge=0, le=500,
                                  description="passages shown per article when answering: its lead and those most relevant "
                                  "to the question and the step queries (BM25 within the article); 0 = the article's beginning")
+    context_selection: Literal["context", "article"] = Field(
+        "context", description="how a prompt picks what it reads: 'context' ranks the passages of every article "
+        "together against the question (and the step queries) and shows the best, at most answer_passages per article "
+        "while others have relevant ones; 'article' (before issue 27) takes articles by search rank, each with its "
+        "lead and its best passages")
     # 0 by measurement (issue 18; oracle, first 40 dev questions): weight 1 showed the gold answer's words for 0.625 of
     # the prompts instead of 0.55, but the embedded model answered 10/40 against 11/40 (hand-rated).
     answer_dense_weight: float = Field(0.0, ge=0, description="weight of dense (all-MiniLM-L6-v2) similarity to the "

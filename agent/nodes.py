@@ -33,7 +33,9 @@ from retrieval import context as ctx
 from retrieval.bridges import traced_batch_search
 from retrieval.errors import FramesAgentError
 from retrieval.dense.encoder import Encoder
+from retrieval.bm25 import terms
 from retrieval.passages import Rerank, query_terms
+from retrieval.selection import ContextSelection
 from retrieval.types import Document, Retriever
 
 PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "tools", "more_fields", "more_rules"}
@@ -89,6 +91,9 @@ class Nodes:
         earlier = state.get("queries", [])
         if cfg.plan_sentences:
             shown = render_evidence(evidence, cfg.plan_budget, cfg.plan_doc_tokens)
+        elif cfg.context_selection == "context":
+            shown = ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens,
+                               selection=self._selection(state["question"], earlier, per_article=1)).text
         else:
             shown = ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens).text
         return self.plan_prompt.render(
@@ -216,20 +221,31 @@ class Nodes:
         """The answer prompt for a question and context, and what of the context it showed and cut."""
         cfg = self.config
         shown = self._passages(question, context, queries, cfg.answer_budget)
-        text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question,
-                                         context=shown.text + render_findings(findings))
+        body = shown.text + render_findings(findings)
+        text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question, context=body)
+        mode = cfg.context_selection if cfg.answer_passages else "lead"
         return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut,
-                                prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles)
+                                prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles,
+                                shown_titles=shown.shown_titles, selection=mode,
+                                passages_ranked=shown.passages_ranked, text=body)
 
     def _passages(self, question: str, context: Sequence[ctx.ContextEntry], queries: Sequence[str],
                   budget: int) -> ctx.RenderedContext:
         cfg = self.config
-        selection = None
-        if cfg.answer_passages:
+        selection: ctx.Selection | ContextSelection | None = None
+        if cfg.answer_passages and cfg.context_selection == "context":
+            selection = self._selection(question, queries, cfg.answer_passages, rerank=self._rerank(question))
+        elif cfg.answer_passages:
             # The question and the step queries pick each article's passages: FRAMES facts sit deep in long articles.
             selection = ctx.Selection(query_terms(question, queries), cfg.answer_passages, cfg.passage_words,
                                       rerank=self._rerank(question))
         return ctx.render(context, budget, cfg.answer_doc_tokens, empty="(no documents)", selection=selection)
+
+    def _selection(self, question: str, queries: Sequence[str], per_article: int,
+                   rerank: Rerank | None = None) -> ContextSelection:
+        """Context-wide selection for a prompt: the question's terms, then the step queries' (retrieval/selection.py)."""
+        return ContextSelection(terms(question), [t for q in queries for t in terms(q)], per_article,
+                                self.config.passage_words, rerank=rerank)
 
     def _sub_passages(self, state: AgentState):
         context, budget = state.get("context", []), self.config.sub_answer_budget

@@ -55,6 +55,11 @@ class ContextCut(BaseModel):
     budget: int = Field(0, description="context tokens the answer prompt could use")
     passages: list[ShownPassages] = Field(default_factory=list, description="which passages of which articles were "
                                           "shown (empty when articles showed their beginning)")
+    shown_titles: list[str] = Field(default_factory=list, description="titles of the articles shown, in prompt order")
+    selection: str = Field("", description="how the passages were chosen: context (ranked across the whole context), "
+                           "article (per article, articles by search rank) or lead (each article's beginning)")
+    passages_ranked: int = Field(0, description="context selection: passages sharing a term with the question")
+    text: str = Field("", description="the context as the answer prompt showed it (self-ask notes included)")
 
 
 class AgentResult(BaseModel):

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from index.anserini import run_anserini
 from index.atomic import build_lock, remove_stale_partials, swap_in, write_json
@@ -30,20 +30,22 @@ from index.corpus import (
     read_redirects,
     redirect_files,
 )
+from index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
 from retrieval.lucene.layout import (
     MANIFEST_FILE,
     NAME_PATTERN,
     check_index_dir,
     in_use,
     resolve_index,
-    write_title_table,
 )
-from retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever, normalize_title
+from retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever
+from retrieval.lucene.titles import canonical_redirects, normalize_title, write_aliases, write_title_table
 from retrieval.paths import indexes_dir
 
 UNITS = ("article", "passage")
 DEFAULT_NAME = "default"
-FORMAT_VERSION = 3  # 2: content fingerprints; 3: a searchable title field, redirects.tsv in the title table
+# 2: content fingerprints; 3: a searchable title field, redirects.tsv in the title table; 4: one document per article
+FORMAT_VERSION = 4
 SHARD_DOCS = 20_000  # Anserini indexes one collection file per thread at a time, so shard for parallelism
 PASSAGE_WORDS = 100
 
@@ -56,29 +58,40 @@ class BuildSpec:
     xml: list[Path] = field(default_factory=list)
     unit: str = "article"
     redirects: list[Path] = field(default_factory=list)  # alias<TAB>target files beside the JSONL inputs
+    # Copies of one article: which input file's wins (fnmatch patterns on file names, most preferred first), or
+    # keep every copy as a document of its own.
+    prefer: tuple[str, ...] = DEFAULT_PREFER
+    keep_copies: bool = False
 
     def fingerprint(self) -> dict:
-        """Content identity of the build: input files by size and SHA-256 (in order), unit, builder format."""
+        """Content identity of the build: input files by size and SHA-256 (in order), unit, merge rule, format."""
         inputs = [describe_file(p, "jsonl") for p in self.jsonl] + [describe_file(p, "xml") for p in self.xml]
         inputs += [describe_file(p, "redirects") for p in self.redirects]
         unit = {"unit": self.unit, "passage_words": PASSAGE_WORDS} if self.unit == "passage" else {"unit": self.unit}
-        return {"format": FORMAT_VERSION, **unit, "inputs": inputs}
+        merge = {"prefer": list(self.prefer), "keep_copies": self.keep_copies}
+        return {"format": FORMAT_VERSION, **unit, "merge": merge, "inputs": inputs}
 
     def paths(self) -> list[str]:
         """Where the inputs were read from (recorded, never compared: copies elsewhere are the same content)."""
         return [str(p.resolve()) for p in [*self.jsonl, *self.xml]]
 
 
-def make_spec(corpus: Iterable[str | Path] = (), xml: Iterable[str | Path] = (), unit: str = "article") -> BuildSpec:
-    """A checked BuildSpec; no corpus and no dump means the default corpus."""
+def make_spec(corpus: Iterable[str | Path] = (), xml: Iterable[str | Path] = (), unit: str = "article",
+              prefer: Iterable[str] | None = None, keep_copies: bool = False) -> BuildSpec:
+    """A checked BuildSpec; no corpus and no dump means the default corpus; no prefer means the embedded corpus's
+    order (its patterns name only its own files, so other corpora keep the fullest copy)."""
     if unit not in UNITS:
         raise CorpusError(f"unknown unit {unit!r}: use one of {', '.join(UNITS)}")
+    prefer = DEFAULT_PREFER if prefer is None else tuple(prefer)
+    if not all(isinstance(p, str) and p.strip() for p in prefer):
+        raise CorpusError(f"--prefer needs non-empty file name patterns, got {list(prefer)!r}")
     corpus, xml = [Path(p) for p in corpus], [Path(p) for p in xml]
     xml += [p for p in corpus if p.name.endswith(XML_SUFFIXES) and not p.name.endswith(JSONL_SUFFIXES)]
     corpus = [p for p in corpus if p not in xml]
     xml = [check_xml_path(p) for p in xml]
     jsonl = expand_corpus_paths(corpus) if corpus else ([] if xml else default_corpus_paths())
-    return BuildSpec(jsonl=jsonl, xml=xml, unit=unit, redirects=redirect_files(jsonl))
+    return BuildSpec(jsonl=jsonl, xml=xml, unit=unit, redirects=redirect_files(jsonl), prefer=prefer,
+                     keep_copies=bool(keep_copies))
 
 
 def default_spec(name: str = DEFAULT_NAME) -> BuildSpec:
@@ -122,8 +135,10 @@ def build_index(spec: BuildSpec, out_dir: Path, *, name: str | None = None, thre
             swap_in(work / "index", out_dir)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    merged = manifest["merged"]
     _say(progress, f"built {out_dir}: {manifest['docs']} docs from {manifest['articles']} articles "
-                   f"in {manifest['build_seconds']:.0f} s")
+                   f"({merged['copies']} copies of {merged['titles']} titles "
+                   f"{'kept' if merged['kept_copies'] else 'merged'}) in {manifest['build_seconds']:.0f} s")
     return manifest
 
 
@@ -190,55 +205,70 @@ def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: 
     indexed = run_anserini(collection, work / "index", stats["docs"], threads, progress, (TITLE_FIELD,))
     return {
         "format": FORMAT_VERSION, "name": name, "unit": spec.unit, "complete": True,
-        "docs": indexed, "articles": stats["articles"], "skipped_empty": stats["empty"], "redirects": stats["redirects"],
-        "fields": ["contents", TITLE_FIELD],
-        "skipped_duplicates": stats["duplicates"], "passage_words": PASSAGE_WORDS if spec.unit == "passage" else None,
+        "docs": indexed, "articles": stats["articles"], "skipped_empty": stats[EMPTY], "redirects": stats["redirects"],
+        "fields": ["contents", TITLE_FIELD], "merged": stats["merged"],
+        # Searches skip the over-fetch that folds several documents of one article into one hit.
+        "one_doc_per_article": spec.unit == "article" and not spec.keep_copies,
+        "skipped_duplicates": stats[REPEATED], "passage_words": PASSAGE_WORDS if spec.unit == "passage" else None,
         "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "build_seconds": round(time.monotonic() - started, 1), "versions": _versions(),
     }
 
 
 def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progress: bool, threads: int) -> dict:
-    """JsonCollection shards plus the title table; the title goes into the searchable contents too."""
-    stats = {"docs": 0, "articles": 0, "empty": 0, "duplicates": 0}
-    seen: set[str] = set()
-    titles: dict[str, tuple[str, int, int]] = {}  # normalised title -> (article id, units, text length)
+    """JsonCollection shards of one document per article (pass 1 picks each title's, pass 2 writes them), the
+    title table and the copies' aliases; the title goes into the searchable contents too."""
+    pairs = [pair for path in spec.redirects for pair in read_redirects(path)]
+    plan = MergePlan([p.name for p in [*spec.jsonl, *spec.xml]], spec.prefer, canonical_redirects(pairs),
+                     spec.keep_copies)
+    if spec.jsonl:
+        for seq, (file_no, article) in enumerate(_read_all(spec, progress, threads, "reading titles", xml=False)):
+            plan.offer(seq, file_no, article)
+    stats = {"docs": 0, "articles": 0, EMPTY: 0, REPEATED: 0, COPY: 0}
+    written: list[tuple[str, str, int, int]] = []  # (title, id, units, text length) of every article written
     # normalised redirect title -> normalised target title: redirects.tsv files first, then a dump's redirect pages
-    redirects = {normalize_title(a): normalize_title(t) for path in spec.redirects for a, t in read_redirects(path)}
+    redirects = {normalize_title(a): normalize_title(t) for a, t in pairs}
+    seq = -1
     with ShardWriter(collection, SHARD_DOCS) as shards:
-        for article in _read_all(spec, progress, threads):
+        for file_no, article in _read_all(spec, progress, threads, "reading corpus"):
+            is_jsonl = file_no < len(spec.jsonl)
+            seq += is_jsonl  # JSONL documents numbered as pass 1 numbered them
             if article.redirect_to:
                 redirects[normalize_title(article.title)] = normalize_title(article.redirect_to)
                 continue
-            if not article.text.strip() or article.id in seen:
-                stats["empty" if article.id not in seen else "duplicates"] += 1
+            verdict = plan.judge(article, file_no, seq if is_jsonl else None)
+            if verdict in stats:
+                stats[verdict] += 1
                 continue
-            seen.add(article.id)
             units = article_units(article, spec.unit, PASSAGE_WORDS)
             for unit in units:
                 shards.write(unit)
             stats["articles"] += 1
             stats["docs"] += len(units)
-            key = normalize_title(article.title)
-            if key and (key not in titles or len(article.text) > titles[key][2]):  # full article beats a summary
-                titles[key] = (article.id, len(units), len(article.text))
-    stats["redirects"] = write_title_table(index_dir, {k: (v[0], v[1]) for k, v in titles.items()}, redirects)
-    return stats
+            written.append((article.title, article.id, len(units), len(article.text)))
+    aliases = plan.aliases()
+    rows, kept_redirects = title_rows(((*row, row[1] in aliases) for row in written), plan.copy_titles(), redirects)
+    write_title_table(index_dir, rows)
+    write_aliases(index_dir, aliases)
+    return {**stats, "redirects": kept_redirects, "merged": plan.summary()}
 
 
-def _read_all(spec: BuildSpec, progress: bool, threads: int) -> Iterator[Article]:
+def _read_all(spec: BuildSpec, progress: bool, threads: int, desc: str,
+              xml: bool = True) -> Iterator[tuple[int, Article]]:
+    """(input file number, article) of the JSONL inputs, then (with xml) of the dumps, under one progress bar."""
     from tqdm import tqdm
 
-    def read_xml(path, report):
+    def read_xml(path: Path, report: Callable[[int], None]) -> Iterator[Article]:
         return read_mediawiki_xml(path, report, workers=threads, redirects=True)
 
-    files = [(p, read_jsonl) for p in spec.jsonl] + [(p, read_xml) for p in spec.xml]
+    files = [(p, read_jsonl) for p in spec.jsonl] + [(p, read_xml) for p in spec.xml if xml]
     total = sum(p.stat().st_size for p, _ in files)
-    with tqdm(total=total, unit="B", unit_scale=True, desc="reading corpus", disable=not progress,
+    with tqdm(total=total, unit="B", unit_scale=True, desc=desc, disable=not progress,
               file=sys.stderr, mininterval=_bar_interval()) as bar:
-        for path, reader in files:
+        for file_no, (path, reader) in enumerate(files):
             done_before = bar.n
-            yield from reader(path, lambda pos: bar.update(done_before + pos - bar.n))
+            for article in reader(path, lambda pos: bar.update(done_before + pos - bar.n)):
+                yield file_no, article
 
 
 def _versions() -> dict:

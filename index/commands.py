@@ -24,6 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     build.add_argument("--name", help="index name (default: 'default', or derived from the first input file)")
     build.add_argument("--threads", type=_positive_int, default=2, help="indexing threads (default: 2)")
     build.add_argument("--force", action="store_true", help="rebuild even if an up-to-date index exists")
+    build.add_argument("--prefer", action="append", metavar="PATTERN",
+                       help="copies of one article (same title after redirects) in several files: keep the one "
+                            "from the file whose name matches the earliest --prefer pattern (fnmatch; repeatable; "
+                            "unmatched files rank last; then the fullest text wins). Default: the embedded "
+                            "corpus's order, frames_linked_pages, enwiki2018_newpages, enwiki2015, ovos summaries")
+    build.add_argument("--keep-copies", action="store_true",
+                       help="index every copy as a document of its own (searches still give one hit per article)")
     build.set_defaults(handler=run_build)
 
     dense = index_sub.add_parser("dense", help="build the dense (MiniLM) vectors that hybrid search fuses with BM25",
@@ -50,11 +57,16 @@ def run_build(args: argparse.Namespace) -> int:
     """Build (or reuse) an index and print where it is."""
     from index.build import build_named, finished_manifest, make_spec
 
-    spec = make_spec(args.corpus, args.xml, args.unit)
+    spec = make_spec(args.corpus, args.xml, args.unit, prefer=args.prefer, keep_copies=args.keep_copies)
     name = args.name or default_index_name(args.corpus + args.xml, args.unit)
     path = build_named(spec, name, threads=args.threads, force=args.force, progress=True)
     manifest = finished_manifest(path) or {}
     print(f"index {name}: {manifest.get('docs')} {args.unit} docs from {manifest.get('articles')} articles at {path}")
+    merged = manifest.get("merged") or {}
+    if merged.get("copies"):
+        done = "kept as documents of their own" if merged.get("kept_copies") else "merged into the article kept"
+        by_file = ", ".join(f"{n} from {name}" for name, n in (merged.get("dropped_by_file") or {}).items())
+        print(f"copies: {merged['copies']} of {merged['titles']} titles {done}" + (f" ({by_file})" if by_file else ""))
     empty, repeats = manifest.get("skipped_empty") or 0, manifest.get("skipped_duplicates") or 0
     if empty or repeats:
         print(f"note: skipped {empty} article(s) without text and {repeats} repeating an earlier id (first kept)",
@@ -96,9 +108,18 @@ def run_list(args: argparse.Namespace) -> int:
     for name in names:
         manifest = finished_manifest(indexes_dir() / name)
         state = (f"{manifest['unit']:8} {manifest['docs']:>9} docs  content {manifest.get('content_id', '(format 1)')}"
-                 if manifest else "not finished (rebuild with --force)")
+                 f"{_copies_note(manifest)}" if manifest else "not finished (rebuild with --force)")
         print(f"{name:30} {state}")
     return 0
+
+
+def _copies_note(manifest: dict) -> str:
+    merged = manifest.get("merged")
+    if merged is None:  # built before copies were merged: searches fold them into one hit per article
+        return "  copies not merged (format < 4)"
+    if not merged.get("copies"):
+        return ""
+    return f"  {merged['copies']} copies {'kept' if merged.get('kept_copies') else 'merged'}"
 
 
 def run_search(args: argparse.Namespace) -> int:

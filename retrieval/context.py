@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, select, split_passages
+from retrieval.selection import Article, ContextSelection, choose
 from retrieval.tokens import count_tokens, truncate_tokens
 from retrieval.types import Document
 
@@ -43,24 +44,30 @@ class RenderedContext:
     tokens: int = 0
     tokens_cut: int = 0
     shown_keys: list[str] = field(default_factory=list)
+    shown_titles: list[str] = field(default_factory=list)
     # Passage mode only: which passages of which article were shown.
     articles: list[ShownPassages] = field(default_factory=list)
+    # Context-wide selection only: passages that shared a term with the question (the candidates ranked).
+    passages_ranked: int = 0
 
 
 def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], step: int) -> list[Document]:
     """Add the documents not yet in context (in place); return the new ones.
 
-    `found` pairs each document with its rank in its query's hits. Dedup is per article:
-    a new passage of a known article joins that article's entry instead of becoming a second article.
+    `found` pairs each document with its rank in its query's hits. Dedup is per article (Document.key, the
+    article's identity): a new passage of a known article joins that article's entry instead of becoming a second
+    article, and a whole article (id == key) whose article is already read is a copy, not news.
     """
     by_key = {entry.key: entry for entry in context}
     seen_ids = {d.id for entry in context for d in entry.documents}
     added: list[Document] = []
     for rank, doc in found:
-        if doc.id in seen_ids:
+        known = by_key.get(doc.key)
+        if known is not None and (doc.id in seen_ids or doc.id == doc.key or _whole(known)):
             # Found again, maybe higher up for another query: that is a sign of use, so it moves up.
-            known = by_key[doc.key]
             known.rank = min(known.rank, rank)
+            continue
+        if doc.id in seen_ids:
             continue
         seen_ids.add(doc.id)
         added.append(doc)
@@ -70,6 +77,11 @@ def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], st
             context.append(entry)
         entry.documents.append(doc)
     return added
+
+
+def _whole(entry: ContextEntry) -> bool:
+    """The entry holds its whole article: no passage of it is news."""
+    return any(d.id == entry.key for d in entry.documents)
 
 
 def ordered(context: Sequence[ContextEntry]) -> list[ContextEntry]:
@@ -133,11 +145,15 @@ def _selected(entry: ContextEntry, index: int, doc_tokens: int, base: int, room:
 
 
 def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty: str = "(no documents yet)",
-           selection: Selection | None = None) -> RenderedContext:
-    """Render entries best first, each cut to doc_tokens, until budget tokens are used.
+           selection: Selection | ContextSelection | None = None) -> RenderedContext:
+    """Render the context under `budget` tokens.
 
-    Without a selection each article shows its beginning; with one, its passages most relevant to the query.
+    A ContextSelection ranks the passages of every article together and shows the best (retrieval/selection.py);
+    otherwise entries go best first by search rank, each cut to doc_tokens: without a selection each article shows
+    its beginning, with a per-article Selection its passages most relevant to the query.
     """
+    if isinstance(selection, ContextSelection):
+        return select_context(context, budget, selection, empty)
     parts, out = [], RenderedContext(text=empty)
     remaining = budget
     entries = ordered(context)
@@ -158,6 +174,7 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
         out.tokens_cut += want - used
         parts.append(body)
         out.shown_keys.append(entry.key)
+        out.shown_titles.append(entry.title)
         if shown is not None:
             out.articles.append(shown.model_copy(update={"tokens": used}))
         remaining -= used + _SEPARATOR_TOKENS
@@ -166,3 +183,15 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
     if parts:
         out.text = "\n\n".join(parts)
     return out
+
+
+def select_context(context: Sequence[ContextEntry], budget: int, selection: ContextSelection,
+                   empty: str = "(no documents)") -> RenderedContext:
+    """The best passages of the whole context under `budget` tokens (search rank only breaks ties)."""
+    entries = ordered(context)
+    articles = [Article(key=e.key, title=e.title, text=e.text(), order=i) for i, e in enumerate(entries)]
+    chosen = choose(articles, selection, budget, empty)
+    return RenderedContext(text=chosen.text, shown=len(chosen.articles), cut=chosen.cut, tokens=chosen.tokens,
+                           shown_keys=chosen.shown_keys, shown_titles=[a.title for a in chosen.articles],
+                           articles=chosen.articles, passages_ranked=chosen.passages_ranked,
+                           tokens_cut=chosen.tokens_cut)

@@ -139,3 +139,77 @@ def tiny_retriever(tiny_index):
     retriever = BM25Retriever(tiny_index, name="tiny")
     yield retriever
     retriever.close()
+
+
+# -- copies of one article across two files (issue 30: one article, one document) ---------------------------------
+# crawl.jsonl is the newer source (built with --prefer "crawl*"); archive.jsonl repeats its articles:
+#   Olse River      olse-2025 (crawl, shorter) | olse-2015 "Olse_River" (archive, fuller): the preferred file wins
+#   Gannet Arena    gannet-arena (crawl)       | gannet-park-2015 "Gannet Park" (archive): joined by the redirect
+#   Port Alder      port-alder-full, port-alder-lead "port Alder" (a short summary; both archive): the fullest wins
+#   Red Kite (a band, crawl) and Red kite (a bird, archive) differ past the first letter: two articles
+#   Kestrel Valley FC (archive only)
+COPIES_REDIRECTS = [("Gannet Park", "Gannet Arena")]
+COPIES_CRAWL: list[dict] = [
+    {"id": "olse-2025", "title": "Olse River",
+     "contents": "The Olse River flows 410 kilometres from the hills past Brennick to the sea at Port Alder."},
+    {"id": "gannet-arena", "title": "Gannet Arena",
+     "contents": "Gannet Arena, called Gannet Park until 2024, is the football stadium of Port Alder on the Olse "
+                 "River. It opened in 1962, holds 18,500 spectators and is the home of Kestrel Valley FC."},
+    {"id": "red-kite-band", "title": "Red Kite",
+     "contents": "Red Kite is a folk band from Port Alder that sings about the Olse River."},
+]
+COPIES_ARCHIVE: list[dict] = [
+    {"id": "olse-2015", "title": "Olse_River",
+     "contents": "The Olse River is a river 410 kilometres long. It rises in the northern hills, flows through "
+                 "Brennick and the glass towns of the valley, and reaches the sea at Port Alder, where the Olse "
+                 "River estuary is a harbour."},
+    {"id": "gannet-park-2015", "title": "Gannet Park",
+     "contents": "Gannet Park is a football stadium in Port Alder near the Olse River. It opened in 1962."},
+    {"id": "port-alder-lead", "title": "port Alder",
+     "contents": "Port Alder is a harbour town at the mouth of the Olse River."},
+    {"id": "port-alder-full", "title": "Port Alder",
+     "contents": "Port Alder is a harbour town at the mouth of the Olse River. Its harbour, its fish market and "
+                 "its stadium, Gannet Park, are known across the country, and the Olse River ferry starts here."},
+    {"id": "red-kite-bird", "title": "Red kite",
+     "contents": "The red kite is a bird of prey, often seen hunting over the Olse River near Port Alder."},
+    {"id": "kestrel", "title": "Kestrel Valley FC",
+     "contents": "Kestrel Valley FC is a football club from Port Alder. It plays at Gannet Park by the Olse River."},
+]
+
+
+@pytest.fixture(scope="session")
+def copies_corpus(tmp_path_factory) -> list[Path]:
+    """The two corpus files with copies (crawl.jsonl, archive.jsonl), a redirects.tsv beside them."""
+    folder = tmp_path_factory.mktemp("copies_corpus")
+    files = []
+    for name, docs in (("crawl.jsonl", COPIES_CRAWL), ("archive.jsonl", COPIES_ARCHIVE)):
+        files.append(folder / name)
+        files[-1].write_text("".join(json.dumps(doc) + "\n" for doc in docs), encoding="utf-8")
+    (folder / "redirects.tsv").write_text("".join(f"{a}\t{t}\n" for a, t in COPIES_REDIRECTS), encoding="utf-8")
+    return files
+
+
+def _build_copies(tmp_path_factory, files: list[Path], unit: str = "article", **rule) -> Path:
+    from index.build import build_index, make_spec
+
+    out = tmp_path_factory.mktemp("copies_index") / "copies"
+    build_index(make_spec(files, unit=unit, **rule), out, name="copies", threads=1, progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def copies_index(tmp_path_factory, copies_corpus) -> Path:
+    """The copies corpus built with --prefer "crawl*": one document per article (format 4)."""
+    return _build_copies(tmp_path_factory, copies_corpus, prefer=["crawl*"])
+
+
+@pytest.fixture(scope="session")
+def copies_kept_index(tmp_path_factory, copies_corpus) -> Path:
+    """The copies corpus built with --prefer "crawl*" --keep-copies: every copy a document of its own."""
+    return _build_copies(tmp_path_factory, copies_corpus, prefer=["crawl*"], keep_copies=True)
+
+
+@pytest.fixture(scope="session")
+def copies_passage_index(tmp_path_factory, copies_corpus) -> Path:
+    """The copies corpus cut into passages with --keep-copies: an article is many units, and some have copies."""
+    return _build_copies(tmp_path_factory, copies_corpus, unit="passage", prefer=["crawl*"], keep_copies=True)

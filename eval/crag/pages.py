@@ -94,6 +94,16 @@ def page_documents(row_id: str, pages: Sequence[Any], words: int = CHUNK_WORDS) 
     return docs, stats
 
 
+def page_articles(chunks: Sequence[Document]) -> list[Document]:
+    """One document per page from its chunks (in order), so the answer's context-wide selection ranks every
+    passage of every page together (retrieval/selection.py), as it does for Wikipedia articles."""
+    pages: dict[str, list[Document]] = {}
+    for chunk in chunks:
+        pages.setdefault(chunk.id.rsplit(":c", 1)[0], []).append(chunk)
+    return [Document(id=page, article_id=page, title=parts[0].title, text="\n".join(p.text for p in parts),
+                     source=parts[0].source) for page, parts in pages.items()]
+
+
 class ChunkRetriever:
     """Okapi BM25 over one row's chunks, in memory (implements retrieval.types.Retriever)."""
 

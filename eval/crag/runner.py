@@ -16,7 +16,7 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from eval.crag.pages import ChunkRetriever, page_documents
+from eval.crag.pages import ChunkRetriever, page_articles, page_documents
 from eval.crag.records import CragRecord, CragSummary
 from eval.crag.rows import CragRow, RowError, iter_rows
 from eval.crag.score import CragJudge, CragRules, figures
@@ -85,7 +85,11 @@ def answer_row(row: CragRow, llm: BaseChatModel, tools: Sequence[BaseTool], sett
     if settings.agent_loop:
         result = agent.invoke(row.query, variables=variables)
     else:
-        result = agent.answer_from(row.query, retriever.search(row.query, config.n_docs), variables=variables)
+        # Context-wide selection ranks every chunk of the five pages and fills the answer budget (issue 27); the
+        # older per-article mode reads the n_docs chunks BM25 ranks first.
+        given = (page_articles(docs) if config.context_selection == "context" and config.answer_passages
+                 else retriever.search(row.query, config.n_docs))
+        result = agent.answer_from(row.query, given, variables=variables)
     return {"prediction": result.answer, "raw_answer": result.raw_answer[:4000],
             "documents": [{"id": d.id, "title": d.title[:100], "source": d.source} for d in result.documents],
             "tool_calls": [c.model_dump() for s in result.steps for c in s.tool_calls],

@@ -127,6 +127,15 @@ class RunSummary(BaseModel):
     recall_by_step: list[float | None] = []
     recall_by_step_ci: list[tuple[float, float] | None] = []
     covered_recall_by_step: list[float | None] = []
+    # What the answer saw (eval/frames/shown.py), over the questions answered from a context.
+    answer_context_recall: float | None = None
+    answer_context_recall_ci: tuple[float, float] | None = None
+    shown_recall: float | None = None
+    answer_in_prompt: float | None = None
+    answer_in_prompt_ci: tuple[float, float] | None = None
+    gold_shown: float | None = None  # mean gold articles shown per question
+    reader_failures: int = 0  # rated wrong although the gold answer was in the prompt
+    retrieval_failures: int = 0  # rated wrong and the gold answer was not in the prompt
     coverage: float | None = None
     coverage_mean: float | None = None
     fully_covered: int = 0
@@ -207,6 +216,21 @@ def _oracle_missing(records: list[QuestionRecord]) -> dict[str, int]:
     return dict(reasons)
 
 
+def _seen(records: list[QuestionRecord]) -> dict:
+    """Means and intervals of what the answer saw; failures split by whether the answer was in the prompt."""
+    from eval.stats import bootstrap_ci
+
+    recall_seen = [r.answer_context_recall for r in records if r.answer_context_recall is not None]
+    in_prompt = [float(r.answer_in_prompt) for r in records if r.answer_in_prompt is not None]
+    wrong = [r for r in records if r.correct is False]
+    return {"answer_context_recall": _mean(recall_seen), "answer_context_recall_ci": bootstrap_ci(recall_seen),
+            "shown_recall": _mean(r.shown_recall for r in records),
+            "answer_in_prompt": _mean(in_prompt), "answer_in_prompt_ci": bootstrap_ci(in_prompt),
+            "gold_shown": _mean(len(r.gold_shown) for r in records if r.gold_shown is not None),
+            "reader_failures": sum(1 for r in wrong if r.answer_in_prompt),
+            "retrieval_failures": sum(1 for r in wrong if r.answer_in_prompt is False)}
+
+
 def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
     """The run summary from per-question records (one per question id); `about` names system, model, judge."""
     done = [r for r in records if not r.failed]
@@ -221,4 +245,4 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
                       completion=sum(r.tokens.completion for r in records)),
         seconds=round(sum(r.seconds for r in records), 3), judge_calls=sum(r.judge_calls for r in records),
         timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records),
-        oracle_missing=_oracle_missing(records), failures=[{"id": r.id, "error": r.error} for r in records if r.failed])
+        oracle_missing=_oracle_missing(records), **_seen(done), failures=[{"id": r.id, "error": r.error} for r in records if r.failed])

@@ -40,7 +40,13 @@ class QuestionRecord(BaseModel):
     coverage: float | None = None
     llm_calls: int = 0
     tokens: Tokens = Tokens()
-    answer_context: dict | None = None  # AgentResult.answer_context: cut, budget, prompt, passages shown per article
+    answer_context: dict | None = None  # AgentResult.answer_context: cut, budget, prompt, passages shown, text shown
+    # What the answer saw (eval/frames/shown.py): gold titles shown, shown / covered gold found, shown / covered gold,
+    # and whether the gold answer's words or number were in the prompt (None: not answered).
+    gold_shown: list[str] | None = None
+    answer_context_recall: float | None = None
+    shown_recall: float | None = None
+    answer_in_prompt: bool | None = None
     final: dict | None = None  # AgentResult.final: reasoning, whether the answer line was followed, calculation
     stopped_early: bool = False
     oracle: dict | None = None

@@ -6,23 +6,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from eval.errors import EvalError
-from eval.frames.datasets import normalize_title
+from eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
 from eval.frames.metrics import RunSummary, run_summary
 from eval.frames.records import QuestionRecord
+from eval.frames.visibility import visibility_lines
 
 SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
 ACCURACY_PLOT, RECALL_PLOT = "accuracy_by_type.png", "recall_by_step.png"
 _MAX_ROWS = 100
-
-
-def pct(value: float | None) -> str:
-    """A share as a percentage, "–" when unknown."""
-    return "–" if value is None else f"{value * 100:.1f}%"
-
-
-def num(value: float | None, digits: int = 2) -> str:
-    """A figure with `digits` decimals, "–" when unknown."""
-    return "–" if value is None else f"{value:.{digits}f}"
 
 
 def _natural(qid: str) -> tuple:
@@ -128,15 +119,6 @@ def _title(config: dict) -> str:
 def used_model(config: dict) -> bool:
     """Whether the run called the model: BM25 and oracle retrieval-only runs never do."""
     return not (config.get("retrieval_only") and config.get("system") in ("bm25", "oracle"))
-
-
-def with_ci(value: float | None, ci: Sequence[float] | None, percent: bool = False) -> str:
-    """A figure with its 95% interval: "41.2% [35.0–47.5]" or "0.63 [0.58–0.68]"."""
-    if value is None:
-        return "–"
-    if percent:
-        return pct(value) + (f" [{ci[0] * 100:.1f}–{ci[1] * 100:.1f}]" if ci else "")
-    return num(value) + (f" [{ci[0]:.2f}–{ci[1]:.2f}]" if ci else "")
 
 
 def _coverage_line(config: dict, s: RunSummary) -> str:
@@ -264,34 +246,10 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
               f"{with_ci(s.covered_recall, s.covered_recall_ci)}", *_oracle_line(config, s), "",
               "### Recall after each step", "", *_step_table(s), ""]
     lines += [f"![recall vs step]({RECALL_PLOT})", ""] if RECALL_PLOT in plots else []
-    lines += _visibility_lines(config, records)
+    lines += visibility_lines(config, records, s)
     if s.failures:
         lines += ["## Failed questions", ""] + [f"- {f['id']}: {_cut(f['error'], 200)}" for f in s.failures] + [""]
     if s.warnings:
         lines += ["## Data warnings", ""] + [f"- {w}" for w in s.warnings] + [""]
     lines += ["## Questions", "", *_question_rows(records), ""]
     return "\n".join(lines)
-
-
-def _visibility_lines(config: dict, records: list[QuestionRecord]) -> list[str]:
-    """How much of each gold article the answer prompt showed (passage mode records which passages it showed)."""
-    agent = config.get("agent") or {}
-    shown, seen, in_context = [], 0, 0
-    for record in records:
-        gold = {normalize_title(t) for t in record.gold_titles}
-        in_context += len(gold & {normalize_title(t) for t in record.retrieved_titles})
-        for article in (record.answer_context or {}).get("passages") or []:
-            if normalize_title(article.get("title", "")) in gold and article.get("article_tokens"):
-                seen += 1
-                # the shown text carries a title line and separators: a short article can come out above 100%
-                shown.append(min(1.0, article["tokens"] / article["article_tokens"]))
-    if not agent.get("answer_passages") or not in_context:
-        return []
-    shown.sort()
-    median = shown[len(shown) // 2] if shown else 0.0
-    return ["## What the answer could see", "",
-            f"- Answer budget {agent.get('answer_budget')} tokens, {agent.get('answer_passages')} passages of "
-            f"~{agent.get('passage_words')} words per article (more when few articles leave room).",
-            f"- Gold articles in the context: {in_context}; shown to the answer: {seen}; share of each shown gold "
-            f"article's tokens the answer saw: median {pct(median)}, range {pct(shown[0] if shown else 0)}–"
-            f"{pct(shown[-1] if shown else 0)}.", ""]

@@ -17,8 +17,9 @@ from eval.errors import EvalError
 from eval.frames.autorater import exact_match
 from eval.frames.datasets import Dataset, Question, load_questions
 from eval.frames.estimate import default_concurrency, estimate, judge_spec
-from eval.frames.metrics import RunSummary, retrieval_figures
+from eval.frames.metrics import RunSummary
 from eval.frames.records import QuestionRecord, Tokens
+from eval.frames.recording import question_fields, result_fields
 from eval.frames.systems import CoverageChecker, System, SystemOutput
 from eval.judge import Judge
 from eval.rundir import RunDir
@@ -141,26 +142,6 @@ def frames_run_dir(path: Path) -> RunDir[QuestionRecord]:
     return RunDir(path, QuestionRecord.model_validate, lambda r: r.id)
 
 
-def _question_fields(question: Question) -> dict:
-    return {"id": question.id, "question": question.prompt, "gold_answer": question.answer,
-            "reasoning_types": list(question.reasoning_types), "gold_titles": list(question.gold_titles)}
-
-
-def _result_fields(output: SystemOutput, covered: list[str] | None, question: Question, aliases: dict) -> dict:
-    result = output.result
-    return {
-        "answer": result.answer, "raw_answer": result.raw_answer, "error": result.error,
-        "retrieved_titles": list(dict.fromkeys(d.title for d in result.documents)),
-        "steps": [{"step": s.step, "queries": s.queries, "tool_calls": [c.name for c in s.tool_calls],
-                   "new_docs": len(s.new_doc_ids), "fallback": s.fallback, "filled_queries": s.filled_queries,
-                   "dropped_queries": s.dropped_queries, "errors": s.errors, "origins": s.origins} for s in result.steps],
-        "covered_titles": covered, **retrieval_figures(question.gold_titles, covered, result, aliases),
-        "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(), "calls": result.calls,
-        "answer_context": result.answer_context.model_dump(), "stopped_early": result.stopped_early,
-        "oracle": output.oracle, "final": result.final.model_dump() if result.final else None,
-    }
-
-
 async def rate_record(record: QuestionRecord, rater: Judge | None, rater2: Judge | None = None) -> QuestionRecord:
     """The record rated by the judge(s); also used by `rejudge` on an answer that was left unrated."""
     async def one(judge: Judge | None):
@@ -177,13 +158,13 @@ async def run_question(question: Question, components: Components, answer: bool)
         covered = await components.coverage.covered(question.gold_titles)
         output = await components.system.run(question, answer=answer)
         aliases = components.coverage.aliases(question.gold_titles)
-        record = QuestionRecord(**_question_fields(question), system=name, **_result_fields(output, covered, question, aliases))
+        record = QuestionRecord(**question_fields(question), system=name, **result_fields(output, covered, question, aliases))
         if answer:
             record.exact_match = exact_match(record.response(), question.answer)
             record = await rate_record(record, components.rater, components.rater2)
     except Exception as exc:  # one bad question must not end a run of hundreds
         message = redact(str(exc).strip().splitlines()[0]) if str(exc).strip() else ""  # no keys in results
-        return QuestionRecord(**_question_fields(question), system=name, failed=True,
+        return QuestionRecord(**question_fields(question), system=name, failed=True,
                               error=f"{type(exc).__name__}: {message}",
                               seconds=round(time.perf_counter() - started, 3), tokens=Tokens())
     record.seconds = round(time.perf_counter() - started, 3)

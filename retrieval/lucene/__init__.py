@@ -4,6 +4,7 @@
 """
 from retrieval.lucene.jvm import JavaUnavailable
 from retrieval.lucene.layout import read_manifest, resolve_index
-from retrieval.lucene.searcher import BM25Retriever, normalize_title
+from retrieval.lucene.searcher import BM25Retriever
+from retrieval.lucene.titles import canonical_title, normalize_title
 
-__all__ = ["BM25Retriever", "JavaUnavailable", "normalize_title", "read_manifest", "resolve_index"]
+__all__ = ["BM25Retriever", "JavaUnavailable", "canonical_title", "normalize_title", "read_manifest", "resolve_index"]

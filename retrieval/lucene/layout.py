@@ -14,7 +14,6 @@ from retrieval.errors import RetrievalError
 from retrieval.paths import indexes_dir
 
 MANIFEST_FILE = "frames-agent-index.json"  # written last: its presence means the build finished
-TITLES_FILE = "titles.tsv"  # normalised title \t article id \t number of units (passages) of that article
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -144,17 +143,3 @@ def resolve_index(name_or_dir: str | os.PathLike, *, fetch: Callable[[str], Path
         f"unknown index {value!r}: not in {indexes_dir()} (built: {known}) and not a pyserini prebuilt index; "
         f"build it with: python cli.py index build --name {value} --corpus FILE"
     )
-
-
-def write_title_table(index_dir: Path, titles: dict[str, tuple[str, int]], redirects: dict[str, str]) -> int:
-    """Write titles.tsv (normalised title -> article id, units); a redirect's title joins its target's row unless an
-    article has that title. Returns how many redirects were kept."""
-    rows, kept = dict(titles), 0
-    for key, target in redirects.items():
-        if key and key not in rows and target in rows:
-            rows[key], kept = rows[target], kept + 1
-    index_dir.mkdir(parents=True, exist_ok=True)
-    with (index_dir / TITLES_FILE).open("w", encoding="utf-8") as handle:
-        for key, (article_id, count) in sorted(rows.items()):
-            handle.write(f"{key}\t{article_id}\t{count}\n")
-    return kept

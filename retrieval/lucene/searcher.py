@@ -6,27 +6,26 @@ while the Java classes it wraps load in well under a second.
 from __future__ import annotations
 
 import json
-import logging
 import os
-import re
 import threading
-import unicodedata
 from pathlib import Path
 from typing import Iterator, Sequence
-from urllib.parse import unquote
 
 from retrieval.errors import RetrievalError
+from retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
 from retrieval.lucene.fields import (  # noqa: F401 (re-exported)
     DEFAULT_TITLE_BOOST,
     MAX_TERMS,
     TITLE_FIELD,
     cap_terms,
+    check_k,
+    check_query,
     exact_first,
     field_weights,
+    plain_query,
 )
 from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's public names)
     MANIFEST_FILE,
-    TITLES_FILE,
     check_index_dir,
     content_fingerprint,
     hold_reader,
@@ -34,28 +33,14 @@ from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's
     read_manifest,
     resolve_index,
 )
+from retrieval.lucene.titles import (  # noqa: F401 (re-exported)
+    TITLES_FILE,
+    TitleTable,
+    canonical_title,
+    normalize_title,
+    read_title_table,
+)
 from retrieval.types import Document
-
-_WORD = re.compile(r"\w")
-_SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable input bytes; the JVM cannot encode them
-_log = logging.getLogger(__name__)
-
-
-def normalize_title(title: str) -> str:
-    """Comparable form of a title or wiki URL: URL-decoded, underscores as spaces, case-folded."""
-    text = unquote(str(title)).strip()
-    if "/wiki/" in text:  # a full https://en.wikipedia.org/wiki/... link
-        text = text.rsplit("/wiki/", 1)[1]
-    text = text.split("#", 1)[0].replace("_", " ")
-    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
-
-
-def check_query(query: str) -> str:
-    """The query itself, or a RetrievalError when it has nothing to search for."""
-    if not isinstance(query, str) or not _WORD.search(query):
-        raise RetrievalError(f"empty query {query!r}: it needs at least one letter or digit")
-    return query
-
 
 class BM25Retriever:
     """Retriever over a Lucene index built by `index build` (or any Anserini index with stored raw docs)."""
@@ -95,35 +80,36 @@ class BM25Retriever:
                 raise RetrievalError(
                     f"corrupt index {self.index_dir}: Lucene cannot open it ({_first_line(exc)})") from exc
         self._reader = hold_reader(self.index_dir)  # until close(), rebuilding this index is refused
-        self._titles: dict[str, str] | None = None
-        self._units: dict[str, int] | None = None
+        # Where every document is a whole article of its own, top-k needs no over-fetch to be k articles.
+        self._distinct = bool((self.manifest or {}).get("one_doc_per_article"))
+        self._table: TitleTable | None = None
+        self._keys: ArticleKeys | None = None
         self._titles_lock = threading.Lock()
 
     # -- searching ---------------------------------------------------------------------------------------------
     def search(self, query: str, k: int = 10) -> list[Document]:
-        """Top-k documents for one query (plain text: Lucene syntax has no meaning), best first."""
-        hits = self._java_search(_plain(check_query(query)), _check_k(k))
-        return self._exact_first(query, [self._hit_document(*hit) for hit in hits], k)
+        """Top-k articles for one query (plain text: Lucene syntax has no meaning), best first; each article's
+        best hit stands for it, and its article_id says which article it is."""
+        (hits,) = self._collapsed([plain_query(check_query(query))], check_k(k))
+        return self._exact_first(query, hits, k)
 
     def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Document]]:
-        """Top-k documents for each query, searched in parallel on Java threads, in the order of the queries."""
-        texts = [_plain(check_query(q)) for q in queries]
-        k = _check_k(k)
-        if len(texts) <= 1:
-            return [self.search(queries[0], k)] if texts else []
-        parsed: dict[str, Document] = {}  # the k queries of a step often share hits: parse each document once
-        found = [[self._cached_hit(parsed, *hit) for hit in hits] for hits in self._java_batch(texts, k)]
-        return [self._exact_first(query, hits, k) for query, hits in zip(queries, found)]
+        """Top-k articles for each query, searched in parallel on Java threads, in the order of the queries."""
+        texts = [plain_query(check_query(q)) for q in queries]
+        k = check_k(k)
+        return [self._exact_first(query, hits, k) for query, hits in zip(queries, self._collapsed(texts, k))]
 
     # -- lookups -----------------------------------------------------------------------------------------------
     def doc(self, doc_id: str) -> Document | None:
-        """The stored document with this id (on a passage index an article id gives the whole article)."""
-        raw = self._java_raw(str(doc_id))
+        """The stored document with this id (on a passage index an article id gives the whole article); the id of
+        a copy merged at build time gives the article it was merged into."""
+        doc_id = str(doc_id)
+        raw = self._java_raw(doc_id)
         if raw is not None:
             return self._raw_document(raw, score=0.0)
-        if self.unit == "passage" and "#" not in str(doc_id):
-            return self._whole_article(str(doc_id))
-        return None
+        whole = self._whole_article(doc_id) if self.unit == "passage" and "#" not in doc_id else None
+        kept = (self._title_table() or TitleTable()).aliases.get(doc_id)
+        return whole or (self.doc(kept) if kept and kept != doc_id else None)
 
     def as_langchain(self, k: int = 10):
         """This index as a LangChain BaseRetriever (top-k LangChain Documents per query)."""
@@ -136,20 +122,20 @@ class BM25Retriever:
         key = normalize_title(title)
         if not key:
             return None
-        titles = self._title_table()
-        if titles is None:  # foreign index without our title table: search, then compare titles
+        table = self._title_table()
+        if table is None:  # foreign index without our title table: search, then compare titles
             return self._title_by_search(key)
-        article_id = titles.get(key)
+        article_id = table.titles.get(key)
         if article_id is None:
             return None
         return self._whole_article(article_id) if self.unit == "passage" else self.doc(article_id)
 
     def has_title(self, title: str) -> bool:
         """Whether an article has this title or a redirect from it (no document is read)."""
-        titles = self._title_table()
-        if titles is None:
+        table = self._title_table()
+        if table is None:
             return self.by_title(title) is not None
-        return normalize_title(title) in titles
+        return normalize_title(title) in table.titles
 
     @property
     def num_docs(self) -> int:
@@ -209,15 +195,47 @@ class BM25Retriever:
             return self._searcher.doc_raw(doc_id)
 
     # -- internals ---------------------------------------------------------------------------------------------
+    def _collapsed(self, texts: list[str], k: int) -> list[list[Document]]:
+        """k distinct articles per query: fetch more Lucene hits while articles repeat and Lucene has more."""
+        parsed: dict[str, Document] = {}  # the k queries of a step often share hits: parse each document once
+        found: list[list[Document]] = [[] for _ in texts]
+        pending = list(range(len(texts)))
+        for depth in fetch_depths(k, self._distinct):
+            if not pending:
+                break
+            batch = [texts[i] for i in pending]
+            hits = self._java_batch(batch, depth) if len(batch) > 1 else [self._java_search(batch[0], depth)]
+            short = []
+            for i, raw_hits in zip(pending, hits):
+                found[i] = collapse([self._cached_hit(parsed, *hit) for hit in raw_hits], k)
+                if len(found[i]) < k and len(raw_hits) == depth:
+                    short.append(i)
+            pending = short
+        return found
+
     def _exact_first(self, query: str, hits: list[Document], k: int) -> list[Document]:
-        titles = self._title_table() if self.exact_title else None
-        article_id = titles.get(normalize_title(query)) if titles else None
-        return exact_first(hits, k, article_id, lambda a: self.doc(a if self.unit == "article" else f"{a}#0"))
+        table = self._title_table() if self.exact_title else None
+        article_id = table.titles.get(normalize_title(query)) if table else None
+        return exact_first(hits, k, article_id, self._article_hit)
+
+    def _article_hit(self, article_id: str) -> Document | None:
+        """An article's (first) document as a search hit would give it: its article key, a copy as the kept one."""
+        doc_id = article_id if self.unit == "article" else f"{article_id}#0"
+        raw = self._java_raw(doc_id)
+        return self._hit_document(doc_id, 0.0, raw) if raw is not None else None
 
     def _hit_document(self, doc_id: str, score: float, raw: str | None) -> Document:
+        """A hit as the article it belongs to: its article_id is the article key; on an article index a copy's hit
+        becomes the kept article's document (with the copy's score), so id == article_id means a whole article."""
         if raw is None:
             return Document(id=doc_id, score=score, source=self.source, article_id=doc_id)
-        return self._raw_document(raw, score=score)
+        data = json.loads(raw)
+        doc = self._raw_document(data, score=score)
+        key = self._article_keys().key(doc.id, doc.title, str(data.get("article_id") or "") or None)
+        kept_raw = self._java_raw(key) if self.unit == "article" and key != doc.id else None
+        if kept_raw is not None:
+            doc = self._raw_document(kept_raw, score=score)
+        return doc.model_copy(update={"article_id": key})
 
     def _cached_hit(self, parsed: dict[str, Document], doc_id: str, score: float, raw: str | None) -> Document:
         doc = parsed.get(doc_id)
@@ -225,8 +243,8 @@ class BM25Retriever:
             doc = parsed[doc_id] = self._hit_document(doc_id, score, raw)
         return doc if doc.score == score else doc.model_copy(update={"score": score})
 
-    def _raw_document(self, raw: str, *, score: float) -> Document:
-        data = json.loads(raw)
+    def _raw_document(self, raw: str | dict, *, score: float) -> Document:
+        data = json.loads(raw) if isinstance(raw, str) else raw
         doc_id = str(data.get("id", ""))
         contents = str(data.get("contents", ""))
         title = data.get("title")
@@ -240,8 +258,7 @@ class BM25Retriever:
         return Document(id=doc_id, title=title, text=text, score=score, source=self.source, article_id=article_id)
 
     def _whole_article(self, article_id: str) -> Document | None:
-        self._title_table()
-        count = (self._units or {}).get(article_id, 0)
+        count = (self._title_table() or TitleTable()).units.get(article_id, 0)
         parts = [self.doc(f"{article_id}#{n}") for n in range(count)]
         parts = [p for p in parts if p is not None]
         if not parts:
@@ -255,41 +272,25 @@ class BM25Retriever:
                 return hit.model_copy(update={"score": 0.0})
         return None
 
-    def _title_table(self) -> dict[str, str] | None:
+    def _title_table(self) -> TitleTable | None:
         with self._titles_lock:  # loaded once, on first use, by whichever thread gets here first
-            if self._titles is None and (self.index_dir / TITLES_FILE).exists():
-                self._titles, self._units = _load_titles(self.index_dir / TITLES_FILE)
-            return self._titles
+            if self._table is None and self._keys is None:
+                self._table = read_title_table(self.index_dir)
+                legacy = self.manifest is not None and int(self.manifest.get("format") or 1) < 4
+                self._keys = ArticleKeys(self._table, legacy, self._stored_title)
+            return self._table
 
+    def _article_keys(self) -> ArticleKeys:
+        self._title_table()
+        return self._keys
 
-def _load_titles(path: Path) -> tuple[dict[str, str], dict[str, int]]:
-    titles: dict[str, str] = {}
-    units: dict[str, int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            key, article_id, count = line.rstrip("\n").split("\t")
-            titles.setdefault(key, article_id)
-            units[article_id] = int(count)
-    return titles, units
+    def _stored_title(self, article_id: str) -> str | None:
+        raw = self._java_raw(article_id if self.unit == "article" else f"{article_id}#0")
+        return self._raw_document(raw, score=0.0).title if raw is not None else None
 
 
 def _hit_tuple(hit) -> tuple[str, float, str | None]:
     return str(hit.docid), float(hit.score), hit.lucene_document.get("raw")
-
-
-def _plain(query: str) -> str:
-    """Query text for Lucene's tokenizer, which would keep "title:Paris" as one token (':' joins letters)."""
-    text, dropped = cap_terms(_SURROGATE.sub(" ", query.replace(":", " ")))
-    if dropped:
-        _log.warning("query has more than %d distinct terms: searched the first %d, dropped %d",
-                     MAX_TERMS, MAX_TERMS, dropped)
-    return text
-
-
-def _check_k(k: int) -> int:
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise RetrievalError(f"k must be a positive integer, got {k!r}")
-    return k
 
 
 def _first_line(exc: Exception) -> str:

@@ -105,7 +105,7 @@ def _context_section(prompt: str) -> str:
 
 def test_answer_prompt_has_each_document_once_within_budget(tiny_retriever):
     llm = ScriptedLLM([plan("Brennick", "Port Alder", "Gannet Park", "Kestrel Valley FC"), "Answer: 1962"])
-    config = AgentConfig(k=4, n=1, n_docs=4, answer_budget=120, answer_doc_tokens=50)
+    config = AgentConfig(k=4, n=1, n_docs=4, answer_budget=120, answer_doc_tokens=50, context_selection="article")
     result = FramesAgent(llm, tiny_retriever, config=config).invoke("When did Gannet Park open?")
     section = _context_section(llm.prompts[-1])
     assert count_tokens(section) <= 120

@@ -108,7 +108,7 @@ def test_budget_room_goes_to_more_passages_when_few_articles(tiny_retriever):
     doc = _long_brennick(tiny_retriever)
     question = "Which architect designed the opera house of Brennick, and when did the first railway reach it?"
     llm = ScriptedLLM(["Answer: x", "Answer: x"])
-    few = AgentConfig(answer_budget=2000, answer_doc_tokens=300, answer_passages=2)
+    few = AgentConfig(answer_budget=2000, answer_doc_tokens=300, answer_passages=2, context_selection="article")
     result = FramesAgent(llm, tiny_retriever, config=few).answer_from(question, [doc])
     assert len(result.answer_context.passages[0].passages) > 2, "one article may use the whole budget"
     fixed = few.model_copy(update={"answer_budget": 300})
@@ -156,7 +156,8 @@ def test_answer_dense_weight_reranks_passages_with_the_injected_encoder(tiny_ret
         "Brennick is a city.\nThe Brennick guild records are in the town hall of Brennick.\n"
         "The archive keeps the guild ledger in its cellar.")})
     question = "Where are the Brennick guild records kept?"
-    config = AgentConfig(answer_budget=300, answer_doc_tokens=300, answer_passages=2, passage_words=10)
+    config = AgentConfig(answer_budget=300, answer_doc_tokens=300, answer_passages=2, passage_words=10,
+                         context_selection="article")
     llm = ScriptedLLM(["Answer: x"] * 2)
     plain = FramesAgent(llm, tiny_retriever, config=config).answer_from(question, [doc])
     assert plain.answer_context.passages[0].passages == [0, 1]
@@ -165,3 +166,25 @@ def test_answer_dense_weight_reranks_passages_with_the_injected_encoder(tiny_ret
     agent = FramesAgent(llm, tiny_retriever, config=dense, encoder=encoder)
     assert agent.answer_from(question, [doc]).answer_context.passages[0].passages == [0, 2]
     assert encoder.seen[0] == question and agent.with_settings(k=2).nodes.encoder is encoder
+
+
+def test_context_selection_reads_a_deep_gold_passage_of_the_40th_of_60_articles(tiny_retriever):
+    from retrieval.types import Document
+
+    gold = _long_brennick(tiny_retriever)
+    top = tiny_retriever.by_title("Kestrel Valley FC")
+    top = top.model_copy(update={"text": (top.text + " ") * 40})
+    filler = [Document(id=f"f{i}", title=f"Vell {i}", text=f"Vell {i} is a village. " + FILLER * 4) for i in range(58)]
+    docs = [top, *filler[:38], gold, *filler[38:]]
+    assert len(docs) == 60 and docs[39] is gold
+    question = "Which architect designed the opera house of Brennick?"
+    llm = ScriptedLLM(["Answer: Ilse Marwood"])
+    result = FramesAgent(llm, tiny_retriever, config=AgentConfig()).answer_from(question, docs)
+    section = llm.prompts[-1]
+    assert FACT in section, "the gold passage deep inside the 40th article reaches the prompt"
+    assert "Kestrel Valley FC" not in section, "the top-ranked irrelevant article takes no room"
+    cut = result.answer_context
+    assert cut.selection == "context" and cut.shown_titles[0] == "Brennick" and FACT in cut.text
+    old = FramesAgent(ScriptedLLM(["Answer: x"]), tiny_retriever,
+                      config=AgentConfig(context_selection="article")).answer_from(question, docs)
+    assert FACT not in old.answer_context.text and "Kestrel Valley FC" in old.answer_context.shown_titles

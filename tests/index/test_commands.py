@@ -153,3 +153,24 @@ def test_index_dense_builds_the_vectors_that_dense_weight_searches(tiny_named, t
     assert result["answer"] == "Tomas Ferrante"
     sources = {doc["source"] for doc in result["documents"]}
     assert sources == {"bm25:tiny", "bm25:tiny+dense"}  # BM25's hits, and units only the dense side found
+
+
+def test_build_with_prefer_and_keep_copies_reports_the_copies(index_home, copies_corpus, tmp_path, capsys):
+    corpus = [str(p) for p in copies_corpus]
+    assert cli.main(["index", "build", "--corpus", *corpus, "--prefer", "crawl*", "--name", "one", "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "index one: 6 article docs from 6 articles" in out
+    assert "copies: 3 of 3 titles merged into the article kept (3 from archive.jsonl)" in out
+    assert cli.main(["index", "build", "--corpus", *corpus, "--keep-copies", "--name", "all", "--threads", "1"]) == 0
+    assert "copies: 3 of 3 titles kept as documents of their own" in capsys.readouterr().out
+    legacy = index_home / "old"
+    shutil.copytree(index_home / "all", legacy)
+    manifest = json.loads((legacy / "frames-agent-index.json").read_text())
+    (legacy / "frames-agent-index.json").write_text(json.dumps({**manifest, "format": 3, "merged": None}))
+    assert cli.main(["index", "list"]) == 0
+    listing = capsys.readouterr().out
+    assert re.search(r"one .* 6 docs  content [0-9a-f]{12}  3 copies merged\n", listing)
+    assert re.search(r"all .* 9 docs  content [0-9a-f]{12}  3 copies kept\n", listing)
+    assert "copies not merged (format < 4)" in listing
+    assert cli.main(["search", "Olse River Port Alder", "--index", "all", "-k", "6", "--json"]) == 0
+    assert len({row["id"] for row in json.loads(capsys.readouterr().out)}) == 6

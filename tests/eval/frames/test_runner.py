@@ -288,8 +288,14 @@ def test_records_and_report_say_which_passages_of_the_gold_articles_the_answer_s
     assert {p["title"] for p in shown} == set(records["0"]["covered_titles"])
     assert all(p["passages"] and 0 < p["tokens"] and p["article_tokens"] > 0 for p in shown)
     assert records["0"]["final"]["format_ok"] and records["0"]["final"]["reasoning"] == "The documents say so."
+    record = records["0"]
+    assert record["gold_shown"] == record["covered_titles"] and record["answer_context_recall"] == 1.0
+    assert record["answer_in_prompt"] == (record["gold_answer"].lower() in record["answer_context"]["text"].lower())
     report = (outcome.out / "report.md").read_text()
     assert "## What the answer could see" in report and "share of each shown gold article" in report
+    assert "Answer-context recall" in report and "reader failures" in report
+    summary = json.loads((outcome.out / "summary.json").read_text())
+    assert summary["answer_context_recall"] == 1.0 and summary["answer_in_prompt"] is not None
 
 
 def test_oracle_online_fetches_once_and_caches_on_disk(tmp_path, tiny_retriever):

@@ -1,0 +1,139 @@
+"""Model-free replay of what the answer reads: rebuild each recorded question's context and re-render its answer
+prompt's passages under other selection settings.
+
+Run: python bench/answer_context.py RUN_DIR [RUN_DIR ...] [--index default] [--grid per_article=1,2,3,4]
+     [--grid passage_words=60,80,120] [--grid context_selection=context,article] [--grid answer_budget=1600] ...
+
+A run directory of `frames` (multistep, bm25 or oracle; retrieval-only is enough) gives, per question, its steps'
+queries and where each came from: the replay searches them again on the index (BM25 is deterministic) and merges the
+hits as the agent does, so the context, ranks included, is the one the run had (on the index the run used; another
+index replays what the same queries find there). The oracle's context is its gold articles, BM25-R's the question's
+hits. For every combination of the grid's AgentConfig values it prints answer-context recall (gold articles found that
+the prompt shows), gold articles shown, `answer_in_prompt` (the gold answer's words or number in the prompt) and
+the selection's seconds per question, beside the run's own figures. Choose defaults with it on tuning questions only.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def _value(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def grid(specs: list[str]) -> list[dict]:
+    """Every combination of KEY=V1,V2 specs (AgentConfig fields), as override dicts."""
+    axes = []
+    for spec in specs:
+        key, _, values = spec.partition("=")
+        axes.append([(key.strip(), _value(v)) for v in values.split(",") if v.strip()])
+    return [dict(combo) for combo in itertools.product(*axes)] if axes else [{}]
+
+
+def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list, list[str]]:
+    """(context entries, step queries) of a recorded question, rebuilt by searching its recorded queries again."""
+    from retrieval import context as ctx
+
+    context: list = []
+    queries: list[str] = []
+    if system == "oracle":
+        docs = [d for d in (retriever.by_title(t) for t in (record.get("oracle") or {}).get("found", [])) if d]
+        ctx.merge(context, list(enumerate(docs)), step=0)
+        return context, queries
+    sizes = {"proposer": agent_cfg.get("proposer_docs", 3),
+             "question": agent_cfg.get("question_docs") or agent_cfg.get("n_docs", 10)}
+    for step in record.get("steps", []):
+        origins = step.get("origins") or []
+        found = []
+        for i, query in enumerate(step.get("queries", [])):
+            size = agent_cfg.get("n_docs", 10) if system == "bm25" else sizes.get(
+                origins[i] if i < len(origins) else "model", agent_cfg.get("n_docs", 10))
+            found += list(enumerate(retriever.search(query, size)))
+        ctx.merge(context, found, step=step.get("step", 1))
+        queries += [q for q in step.get("queries", []) if system != "bm25"]
+    return context, queries
+
+
+def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
+    """Rows of figures: one per (run, setting)."""
+    from agent.api import FramesAgent
+    from agent.config import AgentConfig
+    from agent.llm.testing import ScriptedLLM
+    from eval.frames.datasets import normalize_title
+    from eval.frames.shown import answer_figures
+    from eval.stats import bootstrap_ci
+    from index.build import open_index
+
+    retriever = open_index(index, progress=False)
+    rows = []
+    for run in runs:
+        config = json.loads((run / "config.json").read_text())
+        system, agent_cfg = config.get("system", "multistep"), config.get("agent") or {}
+        records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
+        records = [r for r in records if not r.get("failed")]
+        contexts = [rebuild(r, system, agent_cfg, retriever) for r in records]
+        for override in overrides:
+            settings = {k: v for k, v in agent_cfg.items() if k in AgentConfig.model_fields}
+            cfg = AgentConfig(**{**settings, **override})
+            nodes = FramesAgent(ScriptedLLM([]), retriever, config=cfg).nodes
+            recall, in_prompt, shown, seconds = [], [], [], []
+            for record, (context, queries) in zip(records, contexts):
+                started = time.perf_counter()
+                rendered = nodes._passages(record["question"], context, queries, cfg.answer_budget)
+                seconds.append(time.perf_counter() - started)
+                held = {normalize_title(e.title) for e in context}
+                found = {t: (1 if normalize_title(t) in held else None) for t in record.get("gold_titles", [])}
+                figures = answer_figures(record.get("gold_titles", []), record.get("covered_titles"), found,
+                                         record.get("gold_answer", ""),
+                                         {"budget": cfg.answer_budget, "shown_titles": rendered.shown_titles,
+                                          "text": rendered.text})
+                if figures["answer_context_recall"] is not None:
+                    recall.append(figures["answer_context_recall"])
+                in_prompt.append(float(bool(figures["answer_in_prompt"])))
+                shown.append(len(figures["gold_shown"] or []))
+            rows.append({"run": run.name, "system": system, "setting": override or "run's own",
+                         "questions": len(records), "answer_context_recall": statistics.fmean(recall) if recall else None,
+                         "recall_ci": bootstrap_ci(recall), "answer_in_prompt": statistics.fmean(in_prompt),
+                         "in_prompt_ci": bootstrap_ci(in_prompt), "gold_shown": statistics.fmean(shown),
+                         "articles": statistics.fmean(len(c) for c, _ in contexts),
+                         "seconds": statistics.fmean(seconds)})
+    retriever.close()
+    return rows
+
+
+def _ci(ci) -> str:
+    return f"[{ci[0]:.2f}-{ci[1]:.2f}]" if ci else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--index", default="default")
+    parser.add_argument("--grid", action="append", default=[], help="KEY=V1,V2 over AgentConfig fields (repeatable)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    args = parser.parse_args(argv)
+    for row in replay(args.runs, args.index, grid(args.grid)):
+        if args.json:
+            print(json.dumps(row))
+            continue
+        recall = "n/a" if row["answer_context_recall"] is None else f"{row['answer_context_recall']:.3f}"
+        print(f"{row['run']:<24} {str(row['setting']):<60} n={row['questions']:<3} articles={row['articles']:5.1f} "
+              f"answer-context recall {recall} {_ci(row['recall_ci'])}  gold shown {row['gold_shown']:.2f}  "
+              f"answer in prompt {row['answer_in_prompt']:.3f} {_ci(row['in_prompt_ci'])}  "
+              f"selection {row['seconds'] * 1000:.0f} ms/question")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,33 @@
+"""How a system's output on one question becomes the fields of its QuestionRecord."""
+from __future__ import annotations
+
+from eval.frames.datasets import Question
+from eval.frames.metrics import retrieval_figures
+from eval.frames.shown import answer_figures, recorded_context
+from eval.frames.systems import SystemOutput
+
+
+def question_fields(question: Question) -> dict:
+    """The record fields that say which question it is."""
+    return {"id": question.id, "question": question.prompt, "gold_answer": question.answer,
+            "reasoning_types": list(question.reasoning_types), "gold_titles": list(question.gold_titles)}
+
+
+def result_fields(output: SystemOutput, covered: list[str] | None, question: Question, aliases: dict) -> dict:
+    """The record fields of what a system did: answer, steps, retrieval figures and what the answer saw."""
+    result = output.result
+    figures = retrieval_figures(question.gold_titles, covered, result, aliases)
+    context = result.answer_context.model_dump()
+    seen = answer_figures(question.gold_titles, covered, figures["found_step"], question.answer, context, aliases)
+    return {
+        "answer": result.answer, "raw_answer": result.raw_answer, "error": result.error,
+        "retrieved_titles": list(dict.fromkeys(d.title for d in result.documents)),
+        "steps": [{"step": s.step, "queries": s.queries, "tool_calls": [c.name for c in s.tool_calls],
+                   "new_docs": len(s.new_doc_ids), "fallback": s.fallback, "filled_queries": s.filled_queries,
+                   "dropped_queries": s.dropped_queries, "errors": s.errors, "origins": s.origins,
+                   "new_doc_ids": s.new_doc_ids} for s in result.steps],
+        "covered_titles": covered, **figures, **seen,
+        "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(), "calls": result.calls,
+        "answer_context": recorded_context(context), "stopped_early": result.stopped_early,
+        "oracle": output.oracle, "final": result.final.model_dump() if result.final else None,
+    }

@@ -1,0 +1,48 @@
+"""The report's "What the answer could see" section: gold articles shown, the gold answer in the prompt, and
+wrong answers split into reader and retrieval failures."""
+from __future__ import annotations
+
+from eval.frames.datasets import normalize_title
+from eval.frames.figures import num, pct, with_ci
+from eval.frames.metrics import RunSummary
+from eval.frames.records import QuestionRecord
+
+
+def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSummary) -> list[str]:
+    """How much of each gold article the answer prompt showed (passage mode records which passages it showed)."""
+    agent = config.get("agent") or {}
+    shown, seen, in_context = [], 0, 0
+    for record in records:
+        gold = {normalize_title(t) for t in record.gold_titles}
+        in_context += len(gold & {normalize_title(t) for t in record.retrieved_titles})
+        for article in (record.answer_context or {}).get("passages") or []:
+            if normalize_title(article.get("title", "")) in gold and article.get("article_tokens"):
+                seen += 1
+                # the shown text carries a title line and separators: a short article can come out above 100%
+                shown.append(min(1.0, article["tokens"] / article["article_tokens"]))
+    if not agent.get("answer_passages") or not in_context:
+        return _seen_lines(summary)
+    shown.sort()
+    median = shown[len(shown) // 2] if shown else 0.0
+    how = ("passages ranked across the whole context, at most" if agent.get("context_selection", "context") == "context"
+           else "articles by search rank, each with")
+    return ["## What the answer could see", "",
+            f"- Answer budget {agent.get('answer_budget')} tokens: {how} {agent.get('answer_passages')} passages of "
+            f"~{agent.get('passage_words')} words per article (more when few articles leave room).",
+            f"- Gold articles in the context: {in_context}; shown to the answer: {seen}; share of each shown gold "
+            f"article's tokens the answer saw: median {pct(median)}, range {pct(shown[0] if shown else 0)}–"
+            f"{pct(shown[-1] if shown else 0)}.", *_seen_lines(summary)[2:]]
+
+
+def _seen_lines(s: RunSummary) -> list[str]:
+    """Answer-context recall, the gold answer in the prompt, and wrong answers split by reader and retrieval."""
+    if s.answer_in_prompt is None and s.answer_context_recall is None:
+        return []
+    return ["## What the answer could see", "",
+            f"- Answer-context recall (gold articles found that the answer prompt showed): "
+            f"{with_ci(s.answer_context_recall, s.answer_context_recall_ci)}; gold articles shown per question: "
+            f"{num(s.gold_shown, 1)}; shown among all covered gold articles: {num(s.shown_recall)}.",
+            f"- Gold answer in the answer prompt (its words or number; model-free): "
+            f"{with_ci(s.answer_in_prompt, s.answer_in_prompt_ci)}.",
+            f"- Wrong answers: {s.reader_failures} with the gold answer in the prompt (reader failures), "
+            f"{s.retrieval_failures} without it (retrieval failures).", ""]
