@@ -343,3 +343,19 @@ def test_concurrent_ainvoke_is_not_capped_by_the_default_thread_pool():
 
     asyncio.run(main())
     assert slow.most >= 4, "retrievals of concurrent questions overlap even when the loop's own pool has 1 thread"
+
+
+def test_copies_of_an_article_are_read_and_shown_once(copies_kept_index):
+    from retrieval.lucene.searcher import BM25Retriever
+
+    # Every copy is a document of its own in this index; the agent still reads and shows each article once.
+    with BM25Retriever(copies_kept_index, name="copies") as retriever:
+        llm = ScriptedLLM([plan("Olse River", "Gannet Park", "Port Alder"), plan("Olse River harbour", "Gannet Arena"),
+                           "Answer: 1962"])
+        result = FramesAgent(llm, retriever, config=AgentConfig(k=3, n=2, n_docs=5)).invoke(
+            "When did the stadium on the Olse River open?")
+    keys = [d.key for d in result.documents]
+    assert len(keys) == len(set(keys)), "one document per article in the context"
+    shown = result.answer_context.shown_titles
+    assert len(shown) == len(set(shown)) and "Olse River" in shown
+    assert result.answer_context.text.count("] Olse River\n") == 1
