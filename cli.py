@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 
@@ -40,6 +41,29 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return its exit code."""
+    code = _main(argv)
+    if argv is None:  # run as the program: do not wait for a question given up at its deadline
+        _leave_abandoned_work(code)
+    return code
+
+
+def _leave_abandoned_work(code: int) -> None:
+    """Exit now if a question abandoned at its deadline still runs: a sync call cannot be cancelled, and the
+    interpreter would join its worker threads (minutes, for a model server that hangs). Output is flushed first;
+    files, the LLM cache and the run records are closed by the handlers before they return."""
+    deadline = sys.modules.get("agent.deadline")
+    if deadline is None or not deadline.abandoned():
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    logging.shutdown()
+    os._exit(code)
+
+
+def _main(argv: list[str] | None) -> int:
     _tolerant_streams()
     try:  # the parser too: Ctrl-C while the command modules import must not print a traceback
         from retrieval.errors import FramesAgentError

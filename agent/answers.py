@@ -10,11 +10,15 @@ from agent.errors import CalculatorError
 from agent.subquestions import Finding
 
 MAX_ANSWER_CHARS = 300
+# A reply is read from its last MAX_REPLY_CHARS characters (the answer line comes last). Every pattern below runs
+# in linear time on that text: runs of whitespace are squeezed before the line patterns, whose neighbouring \s*
+# would otherwise backtrack cubically ("answer" + 2,000 spaces took 30 s).
+MAX_REPLY_CHARS = 50_000
 # A short lead-in ("Final line:", "So the") may precede the answer label on its line.
 _FINAL_LINE = re.compile(r"^[\s>*#_-]*(?:[\w\s]{0,20}?[:\s]\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[*_]*\s*[:：]\s*[*_]*\s*(.*?)\s*$", re.I | re.M)
-_ANSWER_IS = re.compile(r"\b(?:final\s+)?answer\s+is\s*:?\s*(.+?)(?:\.\s|\.?$)", re.I | re.M)
+_ANSWER_IS = re.compile(r"\b(?:final\s+)?answer\s+is\s*+:?\s*+(.+?)(?:\.\s|\.?$)", re.I | re.M)
 # "… the rest of the paragraph. Answer: Triceratops": the label inline, at the end of the last paragraph.
-_INLINE = re.compile(r"(?:^|[.!?]\s+)(?:final\s+)?answer\s*[:：]\s*([^\n]+?)\s*$", re.I)
+_INLINE = re.compile(r"(?:^|[.!?]\s+)(?:final\s+)?answer\s*+[:：]\s*+(\S(?:[^\n]*\S)?)\s*$", re.I)
 _BOXED = re.compile(r"\\boxed\{([^{}]+)\}")
 _REASONING = re.compile(r"^\s*[*_]*(?:reasoning|reason|explanation)[*_]*\s*[:：]\s*", re.I)
 # "<expression> = <result>": the model shows its arithmetic; the calculator redoes it.
@@ -25,7 +29,7 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s")
 _BARE_NUMBER = re.compile(r"^\s*-?\d[\d,]*(?:\.\d+)?\s*$")
 # "Final answer: Answer: 72": a small model repeats the label it was asked for.
-_LABEL = re.compile(r"^(?:(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[:：]\s*)+", re.I)
+_LABEL = re.compile(r"^(?:(?:the\s+)?(?:final\s+)?answer\s*+(?:is)?\s*+[:：]\s*+)+", re.I)
 
 
 class FinalAnswer(BaseModel):
@@ -41,8 +45,13 @@ class FinalAnswer(BaseModel):
     findings: list[Finding] = []
 
 
+def _squeezed(text: str) -> str:
+    """text with each run of whitespace as one space: what keeps the line patterns linear."""
+    return " ".join(text.split())
+
+
 def _clean(text: str) -> str:
-    text = _LABEL.sub("", text.strip().strip("*_`\"' ").strip())
+    text = _LABEL.sub("", _squeezed(text).strip("*_`\"' ").strip())
     return text.rstrip(".").strip()[:MAX_ANSWER_CHARS]
 
 
@@ -50,7 +59,7 @@ def _final_line(reply: str) -> tuple[str, str, bool]:
     """(answer, reasoning before it, whether the fixed format was followed)."""
     lines = reply.splitlines()
     for i in range(len(lines) - 1, -1, -1):
-        match = _FINAL_LINE.match(lines[i])
+        match = _FINAL_LINE.match(_squeezed(lines[i]))
         if not match:
             continue
         answer = match.group(1)
@@ -58,9 +67,12 @@ def _final_line(reply: str) -> tuple[str, str, bool]:
             answer = next((line for line in lines[i + 1:] if line.strip()), "")
         if _clean(answer):
             return _clean(answer), "\n".join(lines[:i]).strip(), True
-    inline = _INLINE.search(reply.strip())
+    text = reply.strip()
+    # Only the last line can end the text: searching from it keeps many "answer:" on earlier lines from each
+    # being read to the end of their line.
+    inline = _INLINE.search(text, text.rfind("\n") + 1) if "\n" in text else _INLINE.search(text)
     if inline and _clean(inline.group(1)):
-        return _clean(inline.group(1)), reply[: inline.start(1)].strip(), False
+        return _clean(inline.group(1)), text[: inline.start(1)].strip(), False
     for pattern in (_BOXED, _ANSWER_IS):
         found = pattern.findall(reply)
         if found:
@@ -89,7 +101,7 @@ def _tail(text: str) -> str:
 
 def parse_reply(reply: str, calculator: bool = True) -> FinalAnswer:
     """The final answer of a reply: its last "Answer:" line, else a tolerant guess; arithmetic redone by the tool."""
-    answer, reasoning, ok = _final_line(reply or "")
+    answer, reasoning, ok = _final_line((reply or "")[-MAX_REPLY_CHARS:])
     reasoning = _REASONING.sub("", reasoning)
     out = FinalAnswer(answer=answer, reasoning=reasoning, format_ok=ok, model_answer=answer)
     shown = _SHOWN_SUM.match(answer)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import math
 import operator
 import re
 from fractions import Fraction
@@ -15,6 +16,11 @@ from agent.errors import CalculatorError
 
 MAX_LENGTH = 200
 _MAX_MAGNITUDE = 10**30
+# Exact fractions grow without bound ((1/999999)^64)^64...): every value, the intermediate ones included, keeps its
+# numerator and denominator under this many bits, so each step costs microseconds.
+MAX_BITS = 1024
+MAX_NODES = 150  # parse-tree nodes of one expression (operators count): the step budget
+MAX_ROUND_DIGITS = 15
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
@@ -50,12 +56,38 @@ _FUNCTIONS = {"abs": abs, "round": round, "min": min, "max": max,
               "days_between": days_between, "years_between": years_between}
 
 
+def _bits(value: Fraction | int) -> int:
+    fraction = Fraction(value)
+    return max(fraction.numerator.bit_length(), fraction.denominator.bit_length())
+
+
 def _number(value: object) -> Fraction | int:
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
         raise CalculatorError("only numbers can be computed with")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CalculatorError("number too large")
+        value = Fraction(repr(value))  # as written (1.05 is 21/20), not the binary float's 53-bit fraction
     if abs(value) > _MAX_MAGNITUDE:
         raise CalculatorError("number too large")
-    return Fraction(value) if isinstance(value, float) else value
+    if _bits(value) > MAX_BITS:
+        raise CalculatorError("number too precise to compute exactly")
+    return value
+
+
+def _power(left: Fraction | int, right: Fraction | int) -> Fraction | int | float:
+    """left ** right, refused before computing when the result would be too large or too precise."""
+    if abs(right) > 64 or abs(left) > 10**6:
+        raise CalculatorError("power too large")
+    if left == 0 and right < 0:
+        raise CalculatorError("division by zero")
+    if Fraction(right).denominator != 1:  # a root: a float is as exact as it gets
+        if left < 0:
+            raise CalculatorError("root of a negative number")
+        return float(left) ** float(right)
+    if _bits(left) * abs(int(right)) > MAX_BITS:
+        raise CalculatorError("power too large")
+    return Fraction(left) ** int(right) if isinstance(left, Fraction) or right < 0 else left ** int(right)
 
 
 def _walk(node: ast.AST) -> object:
@@ -67,8 +99,8 @@ def _walk(node: ast.AST) -> object:
         return _UNARY[type(node.op)](_number(_walk(node.operand)))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         left, right = _number(_walk(node.left)), _number(_walk(node.right))
-        if isinstance(node.op, ast.Pow) and (abs(right) > 64 or abs(left) > 10**6):
-            raise CalculatorError("power too large")
+        if isinstance(node.op, ast.Pow):
+            return _number(_power(left, right))
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and right == 0:
             raise CalculatorError("division by zero")
         if isinstance(node.op, ast.Div):
@@ -79,6 +111,9 @@ def _walk(node: ast.AST) -> object:
         args = [_walk(a) for a in node.args]
         if node.func.id not in ("days_between", "years_between"):
             args = [_number(a) for a in args]
+        digits = args[1] if node.func.id == "round" and len(args) == 2 else 0
+        if not isinstance(digits, int) or abs(digits) > MAX_ROUND_DIGITS:  # round(x, 10**9) computes 10**(10**9)
+            raise CalculatorError(f"round: at most {MAX_ROUND_DIGITS} digits")
         try:
             return _number(_FUNCTIONS[node.func.id](*args))
         except (TypeError, ValueError, OverflowError) as exc:
@@ -96,6 +131,8 @@ def calculate(expression: str) -> Fraction | int:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         raise CalculatorError(f"cannot parse {expression!r}") from None
+    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
+        raise CalculatorError("expression too long")
     value = _walk(tree)
     if isinstance(value, str):
         raise CalculatorError("a bare string is not a calculation")

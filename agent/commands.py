@@ -130,6 +130,9 @@ def _print_event(event) -> None:
 
 def run_ask(args: argparse.Namespace) -> int:
     """Answer one question; stream the steps, or print the --json object."""
+    from agent.limits import check_text
+
+    args.question = check_text(args.question)  # the limits of every entry point, before anything loads
     agent = build_agent(args, cache=False)
     if args.json:
         print(json.dumps(agent.invoke(args.question).summary(), ensure_ascii=False))

@@ -6,11 +6,43 @@ import contextvars
 import queue
 import threading
 import time
+import weakref
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, TypeVar
 
 from agent.errors import QuestionTimeout
 
 T = TypeVar("T")
+# The monotonic time the current question must end by. Every LLM request reads it (remaining()): a request's
+# timeout and its retries stop there, so an abandoned question does not keep a model server busy for minutes.
+# Held as (monotonic end, the question_timeout it came from, for messages).
+_DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar("frames_question_deadline",
+                                                                                      default=None)
+_SLACK = 0.05  # a request cut to the deadline may time out this much early (timer granularity)
+# Threads running questions given up at their deadline (a sync call cannot be cancelled).
+_ABANDONED: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def abandoned() -> bool:
+    """Whether work of a question given up at its deadline is still running in this process."""
+    return any(thread.is_alive() for thread in list(_ABANDONED))
+
+
+def remaining() -> float | None:
+    """Seconds left before the current question's deadline (never negative); None outside any deadline."""
+    current = _DEADLINE.get()
+    return None if current is None else max(0.0, current[0] - time.monotonic())
+
+
+def expired() -> QuestionTimeout | None:
+    """The current question's QuestionTimeout once its deadline has passed; None before it or outside any."""
+    current = _DEADLINE.get()
+    return _expired(current[1]) if current is not None and current[0] - time.monotonic() <= _SLACK else None
+
+
+def _bounded(seconds: float) -> tuple[float, float]:
+    """The deadline `seconds` from now, or an enclosing question's if that comes first."""
+    deadline, outer = (time.monotonic() + seconds, seconds), _DEADLINE.get()
+    return deadline if outer is None or deadline[0] < outer[0] else outer
 
 
 def _expired(seconds: float) -> QuestionTimeout:
@@ -23,8 +55,10 @@ def call_within(fn: Callable[[], T], seconds: float | None) -> T:
     if seconds is None:
         return fn()
     box: dict[str, Any] = {}
+    deadline = _bounded(seconds)
 
     def run() -> None:
+        _DEADLINE.set(deadline)  # in the worker's own copy of the context
         try:
             box["value"] = fn()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
@@ -36,6 +70,7 @@ def call_within(fn: Callable[[], T], seconds: float | None) -> T:
     worker.start()
     worker.join(seconds)
     if worker.is_alive():
+        _ABANDONED.add(worker)
         raise _expired(seconds)
     if "error" in box:
         raise box["error"]
@@ -46,10 +81,13 @@ async def await_within(awaitable: Awaitable[T], seconds: float | None) -> T:
     """await awaitable, cancelling it (and its LLM request) after `seconds` with QuestionTimeout."""
     if seconds is None:
         return await awaitable
+    token = _DEADLINE.set(_bounded(seconds))  # the task wait_for starts copies it
     try:
         return await asyncio.wait_for(awaitable, seconds)
     except asyncio.TimeoutError:
         raise _expired(seconds) from None
+    finally:
+        _DEADLINE.reset(token)
 
 
 def iterate_within(events: Iterator[T], seconds: float | None) -> Iterator[T]:
@@ -57,10 +95,11 @@ def iterate_within(events: Iterator[T], seconds: float | None) -> Iterator[T]:
     if seconds is None:
         yield from events
         return
-    deadline = time.monotonic() + seconds
+    deadline = _bounded(seconds)
     channel: queue.Queue = queue.Queue()
 
     def pump() -> None:
+        _DEADLINE.set(deadline)
         try:
             for event in events:
                 channel.put(("event", event))
@@ -68,12 +107,14 @@ def iterate_within(events: Iterator[T], seconds: float | None) -> Iterator[T]:
         except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
             channel.put(("error", exc))
 
-    threading.Thread(target=contextvars.copy_context().run, args=(pump,), name="frames-question-stream",
-                     daemon=True).start()
+    pumping = threading.Thread(target=contextvars.copy_context().run, args=(pump,), name="frames-question-stream",
+                               daemon=True)
+    pumping.start()
     while True:
         try:
-            kind, item = channel.get(timeout=max(0.0, deadline - time.monotonic()))
+            kind, item = channel.get(timeout=max(0.0, deadline[0] - time.monotonic()))
         except queue.Empty:
+            _ABANDONED.add(pumping)
             raise _expired(seconds) from None
         if kind == "end":
             return
@@ -88,13 +129,17 @@ async def aiterate_within(events: AsyncIterator[T], seconds: float | None) -> As
         async for event in events:
             yield event
         return
-    deadline = time.monotonic() + seconds
+    deadline = _bounded(seconds)
     iterator = events.__aiter__()
     while True:
+        # Set only around the wait (no yield in between): the step's task copies it, the consumer never sees it.
+        token = _DEADLINE.set(deadline)
         try:
-            event = await asyncio.wait_for(iterator.__anext__(), max(0.0, deadline - time.monotonic()))
+            event = await asyncio.wait_for(iterator.__anext__(), max(0.0, deadline[0] - time.monotonic()))
         except StopAsyncIteration:
             return
         except asyncio.TimeoutError:
             raise _expired(seconds) from None
+        finally:
+            _DEADLINE.reset(token)
         yield event

@@ -66,12 +66,20 @@ class RunDir(Generic[R]):
         self.results = self.path / RESULTS_FILE
         self.parse, self.key = parse, key
 
+    def make(self) -> None:
+        """Create OUT (and its parents); a path that cannot hold a directory is a one-line EvalError."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # /proc/x, a read-only disk, a file in the way, no permission
+            raise EvalError(f"cannot use {self.path} as the run directory ({exc.strerror or exc}); "
+                            "use another --out") from None
+
     @contextlib.contextmanager
     def locked(self):
         """Hold OUT for this process; a second run writing into it at the same time is refused."""
         import fcntl
 
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.make()
         with open(self.path / LOCK_FILE, "w") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -114,7 +122,7 @@ class RunDir(Generic[R]):
         call only once every model, judge, index and dataset resolved."""
         old = self.read_config() or {}
         merged = {**old, **config, "info": {**old.get("info", {}), **config.get("info", {})}}
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.make()
         write_atomic(self.path / CONFIG_FILE, json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
         return merged
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -20,8 +21,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 OFFLINE = ["--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"]  # never reached: input fails first
 
 
-def _cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
-    """name -> (argv, text the error line must contain)."""
+def _cases(tmp: Path, busy: int) -> dict[str, tuple[list[str], str]]:
+    """name -> (argv, text the error line must contain); `busy` is a port something listens on."""
     (tmp / "plan_no_question.txt").write_text("Write {k} queries.\n", encoding="utf-8")
     (tmp / "answer_no_context.txt").write_text("Answer {question}\n", encoding="utf-8")
     (tmp / "a_file").write_text("not a directory\n", encoding="utf-8")
@@ -36,6 +37,13 @@ def _cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
         "prompt without question": (["ask", "q", "--tools", "crag", "--prompt", str(tmp / "plan_no_question.txt"),
                                      *OFFLINE], "never uses {question}"),
         "port out of range": (["crag-server", "--port", "99999"], "not a TCP port"),
+        # A server says "serving on" only once its port is bound.
+        "serve port out of range": (["serve", "--port", "70000", "--tools", "crag", *OFFLINE], "not a TCP port"),
+        "serve port in use": (["serve", "--port", str(busy), "--tools", "crag", *OFFLINE], "already in use"),
+        "crag-server port in use": (["crag-server", "--port", str(busy)], "already in use"),
+        "question too long": (["ask", "x" * 4001, "--tools", "crag", *OFFLINE], "at most 4000 characters"),
+        "out cannot be created": (["frames", "--data", str(FIXTURES / "frames_tiny.tsv"), "--out", "/proc/frames-x",
+                                   "--system", "naive", *OFFLINE], "/proc/frames-x"),
         "bad base url": (["llm", "hi", "--model", "openai:m", "--base-url", "ftp://host/v1"], "http://"),
         "missing data": (["frames", "--data", str(tmp / "none.tsv"), "--out", out, *OFFLINE], "no data file"),
         "out is a file": (["frames", "--data", str(FIXTURES / "frames_tiny.tsv"), "--out", str(tmp / "a_file"),
@@ -50,7 +58,10 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bad_input")
-    cases = _cases(tmp)
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    cases = _cases(tmp, busy.getsockname()[1])
     (tmp / "out").mkdir()
     (tmp / "out" / "results.jsonl").write_text('{"id": "0", "answer": "kept"}\n', encoding="utf-8")
     before = _snapshot(tmp)
@@ -63,13 +74,14 @@ def runs(tmp_path_factory):
         args = [sys.executable, str(project_root() / "cli.py"), *argv]
         return subprocess.run([os.fsencode(a) for a in args], env=env, cwd=tmp, capture_output=True, timeout=180)
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with busy, ThreadPoolExecutor(max_workers=4) as pool:
         done = dict(zip(cases, pool.map(run, [argv for argv, _ in cases.values()])))
     return cases, done, before, _snapshot(tmp), tmp
 
 
 CASE_NAMES = ["non-utf8 query", "missing index", "malformed corpus", "prompt is a directory", "prompt without question",
-              "port out of range", "bad base url", "missing data", "out is a file"]
+              "port out of range", "bad base url", "missing data", "out is a file", "serve port out of range",
+              "serve port in use", "crag-server port in use", "question too long", "out cannot be created"]
 # A progress bar drawn before the failure (index build reading the corpus) is not an error line.
 PROGRESS_BAR = re.compile(r"\d+%\|")
 

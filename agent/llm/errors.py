@@ -61,6 +61,38 @@ class SafetyBlockError(EmptyReplyError):
     """The provider withheld the reply for safety reasons."""
 
 
+class BadReplyError(LLMError):
+    """The server answered, but not with a usable chat completion (checked at the provider boundary)."""
+
+
+class MalformedReplyError(BadReplyError):
+    """The reply body is not JSON: an HTML page, a body cut off mid-way."""
+
+
+class EmptyChoicesError(BadReplyError):
+    """The reply's `choices` list is missing, null or empty."""
+
+
+class MissingMessageError(BadReplyError):
+    """A choice without a message."""
+
+
+class NullContentError(BadReplyError, EmptyReplyError):
+    """The message has no content and no tool call."""
+
+
+class RefusalError(BadReplyError, SafetyBlockError):
+    """The model refused (the message carries `refusal` instead of content)."""
+
+
+class ReplyCutOffError(BadReplyError, EmptyReplyError):
+    """finish_reason "length" before any text: the token limit was spent before the reply began."""
+
+
+class ConnectionBrokenError(TransientLLMError):
+    """The connection dropped before the reply was complete (retried like a 5xx)."""
+
+
 class MissingPackageError(LLMError, InstallError):
     """A provider's package (or LangChain itself) is not installed."""
 

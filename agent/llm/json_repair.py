@@ -24,18 +24,30 @@ class Structured(Generic[T]):
     notes: list[str] = field(default_factory=list)
 
 
+# A structured reply is read from its first MAX_REPLY_CHARS characters (a plan is a few hundred): past that the
+# reply is treated as cut off there. With the linear scan below, the worst reply costs well under a second.
+MAX_REPLY_CHARS = 32_000
+# Deeper than this the JSON decoder gives up anyway (RecursionError), so no repair is tried there.
+MAX_DEPTH = 512
+_FENCED = re.compile(r"```(?:json|JSON)?\s*+(.*?)```", re.S)
+
+
 def json_candidates(text: str) -> list[str]:
     """Places a JSON value may hide in a reply: code fences, from the first bracket, the whole text."""
-    fenced = re.findall(r"```(?:json|JSON)?\s*(.*?)```", text, flags=re.S)
+    fenced = _FENCED.findall(text)
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     tail = [text[start:]] if start >= 0 else []
     return [c for c in dict.fromkeys(fenced + tail + [text]) if c.strip()]
 
 
-def _scan(text: str) -> tuple[list[str], bool, list[int]]:
-    """(open brackets' closers, inside a string at the end, structural cut points)."""
-    stack: list[str] = []
-    cuts: list[int] = []
+# The open brackets as a linked stack (closer, depth, rest): every cut point keeps the stack it had without a copy.
+Stack = tuple[str, int, "Stack"] | None
+
+
+def _scan(text: str) -> tuple[Stack, bool, list[tuple[int, Stack]]]:
+    """(open brackets at the end, inside a string at the end, structural cut points with the brackets open there)."""
+    stack: Stack = None
+    cuts: list[tuple[int, Stack]] = []
     in_str, esc = False, False
     for i, ch in enumerate(text):
         if in_str:
@@ -49,21 +61,34 @@ def _scan(text: str) -> tuple[list[str], bool, list[int]]:
         if ch == '"':
             in_str = True
         elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-            cuts.append(i + 1)
+            stack = ("}" if ch == "{" else "]", (stack[1] + 1) if stack else 1, stack)
+            cuts.append((i + 1, stack))
         elif ch in "}]" and stack:
-            stack.pop()
+            stack = stack[2]
         elif ch == ",":
-            cuts.append(i)
+            cuts.append((i, stack))
     return stack, in_str, cuts
+
+
+def _closers(stack: Stack) -> str:
+    out = []
+    while stack:
+        out.append(stack[0])
+        stack = stack[2]
+    return "".join(out)
+
+
+def _closed(text: str, in_str: bool, stack: Stack) -> str:
+    fixed = (text + ('"' if in_str else "")).rstrip()
+    if fixed.endswith((",", ":")):
+        fixed = fixed[:-1]
+    return fixed + _closers(stack)
 
 
 def close_truncated(text: str) -> str:
     """Close the string and brackets a reply was cut off inside."""
     stack, in_str, _ = _scan(text)
-    fixed = text + ('"' if in_str else "")
-    fixed = re.sub(r"[,:]\s*$", "", fixed.rstrip())
-    return fixed + "".join(reversed(stack))
+    return _closed(text, in_str, stack)
 
 
 def single_to_double_quotes(text: str) -> str:
@@ -118,9 +143,12 @@ def loads_lenient(text: str) -> tuple[Any, list[str]]:
         except ValueError:
             continue
     for attempt, notes in attempts:
-        for cut in [len(attempt)] + sorted(_scan(attempt)[2], reverse=True)[:64]:
+        stack, in_str, cuts = _scan(attempt)
+        for cut, open_at_cut, inside in [(len(attempt), stack, in_str)] + [(c, s, False) for c, s in cuts[::-1][:64]]:
+            if open_at_cut and open_at_cut[1] > MAX_DEPTH:
+                continue
             try:
-                value, _ = _decode(close_truncated(attempt[:cut]))
+                value, _ = _decode(_closed(attempt[:cut], inside, open_at_cut))
                 return value, notes + ["closed truncated JSON"]
             except ValueError:
                 continue
@@ -209,29 +237,32 @@ def parse_structured(raw: str, schema: type[T], fallback: Callable[[str], T]) ->
     raw = raw or ""
     if not raw.strip():
         return Structured(fallback(raw), raw, fallback=True, error="empty reply")
-    safe_fallback = _safe(fallback, raw)
+    text = raw[:MAX_REPLY_CHARS]  # the fallback too reads no more than this
+    safe_fallback = _safe(fallback, text)
     errors: list[str] = []
     decoded_any = False
-    for candidate in json_candidates(raw):
+    cut = [f"read the first {MAX_REPLY_CHARS:,} characters of {len(raw):,}"] if len(raw) > MAX_REPLY_CHARS else []
+    for candidate in json_candidates(text):
         try:
             data, notes = loads_lenient(candidate)
             decoded_any = True
-            if candidate.strip() != raw.strip():
+            if candidate.strip() != text.strip():
                 notes = ["extracted JSON from surrounding text"] + notes
+            notes = cut + notes
             data, shape_notes = coerce_shape(data, schema)
             value, len_notes = validate_fixing_lengths(data, schema, safe_fallback)
             notes += shape_notes + len_notes
             return Structured(value, raw, repaired=bool(notes), notes=notes)
         except (ValueError, ValidationError) as exc:
             errors.append(_first_line(exc))
-    listed = None if decoded_any else lines_as_list(raw, schema)
+    listed = None if decoded_any else lines_as_list(text, schema)
     if listed is not None:
         try:
             value, len_notes = validate_fixing_lengths(listed[0], schema, safe_fallback)
-            return Structured(value, raw, repaired=True, notes=listed[1] + len_notes)
+            return Structured(value, raw, repaired=True, notes=cut + listed[1] + len_notes)
         except ValidationError as exc:
             errors.append(_first_line(exc))
-    return Structured(fallback(raw), raw, fallback=True, error=errors[0] if errors else "no JSON value found")
+    return Structured(fallback(text), raw, fallback=True, error=errors[0] if errors else "no JSON value found")
 
 
 def _safe(fallback: Callable[[str], T], raw: str) -> Callable[[], BaseModel | None]:

@@ -1,15 +1,21 @@
-"""Bounded retries with exponential backoff, for clients that do not retry on their own."""
+"""Bounded retries with exponential backoff (tenacity) that never start after the question deadline."""
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar
 
-from agent.llm.errors import TransientLLMError
+from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from agent.deadline import expired, remaining
+from agent.llm.errors import LLMTimeoutError, TransientLLMError
 
 R = TypeVar("R")
+# The server's own word on when to come back (Retry-After), read from the raw exception behind ours; None: no word.
+RetryHint = Callable[[BaseException], "float | None"]
 
 
 @dataclass(frozen=True)
@@ -28,33 +34,87 @@ class RetryPolicy:
         return base * (1 + self.jitter * random.random())
 
 
-def call_with_retries(fn: Callable[[], R], policy: RetryPolicy,
-                      classify: Callable[[Exception], Exception]) -> R:
+def retry_after_seconds(headers: Any) -> float | None:
+    """A server's Retry-After (or retry-after-ms) in seconds, when it is given and sensible (0-60 s)."""
+    if not headers:
+        return None
+    try:
+        if headers.get("retry-after-ms"):
+            seconds = float(headers["retry-after-ms"]) / 1000
+        elif headers.get("retry-after"):
+            value = headers["retry-after"]
+            seconds = float(value) if value.strip().isdigit() else (
+                email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+        else:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return seconds if 0 <= seconds <= 60 else None
+
+
+def request_timeout(configured: float | None, spec: str) -> float | None:
+    """A request's timeout: the configured one cut to what is left of the question's deadline (None: no limit)."""
+    left = remaining()
+    # Nothing left: no request starts that nobody will wait for.
+    if left is not None and left <= 0:
+        raise timed_out(f"{spec}: no time left before the question deadline; request not sent")
+    return left if configured is None else configured if left is None else min(configured, left)
+
+
+def timed_out(message: str) -> Exception:
+    """LLMTimeoutError(message), or the question's QuestionTimeout when its deadline is what cut the request short."""
+    return expired() or LLMTimeoutError(message)
+
+
+def _past_deadline(state: RetryCallState) -> bool:
+    """Stop when the next attempt would begin at or after the question deadline: nobody waits for its answer."""
+    left = remaining()
+    return left is not None and left <= (state.upcoming_sleep or 0.0)
+
+
+def _options(policy: RetryPolicy, hint: RetryHint | None) -> dict[str, Any]:
+    def wait(state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        hinted = hint(error) if hint and error else None
+        return policy.delay(state.attempt_number - 1) if hinted is None else hinted
+
+    return {"retry": retry_if_exception_type(TransientLLMError), "wait": wait, "reraise": True,
+            "stop": stop_after_attempt(policy.max_retries + 1) | _past_deadline}
+
+
+def _mapped(exc: Exception, classify: Callable[[Exception], Exception]) -> Exception:
+    """Our error for exc, caused by it (exc itself when it already is ours)."""
+    mapped = classify(exc)
+    if mapped is not exc:
+        mapped.__cause__ = exc  # the raw error stays reachable (its Retry-After header)
+    return mapped
+
+
+def call_with_retries(fn: Callable[[], R], policy: RetryPolicy, classify: Callable[[Exception], Exception],
+                      hint: RetryHint | None = None) -> R:
     """fn(), retried on transient failures; classify maps a raw exception to our error type."""
-    for attempt in range(policy.max_retries + 1):
+    def attempt() -> R:
         try:
             return fn()
         except Exception as exc:  # noqa: BLE001 - classify decides what is ours to handle
-            mapped = classify(exc)
-            if not isinstance(mapped, TransientLLMError) or attempt == policy.max_retries:
-                raise mapped from exc
-        policy.sleep(policy.delay(attempt))
-    raise AssertionError("unreachable")
+            raise _mapped(exc, classify)  # noqa: B904 - the cause is set when it differs
+
+    return Retrying(sleep=policy.sleep, **_options(policy, hint))(attempt)
 
 
 async def acall_with_retries(fn: Callable[[], Awaitable[R]], policy: RetryPolicy,
-                             classify: Callable[[Exception], Exception]) -> R:
+                             classify: Callable[[Exception], Exception], hint: RetryHint | None = None) -> R:
     """Async call_with_retries (sleeps without blocking the loop)."""
-    for attempt in range(policy.max_retries + 1):
+    async def attempt() -> R:
         try:
             return await fn()
         except Exception as exc:  # noqa: BLE001
-            mapped = classify(exc)
-            if not isinstance(mapped, TransientLLMError) or attempt == policy.max_retries:
-                raise mapped from exc
-        delay = policy.delay(attempt)
+            raise _mapped(exc, classify)  # noqa: B904 - the cause is set when it differs
+
+    async def sleep(seconds: float) -> None:
         if policy.sleep is time.sleep:
-            await asyncio.sleep(delay)
+            await asyncio.sleep(seconds)
         else:
-            policy.sleep(delay)
-    raise AssertionError("unreachable")
+            policy.sleep(seconds)
+
+    return await AsyncRetrying(sleep=sleep, **_options(policy, hint))(attempt)

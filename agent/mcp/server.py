@@ -10,6 +10,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from agent.api import FramesAgent, tool_text
 from agent.errors import AgentError
+from agent.limits import check_hits, check_text
 from retrieval.errors import FramesAgentError
 
 _SNIPPET_CHARS = 600
@@ -41,6 +42,7 @@ def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
     async def frames_research(question: str, k: int | None = None, n: int | None = None) -> str:
         """Research a factual question in Wikipedia: k search queries per step, n steps; returns the answer and sources."""
         with reported():
+            question = check_text(question)  # the limits of every entry point (agent.limits)
             result = await agent.with_settings(k=k, n=n).ainvoke(question)
         return tool_text(result, sources=5)
 
@@ -48,10 +50,9 @@ def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
     async def search_wikipedia(query: str, k: int = 5) -> str:
         """Search the Wikipedia index with a keyword query (BM25); returns the top k articles' titles, ids and text."""
         with reported():
+            query, k = check_text(query, "query"), check_hits(k)
             if agent.retriever is None:
                 raise AgentError("this server has no Wikipedia index (started with --tools without wiki)")
-            if not 1 <= k <= 50:
-                raise AgentError("k must be between 1 and 50")
             return render_hits(await asyncio.to_thread(agent.retriever.search, query, k))
 
     return server

@@ -4,12 +4,12 @@ from __future__ import annotations
 import json
 from typing import Any, AsyncIterator
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from agent.api import FramesAgent
-from agent.errors import AgentError
+from agent.limits import Busy, InvalidRequest, check_text, status_of
 from agent.prompts import available_prompts
 from agent.serve.chat import ChatRequest, completion, completion_chunks, question_of
 from agent.serve.guard import Gate, ServeSettings, check_token, read_body
@@ -23,7 +23,7 @@ class AskRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=4000)
+    question: str  # bounded by agent.limits, as on every entry point
     k: int | None = None
     n: int | None = None
     n_docs: int | None = None
@@ -37,18 +37,18 @@ class Variants:
         self.base, self.kept = base, {}
 
     def get(self, request: AskRequest) -> FramesAgent:
-        """The agent for this request's k, n, n_docs and prompt (422 when they are out of bounds)."""
+        """The agent for this request's k, n, n_docs and prompt (InvalidRequest, 422, when they are out of bounds)."""
         changes = {k: v for k, v in request.model_dump(include={"k", "n", "n_docs", "prompt"}).items() if v is not None}
         if not changes:
             return self.base
         if "prompt" in changes and changes["prompt"] not in available_prompts():  # never a path from the network
-            raise HTTPException(422, f"prompt: choose one of {', '.join(available_prompts())}")
+            raise InvalidRequest(f"prompt: choose one of {', '.join(available_prompts())}")
         key = json.dumps(changes, sort_keys=True)
         if key not in self.kept:
             try:
                 variant = self.base.with_settings(**changes)
             except FramesAgentError as exc:  # out-of-bounds values, or a shipped prompt that does not plan
-                raise HTTPException(422, str(exc)) from None
+                raise InvalidRequest(str(exc)) from None
             if len(self.kept) >= _MAX_VARIANTS:
                 self.kept.pop(next(iter(self.kept)))
             self.kept[key] = variant
@@ -83,8 +83,9 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
 
     @app.exception_handler(FramesAgentError)
     async def agent_failed(request: Request, exc: FramesAgentError) -> JSONResponse:
-        status = 400 if isinstance(exc, AgentError) else 502
-        return JSONResponse({"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}, status)
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Busy) else None
+        return JSONResponse({"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}, status_of(exc),
+                            headers=headers)
 
     async def admit(request: Request, model: type[BaseModel]) -> Any:
         check_token(request, settings)
@@ -97,10 +98,10 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     @app.post("/v1/ask")
     async def ask(request: Request) -> JSONResponse:
         body: AskRequest = await admit(request, AskRequest)
-        runner = variants.get(body)
+        question, runner = check_text(body.question), variants.get(body)
         gate.enter()
         try:
-            result = await runner.ainvoke(body.question)
+            result = await runner.ainvoke(question)
         finally:
             gate.leave()
         return JSONResponse(result.model_dump(mode="json"))
@@ -108,9 +109,9 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     @app.post("/v1/ask/stream")
     async def ask_stream(request: Request) -> StreamingResponse:
         body: AskRequest = await admit(request, AskRequest)
-        runner = variants.get(body)
+        question, runner = check_text(body.question), variants.get(body)
         gate.enter()
-        return StreamingResponse(_released(gate, _ask_events(runner, body.question)), media_type="text/event-stream")
+        return StreamingResponse(_released(gate, _ask_events(runner, question)), media_type="text/event-stream")
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:

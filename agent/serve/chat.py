@@ -6,9 +6,9 @@ import time
 import uuid
 from typing import Any, AsyncIterator
 
-from fastapi import HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.limits import InvalidRequest, check_text
 from agent.state import AgentEvent, AgentResult
 
 
@@ -32,16 +32,16 @@ class ChatRequest(BaseModel):
 
 
 def question_of(request: ChatRequest) -> str:
-    """The last user message's text: the question."""
+    """The last user message's text: the question (InvalidRequest when it has none or is too long)."""
     for message in reversed(request.messages):
         if message.role == "user":
             content = message.content
             if isinstance(content, list):
                 content = " ".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
             if content and content.strip():
-                return content.strip()
+                return check_text(content)
             break
-    raise HTTPException(422, "messages: the last user message has no text (it is the question)")
+    raise InvalidRequest("messages: the last user message has no text (it is the question)")
 
 
 def sources(result: AgentResult, limit: int = 10) -> list[dict[str, Any]]:

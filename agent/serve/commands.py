@@ -11,12 +11,14 @@ LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `serve` subcommand."""
     from agent.commands import add_agent_flags
+    from agent.limits import MAX_BODY_BYTES
 
     parser = sub.add_parser("serve", help="serve the agent over HTTP (/v1/ask, SSE, OpenAI-compatible chat)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback only)")
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     parser.add_argument("--max-concurrency", type=int, default=4, help="questions in flight; more get 429 (default 4)")
-    parser.add_argument("--max-body", type=int, default=64 * 1024, help="largest request body in bytes (default 65536)")
+    parser.add_argument("--max-body", type=int, default=MAX_BODY_BYTES,
+                        help=f"largest request body in bytes (default {MAX_BODY_BYTES})")
     parser.add_argument("--allow-open", action="store_true",
                         help="serve a non-loopback address without FRAMES_AGENT_TOKEN (anyone who reaches it may ask)")
     add_agent_flags(parser)
@@ -34,12 +36,12 @@ def is_loopback(host: str) -> bool:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    """Build the agent once, then serve it until interrupted."""
-    import uvicorn
+    """Bind the port, build the agent once, then serve it until interrupted."""
     from pydantic import ValidationError
 
     from agent.commands import build_agent
     from agent.serve import ServeSettings, create_app
+    from agent.serve.listen import bind, serve_on, url_of
     from retrieval.errors import UsageError
 
     try:
@@ -50,8 +52,8 @@ def run_serve(args: argparse.Namespace) -> int:
     if not is_loopback(args.host) and not settings.token and not args.allow_open:
         raise UsageError(f"refusing to serve {args.host} without a token: set FRAMES_AGENT_TOKEN (clients send "
                          "'Authorization: Bearer <token>') or pass --allow-open")
-    app = create_app(build_agent(args), settings)
-    print(f"serving on http://{args.host}:{args.port} (POST /v1/ask, /v1/ask/stream, /v1/chat/completions; "
-          f"{'bearer token required' if settings.token else 'no token'})", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    with bind(args.host, args.port) as sock:  # first: a bad or busy port fails before the index and model load
+        app = create_app(build_agent(args), settings)
+        serve_on(app, sock, f"serving on {url_of(sock, args.host)} (POST /v1/ask, /v1/ask/stream, "
+                 f"/v1/chat/completions; {'bearer token required' if settings.token else 'no token'})")
     return 0

@@ -8,6 +8,8 @@ from typing import TypeVar
 from fastapi import HTTPException, Request
 from pydantic import BaseModel, Field, ValidationError
 
+from agent.limits import MAX_BODY_BYTES, MIN_BODY_BYTES, BodyTooLarge, Busy, InvalidRequest
+
 TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
 M = TypeVar("M", bound=BaseModel)
 
@@ -16,7 +18,7 @@ class ServeSettings(BaseModel):
     """Limits of one server: questions in flight, body size, token, how long a refused client should wait."""
 
     max_concurrency: int = Field(4, ge=1, description="questions answered at once; more get 429")
-    max_body_bytes: int = Field(64 * 1024, ge=256, description="larger request bodies get 413")
+    max_body_bytes: int = Field(MAX_BODY_BYTES, ge=MIN_BODY_BYTES, description="larger request bodies get 413")
     retry_after: int = Field(10, ge=1, description="seconds a 429 tells the client to wait")
     token: str | None = Field(None, description="bearer token required on /v1/* (FRAMES_AGENT_TOKEN)")
 
@@ -33,10 +35,9 @@ class Gate:
         self.size, self.retry_after, self.busy = size, retry_after, 0
 
     def enter(self) -> None:
-        """Take a slot or raise 429 with Retry-After (one event loop: no lock needed)."""
+        """Take a slot or raise Busy (429 with Retry-After; one event loop: no lock needed)."""
         if self.busy >= self.size:
-            raise HTTPException(429, f"busy: {self.size} questions in flight; retry later",
-                                headers={"Retry-After": str(self.retry_after)})
+            raise Busy(f"busy: {self.size} questions in flight; retry later", self.retry_after)
         self.busy += 1
 
     def leave(self) -> None:
@@ -54,18 +55,18 @@ def check_token(request: Request, settings: ServeSettings) -> None:
 
 
 async def read_body(request: Request, model: type[M], limit: int) -> M:
-    """The JSON body as model; 413 past limit bytes (declared or streamed), 422 when invalid."""
+    """The JSON body as model; BodyTooLarge (413) past limit bytes, declared or streamed; InvalidRequest (422)."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise HTTPException(413, f"request body over {limit} bytes")
+        raise BodyTooLarge(f"request body over {limit} bytes")
     body = bytearray()
     async for chunk in request.stream():
         body.extend(chunk)
         if len(body) > limit:
-            raise HTTPException(413, f"request body over {limit} bytes")
+            raise BodyTooLarge(f"request body over {limit} bytes")
     try:
         return model.model_validate_json(bytes(body) or b"{}")
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(map(str, err["loc"])) or "body"
-        raise HTTPException(422, f"{where}: {err['msg']}") from None
+        raise InvalidRequest(f"{where}: {err['msg']}") from None

@@ -51,10 +51,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_server(args: argparse.Namespace) -> int:
-    """Serve the compatible CRAG API until interrupted."""
-    from retrieval.crag.server import serve
+    """Serve the compatible CRAG API until interrupted; a bad or busy port fails before the data loads."""
+    from agent.serve.listen import bind, serve_on, url_of
+    from retrieval.crag.server import create_app
 
-    serve(args.data, args.host, args.port)
+    with bind(args.host, args.port) as sock:
+        app = create_app(args.data)
+        serve_on(app, sock, f"CRAG API server on {url_of(sock, args.host)} (data: {app.state.backend.data_dir}); "
+                 "Ctrl-C stops", access_log=False)
     return 0
 
 

@@ -15,7 +15,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import PrivateAttr, SecretStr
 
 from agent.llm import errors as E
-from agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries
+from agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, request_timeout, timed_out
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The SDK itself reads this one too; tests and proxies point it at another host.
@@ -95,7 +95,7 @@ def classify_gemini_error(exc: Exception, spec: str) -> Exception:
     # The SDK sends through httpx or its fork httpx2: match their shared exception names, not one package's classes.
     bases = {cls.__name__ for cls in type(exc).__mro__}
     if isinstance(exc, TimeoutError) or "TimeoutException" in bases:
-        return E.LLMTimeoutError(f"{spec}: no reply within the timeout, after retries")
+        return timed_out(f"{spec}: no reply within the timeout, after retries")
     if "TransportError" in bases:
         return E.UnreachableError(f"{spec}: cannot reach the Gemini API ({type(exc).__name__})")
     return exc
@@ -173,6 +173,10 @@ class GeminiChat(BaseChatModel):
         config: dict[str, Any] = {"system_instruction": system, "temperature": self.temperature,
                                   "max_output_tokens": kwargs.get("max_tokens", self.max_output_tokens),
                                   "stop_sequences": stop or None, "safety_settings": self.safety_settings}
+        # Each request ends by the question's deadline: an abandoned question must not keep a request alive.
+        timeout = request_timeout(self.timeout, self.spec)
+        if timeout is not None and timeout < self.timeout:
+            config["http_options"] = types.HttpOptions(timeout=max(1, int(timeout * 1000)))
         fmt = kwargs.get("response_format")
         schema = _schema_from_response_format(fmt)
         if fmt is not None:
@@ -199,15 +203,16 @@ class GeminiChat(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                   **kwargs: Any) -> ChatResult:
-        request = self._request(messages, stop, kwargs)
-        resp = call_with_retries(lambda: self.client.models.generate_content(**request), self._policy(), self._classify)
+        # The request is built per attempt: its timeout shrinks with what is left of the question's deadline.
+        resp = call_with_retries(lambda: self.client.models.generate_content(**self._request(messages, stop, kwargs)),
+                                 self._policy(), self._classify)
         return self._result(resp)
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                          **kwargs: Any) -> ChatResult:
-        request = self._request(messages, stop, kwargs)
-        resp = await acall_with_retries(lambda: self.client.aio.models.generate_content(**request), self._policy(),
-                                        self._classify)
+        resp = await acall_with_retries(
+            lambda: self.client.aio.models.generate_content(**self._request(messages, stop, kwargs)), self._policy(),
+            self._classify)
         return self._result(resp)
 
     def _chunk(self, resp: types.GenerateContentResponse, state: dict, run_manager: Any) -> ChatGenerationChunk | None:
@@ -227,9 +232,10 @@ class GeminiChat(BaseChatModel):
 
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        request, state = self._request(messages, stop, kwargs), {}
-        stream = call_with_retries(lambda: self.client.models.generate_content_stream(**request), self._policy(),
-                                   self._classify)
+        state: dict = {}
+        stream = call_with_retries(
+            lambda: self.client.models.generate_content_stream(**self._request(messages, stop, kwargs)),
+            self._policy(), self._classify)
         try:
             for resp in stream:
                 chunk = self._chunk(resp, state, run_manager)
@@ -244,9 +250,10 @@ class GeminiChat(BaseChatModel):
 
     async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
-        request, state = self._request(messages, stop, kwargs), {}
-        stream = await acall_with_retries(lambda: self.client.aio.models.generate_content_stream(**request),
-                                          self._policy(), self._classify)
+        state: dict = {}
+        stream = await acall_with_retries(
+            lambda: self.client.aio.models.generate_content_stream(**self._request(messages, stop, kwargs)),
+            self._policy(), self._classify)
         try:
             async for resp in stream:
                 chunk = self._chunk(resp, state, None)

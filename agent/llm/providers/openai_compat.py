@@ -17,6 +17,9 @@ from pydantic import model_validator
 
 from agent.llm import errors as E
 from agent.llm.calls import message_text
+from agent.llm.replies import check_completion, not_json
+from agent.llm.retry import (RetryPolicy, acall_with_retries, call_with_retries, request_timeout,
+                             retry_after_seconds, timed_out)
 
 # A local server (llama.cpp, vLLM, Ollama) ignores the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
@@ -27,8 +30,7 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
     where = E.redact_url(base_url) or "api.openai.com"
     model = spec.split(":", 1)[-1]
     if isinstance(exc, ValueError) and not isinstance(exc, E.LLMError):  # a 200 reply that is not JSON (an HTML page)
-        return E.ServerError(f"{spec}: {where} answered with something that is not JSON "
-                             "(is it an OpenAI-compatible /v1 URL?)")
+        return not_json(spec, where)
     if isinstance(exc, E.LLMError) or not isinstance(exc, openai.OpenAIError):
         return exc
     password = _url_password(base_url)
@@ -40,12 +42,31 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
     if isinstance(exc, openai.RateLimitError):
         return E.QuotaError(f"{spec}: rate limit or quota exceeded after retries: {detail}")
     if isinstance(exc, openai.APITimeoutError):
-        return E.LLMTimeoutError(f"{spec}: no reply from {where} within the timeout, after retries")
+        return timed_out(f"{spec}: no reply from {where} within the timeout, after retries")
+    if isinstance(exc, openai.APIConnectionError) and not _never_connected(exc):
+        return E.ConnectionBrokenError(f"{spec}: the connection to {where} broke before the reply was complete")
     if isinstance(exc, openai.APIConnectionError):
         return E.UnreachableError(f"{spec}: cannot reach {where} (is the server running? check --base-url / OPENAI_BASE_URL)")
-    if isinstance(exc, openai.InternalServerError):
+    if isinstance(exc, openai.InternalServerError) or getattr(exc, "status_code", None) in (408, 409):
         return E.ServerError(f"{spec}: server error from {where} after retries: {detail}")
     return E.LLMError(f"{spec}: request failed: {detail}")
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """Whether the transport failed before a connection was made (refused, no such host), not midway through."""
+    # By name along the cause chain (langchain-openai wraps the SDK's error, which wraps the transport's): the
+    # SDK's transport is httpx or its successor httpx2, whose ConnectError classes differ.
+    cause = exc.__cause__
+    for _ in range(8):
+        if cause is None or type(cause).__name__ in ("ConnectError", "ConnectionRefusedError"):
+            return cause is not None
+        cause = cause.__cause__
+    return False
+
+
+def _retry_after(error: BaseException) -> float | None:
+    """The Retry-After of the HTTP reply behind one of our errors."""
+    return retry_after_seconds(getattr(getattr(error.__cause__, "response", None), "headers", None))
 
 
 def _url_password(url: str | None) -> str:
@@ -113,21 +134,36 @@ class OpenAICompatChat(ChatOpenAI):
 
     @model_validator(mode="after")
     def _client_per_loop(self) -> "OpenAICompatChat":
-        """Give each event loop its own async client, unless the caller supplied the HTTP client."""
+        """Give each event loop its own async client, unless the caller supplied the HTTP client; the SDK's own
+        retries are off, ours (which stop at the question deadline) take their place."""
+        if isinstance(self.root_client, openai.OpenAI):
+            self.root_client = self.root_client.with_options(max_retries=0)
+            self.client = self.root_client.chat.completions
         root = self.root_async_client
-        if isinstance(root, openai.AsyncOpenAI) and self.http_async_client is None:
-            clients = _LoopClients(root)
-            self.root_async_client = _PerLoop(clients, lambda c: c)
-            self.async_client = _PerLoop(clients, lambda c: c.chat.completions)
+        if isinstance(root, openai.AsyncOpenAI):
+            root = root.with_options(max_retries=0)
+            self.root_async_client, self.async_client = root, root.chat.completions
+            if self.http_async_client is None:
+                clients = _LoopClients(root)
+                self.root_async_client = _PerLoop(clients, lambda c: c)
+                self.async_client = _PerLoop(clients, lambda c: c.chat.completions)
         return self
+
+    def _policy(self) -> RetryPolicy:
+        # The openai SDK's own pacing: 0.5 s doubling up to 8 s, unless the server says when (Retry-After).
+        return RetryPolicy(max_retries=self.max_retries or 0, base_delay=0.5, max_delay=8.0, jitter=0.25)
+
+    def _classify(self, exc: Exception) -> Exception:
+        key = self.openai_api_key.get_secret_value() if self.openai_api_key else None
+        return map_openai_error(exc, self.spec or f"openai:{self.model_name}", self.openai_api_base, key)
+
 
     @contextlib.contextmanager
     def _mapped_errors(self) -> Iterator[None]:
         try:
             yield
         except Exception as exc:  # noqa: BLE001 - mapped or re-raised unchanged
-            key = self.openai_api_key.get_secret_value() if self.openai_api_key else None
-            mapped = map_openai_error(exc, self.spec or f"openai:{self.model_name}", self.openai_api_base, key)
+            mapped = self._classify(exc)
             if mapped is exc:
                 raise
             raise mapped from None
@@ -140,6 +176,10 @@ class OpenAICompatChat(ChatOpenAI):
             payload["extra_body"] = {**(payload.get("extra_body") or {}), "response_format": payload.pop("response_format")}
         if self.legacy_max_tokens and "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
+        configured = self.request_timeout if isinstance(self.request_timeout, (int, float)) else None
+        timeout = request_timeout(configured, self.spec or f"openai:{self.model_name}")
+        if timeout is not None:
+            payload["timeout"] = timeout
         return payload
 
     def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
@@ -147,6 +187,8 @@ class OpenAICompatChat(ChatOpenAI):
         # ChatGeneration joins block texts and raises TypeError on a non-string, so flatten them first.
         if hasattr(response, "model_dump"):
             response = response.model_dump(warnings=False)  # extra fields such as `timings` stay
+        check_completion(response, self.spec or f"openai:{self.model_name}",
+                         E.redact_url(self.openai_api_base) or "api.openai.com")
         for choice in (response.get("choices") if isinstance(response, dict) else None) or []:
             message = choice.get("message") if isinstance(choice, dict) else None
             if isinstance(message, dict) and isinstance(message.get("content"), list):
@@ -168,23 +210,51 @@ class OpenAICompatChat(ChatOpenAI):
         return json.dumps({"spec": self.spec or self.model_name, "server": server, "params": params,
                            "stop": stop, "kwargs": kwargs}, sort_keys=True, default=str)
 
+    # Retries wrap the whole call (request, parse, checks) and never begin after the question deadline; a stream is
+    # retried until its first chunk arrives, not after.
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        with self._mapped_errors():
-            return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        parent = super()._generate
+        return call_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
+                                 self._policy(), self._classify, _retry_after)
 
     async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        with self._mapped_errors():
-            return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        parent = super()._agenerate
+        return await acall_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
+                                        self._policy(), self._classify, _retry_after)
 
-    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        parent = super()._stream
+
+        def opened() -> tuple[Iterator[ChatGenerationChunk], ChatGenerationChunk | None]:
+            chunks = parent(messages, stop=stop, run_manager=run_manager, **kwargs)
+            return chunks, next(chunks, None)
+
+        chunks, first = call_with_retries(opened, self._policy(), self._classify, _retry_after)
+        yield self._first(first)
         with self._mapped_errors():
-            yield from super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs)
+            yield from chunks
 
     async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None,
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        parent = super()._astream
+
+        async def opened() -> tuple[AsyncIterator[ChatGenerationChunk], ChatGenerationChunk | None]:
+            chunks = parent(messages, stop=stop, run_manager=run_manager, **kwargs)
+            return chunks, await anext(chunks, None)
+
+        chunks, first = await acall_with_retries(opened, self._policy(), self._classify, _retry_after)
+        yield self._first(first)
         with self._mapped_errors():
-            async for chunk in super()._astream(messages, stop=stop, run_manager=run_manager, **kwargs):
+            async for chunk in chunks:
                 yield chunk
+
+    def _first(self, chunk: ChatGenerationChunk | None) -> ChatGenerationChunk:
+        """A stream's first chunk; a stream that ends before any is an EmptyChoicesError, not an empty reply."""
+        if chunk is None:
+            where = E.redact_url(self.openai_api_base) or "api.openai.com"
+            raise E.EmptyChoicesError(f"{self.spec or 'openai:' + self.model_name}: {where} streamed no reply at all")
+        return chunk
 
 
 def make_openai_chat(model: str, *, base_url: str | None = None, timeout: float = 120.0, max_retries: int = 3,
@@ -200,8 +270,8 @@ def make_openai_chat(model: str, *, base_url: str | None = None, timeout: float 
         raise E.MissingKeyError("openai: set OPENAI_API_KEY (or give --base-url / OPENAI_BASE_URL for a local server)")
     if base_url and not base_url.startswith(("http://", "https://")):
         raise E.ModelSpecError(f"openai: base URL must start with http:// or https://, got {E.redact_url(base_url)!r}")
-    # The client's own retry loop backs off exponentially on 408/409/429/5xx and timeouts,
-    # honours Retry-After, and stops after max_retries.
+    # Our retry loop (_policy) backs off exponentially on 408/409/429/5xx, timeouts and broken connections,
+    # honours Retry-After, and stops after max_retries or at the question deadline, whichever comes first.
     return OpenAICompatChat(model=model, spec=f"openai:{model}", base_url=base_url,
                             api_key=key or PLACEHOLDER_KEY, timeout=timeout, max_retries=max_retries,
                             temperature=temperature, max_tokens=max_tokens, stream_usage=True,

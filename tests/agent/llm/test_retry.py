@@ -1,12 +1,17 @@
-"""Bounded retries with exponential backoff (the loop Gemini calls go through)."""
+"""Bounded retries with exponential backoff (the loop every hosted model call goes through), bounded by the
+question's deadline."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
+from agent.deadline import call_within
+from agent.errors import QuestionTimeout
 from agent.llm.errors import AuthError, QuotaError, ServerError
-from agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries
+from agent.llm.providers.gemini import make_gemini_chat
+from agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, request_timeout, timed_out
 
 
 def flaky(failures):
@@ -59,3 +64,42 @@ def test_async_retries():
         return "ok"
 
     assert asyncio.run(acall_with_retries(fn, policy, lambda e: e)) == "ok" and sleeps == [1.0]
+
+
+def test_retries_never_start_after_the_question_deadline():
+    calls: list[float] = []
+
+    def fail():
+        calls.append(time.monotonic())
+        raise ServerError("500")
+
+    policy = RetryPolicy(max_retries=100, base_delay=0.1, max_delay=0.1, jitter=0.0)
+    started = time.monotonic()
+    with pytest.raises(ServerError):
+        call_within(lambda: call_with_retries(fail, policy, lambda e: e), 1.0)
+    assert 5 <= len(calls) <= 11 and calls[-1] < started + 1.0
+
+
+def test_a_request_gets_what_is_left_of_the_deadline_and_none_once_it_passed():
+    assert request_timeout(30.0, "m") == 30.0 and request_timeout(None, "m") is None  # no question, no deadline
+    assert 0 < call_within(lambda: request_timeout(30.0, "m"), 0.5) <= 0.5
+    late: list[BaseException] = []
+
+    def after_the_deadline():
+        time.sleep(0.4)
+        late.append(timed_out("the request's own timeout"))
+        try:
+            request_timeout(30.0, "m")
+        except QuestionTimeout as exc:
+            late.append(exc)
+
+    with pytest.raises(QuestionTimeout):
+        call_within(after_the_deadline, 0.2)
+    time.sleep(0.4)
+    assert len(late) == 2 and all(isinstance(e, QuestionTimeout) for e in late)
+
+
+def test_gemini_requests_are_cut_to_the_deadline():
+    chat = make_gemini_chat("gemini-2.5-flash", timeout=120, env={"GEMINI_API_KEY": "AIza-test-key-0000"})
+    assert chat._config(None, None, {}).http_options is None
+    assert call_within(lambda: chat._config(None, None, {}), 2.0).http_options.timeout <= 2000

@@ -8,6 +8,8 @@ import sys
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from agent.limits import MAX_QUESTION_CHARS
+from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI
 from tests.agent.serve.conftest import ROOT, write_script
 
 
@@ -38,3 +40,29 @@ def test_stdio_server_lists_and_calls_both_tools(tmp_path, tiny_index):
     hits = search.content[0].text
     assert not search.is_error and hits.startswith("## Gannet Park [gannet-park]") and hits.count("## ") == 2
     assert bad.is_error and "between 1 and 50" in bad.content[0].text
+
+
+async def hostile_calls(params: StdioServerParameters):
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            huge = await session.call_tool("frames_research", {"question": "x" * 1_800_000})
+            query = await session.call_tool("search_wikipedia", {"query": "x" * 5000})
+            failing = await session.call_tool("frames_research", {"question": "Who is the mayor of Brennick?"})
+            return huge, query, failing
+
+
+def test_the_limits_of_every_entry_point_and_a_failing_model_are_tool_errors():
+    fake = FakeOpenAI().always(*HOSTILE["empty choices"])
+    params = StdioServerParameters(
+        command=sys.executable, cwd=str(ROOT), env=dict(os.environ),
+        args=["cli.py", "mcp", "--tools", "crag", "--k", "1", "--n", "1", "--model", "openai:x", "--base-url", fake.url])
+    try:
+        huge, query, failing = asyncio.run(asyncio.wait_for(hostile_calls(params), 120))
+    finally:
+        fake.close()
+    # The SDK puts "Error executing tool <name>: " before our one line.
+    assert huge.is_error and huge.content[0].text.endswith(f": question: at most {MAX_QUESTION_CHARS} characters, "
+                                                           "got 1,800,000")
+    assert query.is_error and f": query: at most {MAX_QUESTION_CHARS} characters" in query.content[0].text
+    assert failing.is_error and "no choices" in failing.content[0].text and "\n" not in failing.content[0].text

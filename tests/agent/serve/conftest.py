@@ -7,7 +7,9 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import httpx
 import pytest
@@ -31,14 +33,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, tiny_index):
-    script = write_script(tmp_path_factory.mktemp("serve") / "script.json", delay=0.2)
+@contextmanager
+def serving(argv: list[str], env: dict[str, str]) -> Iterator[str]:
+    """`python cli.py serve ARGV` on a free loopback port until the block ends; yields its URL."""
     port = free_port()
-    env = {**os.environ, "FRAMES_AGENT_TEST_SCRIPT": str(script), "FRAMES_AGENT_TOKEN": TOKEN}
-    proc = subprocess.Popen([sys.executable, "cli.py", "serve", "--port", str(port), "--index", str(tiny_index),
-                             "--k", "1", "--n", "1", "--n-docs", "2", "--max-concurrency", "1", "--max-body", "2048"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "cli.py", "serve", "--port", str(port), *argv], cwd=ROOT,
+                            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while True:
@@ -51,6 +51,17 @@ def server(tmp_path_factory, tiny_index):
             proc.kill()
             pytest.fail(f"server did not start: {proc.communicate()[1][-2000:]}")
         time.sleep(0.2)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_index):
+    script = write_script(tmp_path_factory.mktemp("serve") / "script.json", delay=0.2)
+    argv = ["--index", str(tiny_index), "--k", "1", "--n", "1", "--n-docs", "2", "--max-concurrency", "1",
+            "--max-body", "2048"]
+    with serving(argv, {"FRAMES_AGENT_TEST_SCRIPT": str(script), "FRAMES_AGENT_TOKEN": TOKEN}) as url:
+        yield url

@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -14,81 +11,9 @@ from pydantic import BaseModel, Field
 
 from agent.llm import UsageTracker, resolve_model, structured
 from agent.llm import errors as E
+from tests.agent.llm.fake_openai import HTML, FakeOpenAI, completion, sse_chunks
 
 SECRET = "sk-test-SECRET-0123456789abcdef"
-
-
-def completion(text: str, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict:
-    """A chat.completion body."""
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
-
-
-def sse_chunks(pieces: list[str]) -> list[dict]:
-    """chat.completion.chunk bodies for a streamed reply, usage last."""
-    chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake",
-               "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
-    chunks.append({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [],
-                   "usage": {"prompt_tokens": 5, "completion_tokens": len(pieces), "total_tokens": 5 + len(pieces)}})
-    return chunks
-
-
-class FakeOpenAI:
-    """A loopback OpenAI-compatible server that plays scripted responses and records requests."""
-
-    def __init__(self, keep_alive: bool = False) -> None:
-        self.script: list[tuple] = []  # (status, body, headers, delay)
-        self.requests: list[dict] = []
-        self.headers: list[dict] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            # HTTP/1.1 keeps connections open as llama.cpp and hosted APIs do, so clients pool them.
-            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server API
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append(body)
-                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                status, payload, headers, delay = fake.script.pop(0) if fake.script else (200, completion("ok"), {}, 0)
-                time.sleep(delay)
-                try:
-                    self._reply(status, payload, headers)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-            def _reply(self, status: int, payload: object, headers: dict) -> None:
-                streamed, page = isinstance(payload, list), isinstance(payload, bytes)
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html" if page else
-                                 "text/event-stream" if streamed else "application/json")
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                data = payload if page else ("".join(f"data: {json.dumps(c)}\n\n" for c in payload) + "data: [DONE]\n\n"
-                                             if streamed else json.dumps(payload)).encode()
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self.thread.start()
-
-    def add(self, status: int, body: object, headers: dict | None = None, delay: float = 0.0) -> "FakeOpenAI":
-        """Queue one response."""
-        self.script.append((status, body, headers or {}, delay))
-        return self
-
-    def close(self) -> None:
-        """Stop serving."""
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture
@@ -222,9 +147,6 @@ def test_async_calls(fake, env):
 
     first, second = asyncio.run(run())
     assert first.content == '{"queries": ["a"]}' and second.content == "b"
-
-
-HTML = b"<!doctype html><html><body>Welcome to nginx!</body></html>"
 
 
 @pytest.mark.parametrize("content_type_json", [False, True])

@@ -1,0 +1,36 @@
+"""A chat completion checked at the provider boundary: each way a server's reply can be unusable is one typed error,
+never an IndexError or an empty answer passed off as the model's."""
+from __future__ import annotations
+
+from typing import Any
+
+from agent.llm import errors as E
+from agent.llm.calls import message_text
+
+
+def not_json(spec: str, where: str) -> E.MalformedReplyError:
+    """The error for a reply body that is not JSON (an HTML page, a body cut off midway)."""
+    return E.MalformedReplyError(f"{spec}: {where} answered with something that is not JSON "
+                                 "(is it an OpenAI-compatible /v1 URL?)")
+
+
+def check_completion(response: Any, spec: str, where: str) -> None:
+    """Raise the BadReplyError that fits a chat.completion body (a dict) that cannot be read as a reply."""
+    if not isinstance(response, dict):
+        raise not_json(spec, where)
+    if response.get("error"):
+        raise E.BadReplyError(f"{spec}: {where} answered with an error: {E.redact(str(response['error']))}")
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise E.EmptyChoicesError(f"{spec}: {where} answered with no choices (an empty reply, not the model's answer)")
+    for choice in choices:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise E.MissingMessageError(f"{spec}: {where} answered with a choice that has no message")
+        if message_text(message.get("content")).strip() or message.get("tool_calls") or message.get("function_call"):
+            continue
+        if message.get("refusal"):
+            raise E.RefusalError(f"{spec}: the model refused: {E.redact(str(message['refusal']))}")
+        if choice.get("finish_reason") == "length":
+            raise E.ReplyCutOffError(f"{spec}: the reply reached its token limit before any text (raise max_tokens)")
+        raise E.NullContentError(f"{spec}: the reply has no text (finish reason {choice.get('finish_reason')})")

@@ -1,0 +1,129 @@
+"""A loopback OpenAI-compatible server for tests: scripted replies, and every way a hostile model server misbehaves.
+
+`FakeOpenAI().add(status, body)` queues one reply; `always(...)` sets the reply once the queue is empty;
+`HOSTILE[name]` is a ready reply for each misbehaviour (connection refused is `refused_url()`: nothing listens).
+"""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HANG = float("inf")  # as a delay: the reply never comes (until the server closes)
+HTML = b"<!doctype html><html><body>Welcome to nginx!</body></html>"
+
+
+def completion(text: str | None, prompt_tokens: int = 11, completion_tokens: int = 7, finish: str = "stop") -> dict:
+    """A chat.completion body."""
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake",
+            "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+def sse_chunks(pieces: list[str]) -> list[dict]:
+    """chat.completion.chunk bodies for a streamed reply, usage last."""
+    chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+               "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+    chunks.append({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake", "choices": [],
+                   "usage": {"prompt_tokens": 5, "completion_tokens": len(pieces), "total_tokens": 5 + len(pieces)}})
+    return chunks
+
+
+def _without(field: str) -> dict:
+    body = completion("")
+    del body["choices"][0][field]
+    return body
+
+
+# name -> (status, body, headers, delay): a reply no well-behaved server sends.
+HOSTILE: dict[str, tuple[int, object, dict, float]] = {
+    "empty choices": (200, {**completion(""), "choices": []}, {}, 0.0),
+    "no message": (200, _without("message"), {}, 0.0),
+    "null content": (200, completion(None), {}, 0.0),
+    "refusal": (200, {**completion(None), "choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": None, "refusal": "I cannot help with that."}}]}, {}, 0.0),
+    "length": (200, completion(None, finish="length"), {}, 0.0),
+    "truncated json": (200, b'{"id": "chatcmpl-1", "choices": [{"index": 0, "mess',
+                       {"Content-Type": "application/json"}, 0.0),
+    "html": (200, HTML, {}, 0.0),
+    "500": (500, {"error": {"message": "boom"}}, {"retry-after-ms": "1"}, 0.0),
+    "hang": (200, completion("too late"), {}, HANG),
+    # Megabytes of text ending in an answer line: parsers must stay linear, answers bounded.
+    "huge": (200, completion("(" * 200_000 + " 1/999999^64 = " * 50_000 + "\nAnswer: " + "9" * 100_000), {}, 0.0),
+}
+
+
+def refused_url() -> str:
+    """A /v1 URL on a loopback port nothing listens on (connection refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+
+
+class FakeOpenAI:
+    """A loopback OpenAI-compatible server that plays scripted responses and records requests."""
+
+    def __init__(self, keep_alive: bool = False) -> None:
+        self.script: list[tuple] = []  # (status, body, headers, delay)
+        self.default: tuple = (200, completion("ok"), {}, 0.0)
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self.times: list[float] = []  # time.monotonic() of each request's arrival
+        self.closing = threading.Event()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.1 keeps connections open as llama.cpp and hosted APIs do, so clients pool them.
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.times.append(time.monotonic())
+                fake.requests.append(body)
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                status, payload, headers, delay = fake.script.pop(0) if fake.script else fake.default
+                fake.closing.wait(None if delay == HANG else delay)  # close() ends a hang
+                try:
+                    self._reply(status, payload, headers)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _reply(self, status: int, payload: object, headers: dict) -> None:
+                streamed, page = isinstance(payload, list), isinstance(payload, bytes)
+                self.send_response(status)
+                self.send_header("Content-Type", "text/html" if page else
+                                 "text/event-stream" if streamed else "application/json")
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                data = payload if page else ("".join(f"data: {json.dumps(c)}\n\n" for c in payload) + "data: [DONE]\n\n"
+                                             if streamed else json.dumps(payload)).encode()
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def add(self, status: int, body: object, headers: dict | None = None, delay: float = 0.0) -> "FakeOpenAI":
+        """Queue one response."""
+        self.script.append((status, body, headers or {}, delay))
+        return self
+
+    def always(self, status: int, body: object, headers: dict | None = None, delay: float = 0.0) -> "FakeOpenAI":
+        """The response once the queue is empty."""
+        self.default = (status, body, headers or {}, delay)
+        return self
+
+    def close(self) -> None:
+        """Stop serving (a hanging reply is released)."""
+        self.closing.set()
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,91 @@
+"""openai:<model> against a hostile server: each unusable reply is one typed one-line error, and retries never
+outlive the question's deadline."""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from agent.deadline import call_within
+from agent.errors import QuestionTimeout
+from agent.llm import errors as E
+from agent.llm import resolve_model
+from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, completion, refused_url
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = FakeOpenAI()
+    yield server
+    server.close()
+
+
+@pytest.mark.parametrize("case, error, words", [
+    ("empty choices", E.EmptyChoicesError, "no choices"), ("no message", E.MissingMessageError, "no message"),
+    ("null content", E.NullContentError, "no text"), ("refusal", E.RefusalError, "refused: I cannot help"),
+    ("length", E.ReplyCutOffError, "token limit"), ("truncated json", E.MalformedReplyError, "not JSON"),
+    ("html", E.MalformedReplyError, "not JSON"), ("500", E.ServerError, "server error"),
+])
+def test_each_unusable_reply_is_one_typed_error(fake, case, error, words):
+    fake.always(*HOSTILE[case])
+    llm = resolve_model("openai:m", base_url=fake.url, max_retries=1)
+    for call in (llm.invoke, lambda text: asyncio.run(llm.ainvoke(text))):
+        with pytest.raises(error, match=words) as raised:
+            call("x")
+        assert "\n" not in str(raised.value) and str(raised.value).startswith("openai:m: ")
+    # Only a server failure is worth asking again; a reply that came back unusable is not.
+    assert len(fake.requests) == (4 if case == "500" else 2)
+
+
+def test_an_error_body_with_status_200_and_a_refused_connection(fake):
+    fake.add(200, {"error": {"message": "model overloaded"}})
+    with pytest.raises(E.BadReplyError, match="model overloaded"):
+        resolve_model("openai:m", base_url=fake.url).invoke("x")
+    started = time.monotonic()
+    with pytest.raises(E.UnreachableError, match="cannot reach"):
+        resolve_model("openai:m", base_url=refused_url(), max_retries=3).invoke("x")
+    assert time.monotonic() - started < 2  # nothing listens: retrying would not change that
+
+
+def test_a_stream_that_sends_nothing_is_an_error(fake):
+    fake.add(200, [])
+    with pytest.raises(E.EmptyChoicesError, match="streamed no reply"):
+        list(resolve_model("openai:m", base_url=fake.url).stream("x"))
+
+
+def test_a_reply_with_text_cut_at_the_token_limit_is_kept_for_repair(fake):
+    fake.add(200, completion('{"queries": ["a", "b', finish="length"))
+    reply = resolve_model("openai:m", base_url=fake.url).invoke("x")
+    assert reply.content == '{"queries": ["a", "b' and reply.response_metadata["finish_reason"] == "length"
+
+
+def test_a_hanging_server_costs_the_deadline_and_no_retry_after_it(fake):
+    fake.always(*HOSTILE["hang"])
+    llm = resolve_model("openai:m", base_url=fake.url, timeout=30, max_retries=3)
+    started = time.monotonic()
+    with pytest.raises(QuestionTimeout):
+        call_within(lambda: llm.invoke("x"), 1.0)
+    assert time.monotonic() - started < 1.5
+    time.sleep(0.5)  # the abandoned request was cut at the deadline: its thread is done, nothing was sent after it
+    assert not [t for t in threading.enumerate() if t.name == "frames-question" and t.is_alive()]
+    assert len(fake.requests) == 1
+
+
+def test_retries_inherit_the_deadline_and_never_start_after_it(fake):
+    fake.always(500, {"error": {"message": "boom"}}, {"retry-after-ms": "100"}, delay=0.2)
+    llm = resolve_model("openai:m", base_url=fake.url, timeout=30, max_retries=50)
+    started = time.monotonic()
+    with pytest.raises((QuestionTimeout, E.ServerError)):
+        call_within(lambda: llm.invoke("x"), 1.0)
+    time.sleep(1.5)
+    assert len(fake.requests) >= 2 and all(t < started + 1.0 for t in fake.times)
+
+
+def test_retry_after_is_honoured_up_to_a_minute(fake):
+    fake.add(429, {"error": {"message": "slow down"}}, {"retry-after": "1"}).add(200, completion("done"))
+    started = time.monotonic()
+    assert resolve_model("openai:m", base_url=fake.url).invoke("x").content == "done"
+    assert 1.0 <= time.monotonic() - started < 3 and fake.times[1] - fake.times[0] >= 1.0
