@@ -21,6 +21,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help=f"largest request body in bytes (default {MAX_BODY_BYTES})")
     parser.add_argument("--allow-open", action="store_true",
                         help="serve a non-loopback address without FRAMES_AGENT_TOKEN (anyone who reaches it may ask)")
+    parser.add_argument("--cache", action="store_true",
+                        help="read and write the on-disk LLM call cache (off by default: a server answers afresh; "
+                             "on, a repeated model call is answered from the cache)")
+    parser.add_argument("--no-access-log", dest="access_log", action="store_false",
+                        help="no access-log line per request on stderr")
     add_agent_flags(parser)
     parser.set_defaults(handler=run_serve)
 
@@ -41,11 +46,12 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from agent.commands import build_agent
     from agent.serve import ServeSettings, create_app
-    from agent.serve.listen import bind, serve_on, url_of
+    from retrieval.serving import bind, serve_on, url_of
     from retrieval.errors import UsageError
 
     try:
-        settings = ServeSettings.from_env(max_concurrency=args.max_concurrency, max_body_bytes=args.max_body)
+        settings = ServeSettings.from_env(max_concurrency=args.max_concurrency, max_body_bytes=args.max_body,
+                                          access_log=args.access_log)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise UsageError(f"--{err['loc'][0]}: {err['msg']}".replace("max_body_bytes", "max-body").replace("_", "-")) from None
@@ -53,7 +59,8 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"refusing to serve {args.host} without a token: set FRAMES_AGENT_TOKEN (clients send "
                          "'Authorization: Bearer <token>') or pass --allow-open")
     with bind(args.host, args.port) as sock:  # first: a bad or busy port fails before the index and model load
-        app = create_app(build_agent(args), settings)
+        app = create_app(build_agent(args, cache=args.cache), settings)
         serve_on(app, sock, f"serving on {url_of(sock, args.host)} (POST /v1/ask, /v1/ask/stream, "
-                 f"/v1/chat/completions; {'bearer token required' if settings.token else 'no token'})")
+                 f"/v1/chat/completions, GET /v1/models; {'bearer token required' if settings.token else 'no token'}"
+                 f"; LLM cache {'on' if args.cache and not args.no_cache else 'off'})")
     return 0

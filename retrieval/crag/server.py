@@ -196,24 +196,20 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def check_port(host: str, port: int) -> None:
     """Raise a one-line error when the port cannot be bound."""
-    if not 0 <= port <= 65535:
-        raise FramesAgentError(f"--port {port} is not a TCP port (0-65535)")
-    with socket.socket() as s:
-        try:
-            s.bind((host, port))
-        except (OSError, OverflowError) as exc:
-            raise FramesAgentError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port") from None
+    from retrieval.serving import bind
+
+    bind(host, port).close()
 
 
 def serve(data_dir: str | Path | None, host: str, port: int) -> None:
-    """Serve the compatible API with uvicorn until interrupted."""
-    import uvicorn
+    """Serve the compatible API with uvicorn until interrupted; the port is bound before the data is loaded, so a
+    bad or busy --port fails at once and no other process can take it in between."""
+    from retrieval.serving import bind, serve_on
 
-    check_port(host, port)  # before loading the data: a bad --port fails at once
-    app = create_app(data_dir)
-    print(f"CRAG API server on http://{host}:{port} (data: {app.state.backend.data_dir}); Ctrl-C stops",
-          file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    with bind(host, port) as sock:
+        app = create_app(data_dir)
+        serve_on(app, sock, f"CRAG API server on http://{host}:{sock.getsockname()[1]} "
+                            f"(data: {app.state.backend.data_dir}); Ctrl-C stops", access_log=False)
 
 
 class ServerProcess:

@@ -1,5 +1,5 @@
 """A server's socket, bound before the server says it is serving: a bad or busy port is one line and exit 2
-(`serve` and `crag-server` both start through here)."""
+(`serve`, `crag-server` and the CRAG server child process all start through here)."""
 from __future__ import annotations
 
 import socket
