@@ -1,9 +1,13 @@
-"""frames-agent's agent: FRAMES multi-step retrieval as a LangGraph state machine."""
+"""frames-agent's agent: FRAMES multi-step retrieval as a LangGraph state machine.
+
+Every error the project reports is a FramesAgentError (its message one line); AgentError is the agent layer's.
+"""
 from agent.api import FramesAgent
 from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.graph import build_graph
 from agent.state import AgentEvent, AgentInput, AgentOutput, AgentResult
+from retrieval.errors import FramesAgentError
 
 __all__ = ["FramesAgent", "AgentConfig", "AgentError", "AgentResult", "AgentEvent", "AgentInput", "AgentOutput",
-           "build_graph"]
+           "FramesAgentError", "build_graph"]

@@ -1,26 +1,30 @@
 """FramesAgent: the one entry point for embedding the agent, a LangChain Runnable with typed results and events."""
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Iterator, Sequence
 
+from langchain_core.documents import Document as LCDocument
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langchain_core.runnables.config import (
     ensure_config,
     get_async_callback_manager_for_config,
     get_callback_manager_for_config,
     patch_config,
 )
-from langchain_core.tools import BaseTool, StructuredTool
-from pydantic import BaseModel, Field, ValidationError
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, ValidationError
 
 from agent.config import AgentConfig
 from agent.deadline import aiterate_within, await_within, call_within, iterate_within
 from agent.errors import AgentError
 from agent.graph import build_graph, build_nodes
 from agent.llm.usage import UsageTracker
+from agent.runtime import Picker, StreamMode, config_specs, runtime_changes
 from agent.state import (
     AgentEvent,
     AgentInput,
@@ -32,12 +36,14 @@ from agent.state import (
     TokenUsage,
 )
 from retrieval import context as ctx
-from retrieval.bridges import as_retriever
+from agent.tools import agent_tool
+from retrieval.bridges import as_documents, as_retriever
 from retrieval.types import Document, Retriever
 
 # Room for n steps of plan/retrieve/merge plus the answer, with margin.
 _RECURSION_PER_STEP = 4
-Question = str | dict[str, Any]  # a question, or {"question", "variables"?, "answer"?}
+_KEPT_VARIANTS = 16  # agents with other settings kept for reuse (per-run configurable, serve's per-request fields)
+Question = str | AgentInput | dict[str, Any]  # a question, or {"question", "variables"?, "skip_answer"?|"answer"?}
 
 
 def _resolve(llm: BaseChatModel | str, timeout: float | None) -> BaseChatModel:
@@ -52,6 +58,7 @@ def _unpack(input: Question, variables: dict[str, str] | None, answer: bool) -> 
     """(question, variables, answer) from a question string or a {"question", "variables"?, "answer"?} dict."""
     if isinstance(input, dict):
         variables = {**input.get("variables", {}), **(variables or {})}
+        answer = not input["skip_answer"] if "skip_answer" in input else answer
         answer = bool(input.get("answer", answer))
         input = input.get("question", "")
     if not isinstance(input, str) or not input.strip():
@@ -59,27 +66,14 @@ def _unpack(input: Question, variables: dict[str, str] | None, answer: bool) -> 
     return input.strip(), dict(variables or {}), answer
 
 
-def tool_text(result: AgentResult, sources: int = 3) -> str:
-    """An agent result as a tool reply: the answer, then the top sources."""
-    lines = [result.answer or "(no answer)"]
-    if result.error:
-        lines.append(f"(error: {result.error})")
-    if sources and result.documents:
-        lines.append("Sources:")
-        lines.extend(f"- {d.title} [{d.id}]" for d in result.documents[:sources])
-    return "\n".join(lines)
-
-
-class _ToolArgs(BaseModel):
-    question: str = Field(description="the question to research, in plain words")
-
-
-class FramesAgent(Runnable[Question, AgentResult]):
+class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     """Multi-step retrieval agent: k queries per step, n steps, then a short answer.
 
     A LangChain Runnable: invoke/ainvoke/batch/abatch/with_config take the usual config (callbacks, tags,
-    metadata, run_name), and stream/astream yield typed AgentEvents, the last one AnswerReady. encoder (a
-    retrieval.dense Encoder) serves `answer_dense_weight`; by default the hybrid retriever's, else all-MiniLM-L6-v2.
+    metadata, run_name, and `configurable` k, n, n_docs, prompt, answer_prompt: see config_specs), and
+    stream/astream yield typed AgentEvents, the last one AnswerReady, or with stream_mode= LangGraph's chunks.
+    In a chain (transform) the agent's output chunk is its AgentResult. encoder (a retrieval.dense Encoder) serves
+    `answer_dense_weight`; by default the hybrid retriever's, else all-MiniLM-L6-v2.
     """
 
     name: str | None = "FramesAgent"
@@ -92,18 +86,38 @@ class FramesAgent(Runnable[Question, AgentResult]):
         self.tools = list(tools)
         self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config, encoder)
         self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes)
+        self._variants: dict[str, FramesAgent] = {}
+        self._variants_lock = threading.Lock()  # batch() runs questions in threads
 
     def with_settings(self, **changes: Any) -> "FramesAgent":
-        """The same model, retriever and tools with some AgentConfig fields changed (k=, n=, n_docs=, prompt=, ...)."""
-        changes = {key: value for key, value in changes.items() if value is not None}
+        """The same model, retriever and tools with some AgentConfig fields changed (k=, n=, n_docs=, prompt=, ...).
+
+        The last few variants are kept, so asking again for the same settings costs nothing."""
+        current = self.config.model_dump()
+        changes = {key: value for key, value in changes.items() if value is not None and value != current.get(key)}
         if not changes:
             return self
-        try:
-            config = AgentConfig.model_validate({**self.config.model_dump(), **changes})
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-        return FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder)
+        key = repr(sorted(changes.items()))
+        with self._variants_lock:
+            if key not in self._variants:
+                try:
+                    config = AgentConfig.model_validate({**current, **changes})
+                except ValidationError as exc:
+                    err = exc.errors()[0]
+                    raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+                if len(self._variants) >= _KEPT_VARIANTS:
+                    self._variants.pop(next(iter(self._variants)))
+                self._variants[key] = FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder)
+            return self._variants[key]
+
+    @property
+    def config_specs(self) -> list[ConfigurableFieldSpec]:
+        """What a run's `configurable` may set (k, n, n_docs, prompt, answer_prompt), defaults this agent's."""
+        return config_specs(self.config)
+
+    def _configured(self, config: RunnableConfig | None) -> "FramesAgent":
+        """This agent, or its variant for the run's `configurable` settings (a one-line AgentError if invalid)."""
+        return self.with_settings(**runtime_changes(self.config, config))
 
     def get_graph(self, config: RunnableConfig | None = None) -> Any:
         """The agent's LangGraph graph for drawing (plan, retrieve, merge, answer and the named edges)."""
@@ -173,50 +187,67 @@ class FramesAgent(Runnable[Question, AgentResult]):
     def invoke(self, input: Question, config: RunnableConfig | None = None, *,
                variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
         """Run the agent on one question; answer=False stops after retrieval."""
-        started = time.perf_counter()
+        started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        with self._traced(config, state, tracker) as (run, out):
-            final = call_within(lambda: self.graph.invoke(state, config=run), self.config.question_timeout)
+        with agent._traced(config, state, tracker) as (run, out):
+            final = call_within(lambda: agent.graph.invoke(state, config=run), agent.config.question_timeout)
             return self._result(final, tracker, started, out)
 
     async def ainvoke(self, input: Question, config: RunnableConfig | None = None, *,
                       variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
         """Async invoke; many questions can run concurrently on one agent."""
-        started = time.perf_counter()
+        started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        async with self._atraced(config, state, tracker) as (run, out):
-            final = await await_within(self.graph.ainvoke(state, config=run), self.config.question_timeout)
+        async with agent._atraced(config, state, tracker) as (run, out):
+            final = await await_within(agent.graph.ainvoke(state, config=run), agent.config.question_timeout)
             return self._result(final, tracker, started, out)
 
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
-               variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> Iterator[AgentEvent]:
-        """Typed events as they happen: step started, queries, documents added, answer."""
-        started = time.perf_counter()
+               variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
+               **kwargs: Any) -> Iterator[Any]:
+        """Typed events as they happen (step started, queries, documents added, answer); with stream_mode= (one of
+        LangGraph's modes, or a list: then (mode, chunk) pairs) the graph's own chunks instead."""
+        started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        final: dict[str, Any] = dict(state)
-        with self._traced(config, state, tracker) as (run, out):
-            events = self.graph.stream(state, config=run, stream_mode=["custom", "values"])
-            for mode, chunk in iterate_within(events, self.config.question_timeout):
-                if mode == "custom":
-                    yield chunk
-                else:
-                    final = chunk
-            yield self._answer_event(final, tracker, started, out)
+        picker = Picker(stream_mode, state)
+        with agent._traced(config, state, tracker) as (run, out):
+            for mode, chunk in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes),
+                                              agent.config.question_timeout):
+                yield from picker.take(mode, chunk)
+            yield from picker.finish(self._answer_event(picker.final, tracker, started, out))
 
     async def astream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
-                      variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AsyncIterator[AgentEvent]:
+                      variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
+                      **kwargs: Any) -> AsyncIterator[Any]:
         """Async stream."""
-        started = time.perf_counter()
+        started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        final: dict[str, Any] = dict(state)
-        async with self._atraced(config, state, tracker) as (run, out):
-            events = self.graph.astream(state, config=run, stream_mode=["custom", "values"])
-            async for mode, chunk in aiterate_within(events, self.config.question_timeout):
-                if mode == "custom":
-                    yield chunk
-                else:
-                    final = chunk
-            yield self._answer_event(final, tracker, started, out)
+        picker = Picker(stream_mode, state)
+        async with agent._atraced(config, state, tracker) as (run, out):
+            events = agent.graph.astream(state, config=run, stream_mode=picker.modes)
+            async for mode, chunk in aiterate_within(events, agent.config.question_timeout):
+                for item in picker.take(mode, chunk):
+                    yield item
+            for item in picker.finish(self._answer_event(picker.final, tracker, started, out)):
+                yield item
+
+    def transform(self, input: Iterator[Question], config: RunnableConfig | None = None,
+                  **kwargs: Any) -> Iterator[AgentResult]:
+        """In a streamed chain: the last input chunk is the question, the one output chunk the AgentResult."""
+        final = None
+        for final in input:
+            pass
+        if final is not None:
+            yield self.invoke(final, config, **kwargs)
+
+    async def atransform(self, input: AsyncIterator[Question], config: RunnableConfig | None = None,
+                         **kwargs: Any) -> AsyncIterator[AgentResult]:
+        """Async transform."""
+        final = None
+        async for final in input:
+            pass
+        if final is not None:
+            yield await self.ainvoke(final, config, **kwargs)
 
     def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float, out: dict) -> AnswerReady:
         result = self._result(final, tracker, started, out)
@@ -225,45 +256,32 @@ class FramesAgent(Runnable[Question, AgentResult]):
     def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,
                 description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3) -> BaseTool:
         """A LangChain tool (question -> answer and top sources; the AgentResult as its artifact) for other agents."""
-        # LangChain hands a tool function the caller's config and, separately, the tool run's child callbacks:
-        # joined, the agent's trace nests under the tool call with the caller's tags and metadata.
-        def research(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
-            result = self.invoke(question, config=patch_config(config, callbacks=callbacks))
-            return tool_text(result, sources), result.model_dump(mode="json")
-
-        async def aresearch(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
-            result = await self.ainvoke(question, config=patch_config(config, callbacks=callbacks))
-            return tool_text(result, sources), result.model_dump(mode="json")
-
-        return StructuredTool.from_function(
-            func=research, coroutine=aresearch, name=name or "frames_research", args_schema=args_schema or _ToolArgs,
-            response_format="content_and_artifact",
-            description=description or "Research a factual question in Wikipedia over several search steps; "
-                                       "returns a short answer and its top sources.")
+        return agent_tool(self, args_schema, name, description, sources)
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
-    def _answer_state(self, question: str, documents: Sequence[Document], variables: dict[str, str] | None):
+    def _answer_state(self, question: str, documents: Sequence[Any], variables: dict[str, str] | None):
         start, tracker = self._start(question, variables, True)
         tracker.node = "answer"  # no graph node names the call here, and per-node timings should still add up
         context: list[ctx.ContextEntry] = []
-        ctx.merge(context, [(rank, doc) for rank, doc in enumerate(documents)], step=0)
+        ctx.merge(context, list(enumerate(as_documents(documents))), step=0)
         state: AgentState = {**start, "context": context}
         return state, tracker
 
-    def answer_from(self, question: str, documents: Sequence[Document], *, variables: dict[str, str] | None = None,
-                    config: RunnableConfig | None = None) -> AgentResult:
-        """Answer from given documents ([] = no retrieval), as the naive, BM25-R and oracle baselines do."""
-        started = time.perf_counter()
+    def answer_from(self, question: str, documents: Sequence[Document | LCDocument], *,
+                    variables: dict[str, str] | None = None, config: RunnableConfig | None = None) -> AgentResult:
+        """Answer from given documents, ours or LangChain's ([] = no retrieval), as the naive, BM25-R and oracle
+        baselines do."""
+        started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._answer_state(question, documents, variables)
-        with self._traced(config, state, tracker) as (run, out):
-            state.update(call_within(lambda: self.nodes.answer(state, run), self.config.question_timeout))
+        with agent._traced(config, state, tracker) as (run, out):
+            state.update(call_within(lambda: agent.nodes.answer(state, run), agent.config.question_timeout))
             return self._result(state, tracker, started, out)
 
-    async def aanswer_from(self, question: str, documents: Sequence[Document], *,
+    async def aanswer_from(self, question: str, documents: Sequence[Document | LCDocument], *,
                            variables: dict[str, str] | None = None, config: RunnableConfig | None = None) -> AgentResult:
         """Async answer_from."""
-        started = time.perf_counter()
+        started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._answer_state(question, documents, variables)
-        async with self._atraced(config, state, tracker) as (run, out):
-            state.update(await await_within(self.nodes.aanswer(state, run), self.config.question_timeout))
+        async with agent._atraced(config, state, tracker) as (run, out):
+            state.update(await await_within(agent.nodes.aanswer(state, run), agent.config.question_timeout))
             return self._result(state, tracker, started, out)

@@ -1,7 +1,7 @@
 """FRAMES Algorithm 1 as a LangGraph state machine: plan -> retrieve -> merge, n times, then answer."""
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableLambda
@@ -13,6 +13,7 @@ from agent.config import AgentConfig
 from agent.nodes import Nodes
 from agent.prompts import load_prompt
 from agent.state import AgentInput, AgentOutput, AgentState
+from retrieval.bridges import as_retriever
 from retrieval.dense.encoder import Encoder
 from retrieval.types import Retriever
 
@@ -31,18 +32,24 @@ def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__
     return END if state.get("skip_answer") else "answer"
 
 
-def build_nodes(llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool], config: AgentConfig,
-                encoder: Encoder | None = None) -> Nodes:
-    """The nodes with their prompts loaded and checked (encoder: for answer passage re-ranking, if configured)."""
-    return Nodes(llm, retriever, tools, config, load_prompt(config.prompt), load_prompt(config.answer_prompt), encoder)
+def build_nodes(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Sequence[BaseTool],
+                config: AgentConfig, encoder: Encoder | None = None) -> Nodes:
+    """The nodes with their prompts loaded and checked (encoder: for answer passage re-ranking, if configured).
+
+    retriever: ours or a LangChain BaseRetriever (adapted); anything else is a one-line UsageError here."""
+    return Nodes(llm, as_retriever(retriever), tools, config, load_prompt(config.prompt),
+                 load_prompt(config.answer_prompt), encoder)
 
 
-def build_graph(llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool] = (),
-                config: AgentConfig | None = None, nodes: Nodes | None = None) -> CompiledStateGraph:
-    """Compile the agent graph; every dependency is passed in."""
+def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Sequence[BaseTool] = (),
+                config: AgentConfig | None = None, nodes: Nodes | None = None,
+                context_schema: type | None = None) -> CompiledStateGraph:
+    """Compile the agent graph; every dependency is passed in (a LangChain BaseRetriever is adapted at once).
+
+    context_schema: the run context the graph declares (LangGraph Studio draws its settings form from it)."""
     config = config or AgentConfig()
     nodes = nodes or build_nodes(llm, retriever, tools, config)
-    graph = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
+    graph = StateGraph(AgentState, context_schema=context_schema, input_schema=AgentInput, output_schema=AgentOutput)
     # Each node has a sync and an async body, so ainvoke never parks LLM calls in a small thread pool.
     graph.add_node("plan", RunnableLambda(nodes.plan, afunc=nodes.aplan, name="plan"))
     graph.add_node("retrieve", RunnableLambda(nodes.retrieve, afunc=nodes.aretrieve, name="retrieve"))

@@ -1,4 +1,4 @@
-"""Tools as plug-ins: any LangChain tool whose results enter the context as documents."""
+"""Tools as plug-ins: any LangChain tool whose results enter the context as documents; the agent as a tool."""
 from __future__ import annotations
 
 import hashlib
@@ -6,7 +6,9 @@ import json
 from typing import Any, Sequence
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool
+from langchain_core.runnables.config import patch_config
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field
 
 from agent.state import ToolCall
 from retrieval.types import Document
@@ -50,3 +52,40 @@ def run_tool(tools: dict[str, BaseTool], call: ToolCall, config: RunnableConfig 
     if tool is None:
         raise ValueError(f"unknown tool {call.name!r}")
     return as_documents(call, tool.invoke(call.args, config=config))
+
+
+def tool_text(result: Any, sources: int = 3) -> str:
+    """An agent result (AgentResult) as a tool reply: the answer, then the top sources."""
+    lines = [result.answer or "(no answer)"]
+    if result.error:
+        lines.append(f"(error: {result.error})")
+    if sources and result.documents:
+        lines.append("Sources:")
+        lines.extend(f"- {d.title} [{d.id}]" for d in result.documents[:sources])
+    return "\n".join(lines)
+
+
+class ResearchArgs(BaseModel):
+    """The agent-as-a-tool's arguments."""
+
+    question: str = Field(description="the question to research, in plain words")
+
+
+def agent_tool(agent: Any, args_schema: type[BaseModel] | None = None, name: str | None = None,
+               description: str | None = None, sources: int = 3) -> BaseTool:
+    """A FramesAgent as one LangChain tool: question -> answer and top sources, the AgentResult as its artifact."""
+    # LangChain hands a tool function the caller's config and, separately, the tool run's child callbacks:
+    # joined, the agent's trace nests under the tool call with the caller's tags and metadata.
+    def research(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
+        result = agent.invoke(question, config=patch_config(config, callbacks=callbacks))
+        return tool_text(result, sources), result.model_dump(mode="json")
+
+    async def aresearch(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
+        result = await agent.ainvoke(question, config=patch_config(config, callbacks=callbacks))
+        return tool_text(result, sources), result.model_dump(mode="json")
+
+    return StructuredTool.from_function(
+        func=research, coroutine=aresearch, name=name or "frames_research", args_schema=args_schema or ResearchArgs,
+        response_format="content_and_artifact",
+        description=description or "Research a factual question in Wikipedia over several search steps; "
+                                   "returns a short answer and its top sources.")

@@ -1,20 +1,25 @@
 """LangChain bridges: any BaseRetriever as our Retriever, ours as a BaseRetriever, and traced batch searches."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+import threading
+from collections import OrderedDict
+from typing import Any, Iterable, Sequence
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import get_callback_manager_for_config
-from pydantic import ConfigDict
+from langchain_core.runnables.config import get_callback_manager_for_config, run_in_executor
+from pydantic import ConfigDict, Field
 
 from retrieval.errors import RetrievalError, UsageError
 from retrieval.types import Document, Retriever
 
 # What the agent calls; the rest of the Retriever protocol (search, doc, by_title) serves baselines and tools.
 _AGENT_NEEDS = ("batch_search",)
+# Documents a LangChain adapter keeps for doc()/by_title(): the most recently returned ones, so a long-lived app's
+# memory stays flat however many searches it serves (a question's n*k*n_docs hits fit many times over).
+KEEP_RECENT = 2048
 
 
 def to_langchain(doc: Document) -> LCDocument:
@@ -23,7 +28,7 @@ def to_langchain(doc: Document) -> LCDocument:
         "id": doc.id, "title": doc.title, "score": doc.score, "source": doc.source, "article_id": doc.article_id})
 
 
-def from_langchain(doc: LCDocument, rank: int, source: str) -> Document:
+def from_langchain(doc: LCDocument, rank: int, source: str = "langchain") -> Document:
     """A LangChain Document as ours; without an id or title, the metadata's or the rank stands in."""
     meta = doc.metadata or {}
     doc_id = str(doc.id or meta.get("id") or meta.get("source") or f"{source}#{rank}")
@@ -33,13 +38,31 @@ def from_langchain(doc: LCDocument, rank: int, source: str) -> Document:
                     score=float(score) if isinstance(score, (int, float)) else 0.0, article_id=meta.get("article_id"))
 
 
-class LangChainRetriever:
-    """Any LangChain BaseRetriever behind our Retriever protocol (its own k, or search_kwargs={"k": k} when it has them)."""
+def as_documents(docs: Iterable[Any], source: str = "langchain") -> list[Document]:
+    """Ours as they are, LangChain Documents converted (from_langchain); a one-line UsageError for anything else."""
+    out = []
+    for rank, doc in enumerate(docs):
+        if isinstance(doc, LCDocument):
+            doc = from_langchain(doc, rank, source)
+        elif not isinstance(doc, Document):
+            raise UsageError(f"document {rank} is a {type(doc).__name__}: pass retrieval.Document or LangChain "
+                             "Document objects")
+        out.append(doc)
+    return out
 
-    def __init__(self, retriever: BaseRetriever, name: str | None = None) -> None:
+
+class LangChainRetriever:
+    """Any LangChain BaseRetriever behind our Retriever protocol (its own k, or search_kwargs={"k": k} when it has them).
+
+    doc() and by_title() know the last `keep` documents it returned (a LangChain retriever has no lookup of its own).
+    """
+
+    def __init__(self, retriever: BaseRetriever, name: str | None = None, keep: int = KEEP_RECENT) -> None:
         self.retriever = retriever
         self.name = name or retriever.get_name()
-        self._seen: dict[str, Document] = {}
+        self.keep = keep
+        self._seen: OrderedDict[str, Document] = OrderedDict()
+        self._lock = threading.Lock()  # searches run concurrently (ainvoke, batch) in the agent's thread pool
 
     def _invoke(self, query: str, k: int) -> list[LCDocument]:
         kwargs = getattr(self.retriever, "search_kwargs", None)
@@ -57,7 +80,12 @@ class LangChainRetriever:
     def search(self, query: str, k: int = 10) -> list[Document]:
         """Top-k documents for one query, best first."""
         docs = [from_langchain(d, rank, f"langchain:{self.name}") for rank, d in enumerate(self._invoke(query, k))]
-        self._seen.update((d.id, d) for d in docs)
+        with self._lock:
+            for doc in docs:
+                self._seen[doc.id] = doc
+                self._seen.move_to_end(doc.id)
+            while len(self._seen) > self.keep:
+                self._seen.popitem(last=False)
         return docs
 
     def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Document]]:
@@ -65,25 +93,45 @@ class LangChainRetriever:
         return [self.search(q, k) for q in queries]
 
     def doc(self, doc_id: str) -> Document | None:
-        """A document this adapter has returned before (LangChain retrievers have no lookup by id)."""
-        return self._seen.get(doc_id)
+        """A document among the last `keep` this adapter returned (LangChain retrievers have no lookup by id)."""
+        with self._lock:
+            return self._seen.get(doc_id)
 
     def by_title(self, title: str) -> Document | None:
-        """A returned document with this title (case and underscores ignored), if any."""
+        """A recently returned document with this title (case and underscores ignored), the latest first."""
         want = title.replace("_", " ").casefold()
-        return next((d for d in self._seen.values() if d.title.replace("_", " ").casefold() == want), None)
+        with self._lock:
+            recent = list(reversed(self._seen.values()))
+        return next((d for d in recent if d.title.replace("_", " ").casefold() == want), None)
 
 
 class FramesRetriever(BaseRetriever):
-    """Our Retriever (e.g. the Lucene BM25Retriever) as a LangChain BaseRetriever."""
+    """Our Retriever (e.g. the Lucene BM25Retriever) as a LangChain BaseRetriever.
+
+    Hits per query: `invoke(q, k=2)`, else `search_kwargs["k"]`, else `k`; no other search argument is known.
+    """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     retriever: Any
     k: int = 10
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[LCDocument]:
-        return [to_langchain(d) for d in self.retriever.search(query, self.k)]
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+                                **kwargs: Any) -> list[LCDocument]:
+        options = {**self.search_kwargs, **kwargs}
+        k = options.pop("k", None)
+        k = self.k if k is None else k
+        if options:
+            raise UsageError(f"unknown search argument(s) {', '.join(sorted(options))}: only k is known")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise UsageError(f"k must be a positive whole number, got {k!r}")
+        return [to_langchain(d) for d in self.retriever.search(query, k)]
+
+    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
+                                       **kwargs: Any) -> list[LCDocument]:
+        return await run_in_executor(None, self._get_relevant_documents, query, run_manager=run_manager.get_sync(),
+                                     **kwargs)
 
 
 def as_retriever(retriever: Any) -> Retriever | None:

@@ -33,9 +33,14 @@ def stdout_to_stderr() -> Iterator[None]:
 
 def run_mcp(args: argparse.Namespace) -> int:
     """Build the agent (index, model) first, then speak MCP on stdin/stdout until the client hangs up."""
+    import logging
+
     from agent.commands import build_agent
     from agent.mcp.server import build_server
 
+    # An MCP host shows the server's stderr as its log: one INFO line per model request is noise there.
+    for name in ("httpx", "httpcore", "openai"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     with stdout_to_stderr():
         server = build_server(build_agent(args, cache=False))
     print("frames-agent MCP server ready on stdio", file=sys.stderr, flush=True)

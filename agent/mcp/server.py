@@ -1,28 +1,99 @@
-"""The MCP server: frames_research runs the multi-step agent, search_wikipedia one BM25 search."""
+"""The MCP server: frames_research runs the multi-step agent (progress per step), search_wikipedia one BM25 search;
+both reply with text and with structured content matching their output schema."""
 from __future__ import annotations
 
 import asyncio
 from contextlib import contextmanager
-from typing import Iterator
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Iterator
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
 
-from agent.api import FramesAgent, tool_text
+from agent.api import FramesAgent
+from agent.config import AgentConfig
 from agent.errors import AgentError
-from agent.limits import check_hits, check_text
+from agent.limits import MAX_SEARCH_HITS, check_hits, check_text
+from agent.runtime import progress_line
+from agent.state import AgentResult, TokenUsage
+from agent.tools import tool_text
 from retrieval.errors import FramesAgentError
+from retrieval.types import Document
 
 _SNIPPET_CHARS = 600
+_SOURCES = 5
 INSTRUCTIONS = ("frames_research answers a factual question by searching Wikipedia over several steps (slow: "
-                "one to a few minutes); search_wikipedia returns the top articles for one keyword query (fast).")
+                "one to a few minutes; progress is reported per step); search_wikipedia returns the top articles "
+                "for one keyword query (fast).")
 
 
-def render_hits(hits: list) -> str:
+def _bounds(name: str) -> str:
+    """An AgentConfig field's description and range, for a tool argument."""
+    info = AgentConfig.model_fields[name]
+    low, high = (next(getattr(m, attr) for m in info.metadata if hasattr(m, attr)) for attr in ("ge", "le"))
+    return f"{info.description} ({low}-{high}; default: the server's setting)"
+
+
+class Source(BaseModel):
+    """A document behind an answer or a search hit."""
+
+    id: str
+    title: str
+    score: float = 0.0
+    text: str = Field("", description="the start of the text (search hits only)")
+
+
+class StepSummary(BaseModel):
+    """What one research step searched for and added."""
+
+    step: int
+    queries: list[str]
+    new_doc_ids: list[str]
+
+
+class Research(BaseModel):
+    """frames_research's structured result."""
+
+    question: str
+    answer: str
+    sources: list[Source] = Field(description="the documents read, first added first (the top ones)")
+    steps: list[StepSummary]
+    llm_calls: int
+    tokens: TokenUsage
+    seconds: float
+    error: str | None = None
+
+
+class Hits(BaseModel):
+    """search_wikipedia's structured result."""
+
+    hits: list[Source]
+
+
+def research_of(result: AgentResult) -> Research:
+    """The structured content of one agent result."""
+    return Research(
+        question=result.question, answer=result.answer, llm_calls=result.llm_calls, tokens=result.tokens,
+        seconds=round(result.seconds, 3), error=result.error,
+        sources=[Source(id=d.id, title=d.title, score=d.score) for d in result.documents[:_SOURCES]],
+        steps=[StepSummary(step=s.step, queries=s.queries, new_doc_ids=s.new_doc_ids) for s in result.steps])
+
+
+def render_hits(hits: list[Document]) -> str:
     """Search hits as text: title, id and the start of each article."""
     if not hits:
         return "no results"
     return "\n\n".join(f"## {d.title} [{d.id}]\n{d.text[:_SNIPPET_CHARS]}" for d in hits)
+
+
+def package_version() -> str:
+    """frames-agent's installed version (the server's serverInfo.version)."""
+    try:
+        return version("frames-agent")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
 
 
 @contextmanager
@@ -36,23 +107,41 @@ def reported() -> Iterator[None]:
 
 def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
     """An MCP server exposing one agent; search_wikipedia needs the agent to have a retriever."""
-    server = MCPServer(name, instructions=INSTRUCTIONS)
+    server = MCPServer(name, version=package_version(), instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(name="frames_research", structured_output=False)
-    async def frames_research(question: str, k: int | None = None, n: int | None = None) -> str:
+    @server.tool(name="frames_research", title="Research a question in Wikipedia",
+                 annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=False))
+    async def frames_research(
+            question: Annotated[str, Field(description="the question to research, in plain words")],
+            ctx: Context,
+            k: Annotated[int | None, Field(description=_bounds("k"))] = None,
+            n: Annotated[int | None, Field(description=_bounds("n"))] = None) -> Annotated[CallToolResult, Research]:
         """Research a factual question in Wikipedia: k search queries per step, n steps; returns the answer and sources."""
         with reported():
             question = check_text(question)  # the limits of every entry point (agent.limits)
-            result = await agent.with_settings(k=k, n=n).ainvoke(question)
-        return tool_text(result, sources=5)
+            runner = agent.with_settings(k=k, n=n)
+            total, done = 3 * runner.config.n + 1, 0  # each step: started, queries, documents added; then the answer
+            async for event in runner.astream(question):
+                done = total if event.kind == "answer" else done + 1
+                await ctx.report_progress(done, total, progress_line(event).strip() or "answered")
+            result = event.result  # the last event is the answer
+        return CallToolResult(content=[TextContent(type="text", text=tool_text(result, sources=_SOURCES))],
+                              structured_content=research_of(result).model_dump(mode="json"))
 
-    @server.tool(name="search_wikipedia", structured_output=False)
-    async def search_wikipedia(query: str, k: int = 5) -> str:
+    @server.tool(name="search_wikipedia", title="Search Wikipedia",
+                 annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True))
+    async def search_wikipedia(
+            query: Annotated[str, Field(description="a keyword query, e.g. an article title or a few names")],
+            k: Annotated[int, Field(description=f"articles to return (1-{MAX_SEARCH_HITS})")] = 5,
+    ) -> Annotated[CallToolResult, Hits]:
         """Search the Wikipedia index with a keyword query (BM25); returns the top k articles' titles, ids and text."""
         with reported():
             query, k = check_text(query, "query"), check_hits(k)
             if agent.retriever is None:
                 raise AgentError("this server has no Wikipedia index (started with --tools without wiki)")
-            return render_hits(await asyncio.to_thread(agent.retriever.search, query, k))
+            hits = await asyncio.to_thread(agent.retriever.search, query, k)
+        found = Hits(hits=[Source(id=d.id, title=d.title, score=d.score, text=d.text[:_SNIPPET_CHARS]) for d in hits])
+        return CallToolResult(content=[TextContent(type="text", text=render_hits(hits))],
+                              structured_content=found.model_dump(mode="json"))
 
     return server

@@ -1,4 +1,5 @@
-"""The FastAPI app around one FramesAgent: ask, ask as server-sent events, OpenAI chat completions, health."""
+"""The FastAPI app around one FramesAgent: ask, ask as server-sent events, OpenAI chat completions and models,
+health; one access-log line per request."""
 from __future__ import annotations
 
 import json
@@ -10,12 +11,13 @@ from pydantic import BaseModel, ConfigDict
 
 from agent.api import FramesAgent
 from agent.limits import Busy, InvalidRequest, check_text, status_of
-from agent.prompts import available_prompts
-from agent.serve.chat import ChatRequest, completion, completion_chunks, question_of
+from agent.nodes import PLAN_VARIABLES
+from agent.prompts import available_prompts, load_prompt
+from agent.serve.access import AccessLog
+from agent.serve.chat import (MODEL_ID, ChatRequest, check_supported, completion, completion_chunks, model_card,
+                              models, question_of)
 from agent.serve.guard import Gate, ServeSettings, check_token, read_body
 from retrieval.errors import FramesAgentError
-
-_MAX_VARIANTS = 16
 
 
 class AskRequest(BaseModel):
@@ -30,29 +32,28 @@ class AskRequest(BaseModel):
     prompt: str | None = None
 
 
+def planning_prompts(agent: FramesAgent) -> list[str]:
+    """The shipped prompts that can plan for this agent: they ask for queries and use no variable it lacks."""
+    known = PLAN_VARIABLES | set(agent.config.variables)
+    prompts = {name: load_prompt(name).variables for name in available_prompts()}
+    return [name for name, used in prompts.items() if "previous_queries" in used and used <= known]
+
+
 class Variants:
-    """Agents for per-request settings, sharing the model, index and tools; a few are kept for reuse."""
+    """Agents for per-request settings, sharing the model, index and tools (FramesAgent.with_settings keeps a few)."""
 
     def __init__(self, base: FramesAgent) -> None:
-        self.base, self.kept = base, {}
+        self.base, self.prompts = base, planning_prompts(base)
 
     def get(self, request: AskRequest) -> FramesAgent:
         """The agent for this request's k, n, n_docs and prompt (InvalidRequest, 422, when they are out of bounds)."""
-        changes = {k: v for k, v in request.model_dump(include={"k", "n", "n_docs", "prompt"}).items() if v is not None}
-        if not changes:
-            return self.base
-        if "prompt" in changes and changes["prompt"] not in available_prompts():  # never a path from the network
-            raise InvalidRequest(f"prompt: choose one of {', '.join(available_prompts())}")
-        key = json.dumps(changes, sort_keys=True)
-        if key not in self.kept:
-            try:
-                variant = self.base.with_settings(**changes)
-            except FramesAgentError as exc:  # out-of-bounds values, or a shipped prompt that does not plan
-                raise InvalidRequest(str(exc)) from None
-            if len(self.kept) >= _MAX_VARIANTS:
-                self.kept.pop(next(iter(self.kept)))
-            self.kept[key] = variant
-        return self.kept[key]
+        changes = request.model_dump(include={"k", "n", "n_docs", "prompt"})
+        if changes["prompt"] is not None and changes["prompt"] not in self.prompts:  # never a path from the network
+            raise InvalidRequest(f"prompt: choose a planning prompt: {', '.join(self.prompts)}")
+        try:
+            return self.base.with_settings(**changes)
+        except FramesAgentError as exc:  # out-of-bounds values
+            raise InvalidRequest(str(exc)) from None
 
 
 def _sse(event: str, data: Any) -> str:
@@ -79,6 +80,8 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     """The HTTP app for one agent (settings default to ServeSettings.from_env())."""
     settings = settings or ServeSettings.from_env()
     app = FastAPI(title="frames-agent", summary="FRAMES multi-step retrieval agent")
+    if settings.access_log:
+        app.add_middleware(AccessLog)
     gate, variants = Gate(settings.max_concurrency, settings.retry_after), Variants(agent)
 
     @app.exception_handler(FramesAgentError)
@@ -94,6 +97,18 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     @app.get("/healthz")
     async def healthz() -> dict:
         return {"status": "ok", "busy": gate.busy, "capacity": gate.size}
+
+    @app.get("/v1/models")
+    async def list_models(request: Request) -> dict:
+        check_token(request, settings)
+        return models()
+
+    @app.get("/v1/models/{model}")
+    async def get_model(model: str, request: Request) -> JSONResponse:
+        check_token(request, settings)
+        if model != MODEL_ID:
+            return JSONResponse({"detail": f"no model {model!r}; this server answers as {MODEL_ID}"}, 404)
+        return JSONResponse(model_card())
 
     @app.post("/v1/ask")
     async def ask(request: Request) -> JSONResponse:
@@ -116,6 +131,7 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
         body: ChatRequest = await admit(request, ChatRequest)
+        check_supported(body)
         question = question_of(body)
         gate.enter()
         if body.stream:

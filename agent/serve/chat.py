@@ -1,4 +1,5 @@
-"""The OpenAI-compatible face: /v1/chat/completions requests, replies and streamed chunks (progress as reasoning)."""
+"""The OpenAI-compatible face: /v1/models, /v1/chat/completions requests (fields the agent cannot honour refused),
+replies and streamed chunks (progress as reasoning)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +9,8 @@ from typing import Any, AsyncIterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.limits import InvalidRequest, check_text
+from agent.limits import InvalidRequest, RequestRefused, check_text
+from agent.runtime import progress_line
 from agent.state import AgentEvent, AgentResult
 
 
@@ -21,14 +23,53 @@ class ChatMessage(BaseModel):
     content: str | list[dict[str, Any]] | None = None
 
 
+MODEL_ID = "frames-agent"
+# Request fields that would change what the reply is, each with the values that change nothing: any other value is
+# refused (400), never silently dropped. Sampling and length fields (temperature, top_p, seed, max_tokens, stop, ...)
+# are accepted and ignored: the agent's own model settings decide them (README "Serve").
+_NO_OP: dict[str, Any] = {
+    "n": (None, 1), "tools": (None, []), "functions": (None, []), "tool_choice": (None, "none", "auto"),
+    "function_call": (None, "none", "auto"), "response_format": (None, {"type": "text"}), "logprobs": (None, False),
+    "top_logprobs": (None, 0), "logit_bias": (None, {}), "modalities": (None, ["text"]), "audio": (None,),
+    "prediction": (None,),
+}
+
+
+class Unsupported(RequestRefused):
+    """A request field this server cannot honour (n > 1, tools, response_format, ...)."""
+
+    status = 400
+
+
 class ChatRequest(BaseModel):
-    """The fields we read from an OpenAI chat request (others, like temperature, are accepted and ignored)."""
+    """The fields we read from an OpenAI chat request; those that change the reply's meaning are checked
+    (check_supported), sampling ones like temperature are accepted and ignored."""
 
     model_config = ConfigDict(extra="allow")
 
-    model: str = "frames-agent"
+    model: str = MODEL_ID
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+
+
+def check_supported(request: ChatRequest) -> None:
+    """Unsupported (400) naming every field set to something this server would not honour."""
+    extra = request.model_extra or {}
+    refused = [name if isinstance(extra[name], (list, dict)) else f"{name}={json.dumps(extra[name])}"
+               for name, no_op in _NO_OP.items() if name in extra and extra[name] not in no_op]
+    if refused:
+        raise Unsupported(f"unsupported: {', '.join(refused)} (this server gives one text answer per request; "
+                          "no tools, no structured or multiple choices)")
+
+
+def models() -> dict[str, Any]:
+    """GET /v1/models: the one model this server answers as."""
+    return {"object": "list", "data": [model_card()]}
+
+
+def model_card() -> dict[str, Any]:
+    """One OpenAI model object."""
+    return {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "frames-agent"}
 
 
 def question_of(request: ChatRequest) -> str:
@@ -53,19 +94,6 @@ def usage(result: AgentResult) -> dict[str, int]:
     """OpenAI's usage object."""
     return {"prompt_tokens": result.tokens.prompt, "completion_tokens": result.tokens.completion,
             "total_tokens": result.tokens.prompt + result.tokens.completion}
-
-
-def progress_line(event: AgentEvent) -> str:
-    """One event as a line of reasoning text."""
-    if event.kind == "step_started":
-        return f"Step {event.step}\n"
-    if event.kind == "queries":
-        calls = "".join(f" | {c.name}({json.dumps(c.args, ensure_ascii=False)})" for c in event.tool_calls)
-        return f"  searching: {' | '.join(event.queries)}{calls}\n"
-    if event.kind == "documents_added":
-        titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
-        return f"  +{len(event.documents)} new: {titles[:300]}\n"
-    return ""
 
 
 def completion(result: AgentResult, model: str) -> dict[str, Any]:

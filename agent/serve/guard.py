@@ -21,6 +21,8 @@ class ServeSettings(BaseModel):
     max_body_bytes: int = Field(MAX_BODY_BYTES, ge=MIN_BODY_BYTES, description="larger request bodies get 413")
     retry_after: int = Field(10, ge=1, description="seconds a 429 tells the client to wait")
     token: str | None = Field(None, description="bearer token required on /v1/* (FRAMES_AGENT_TOKEN)")
+    access_log: bool = Field(True, description="one line per request on stderr (client, method, path, status, "
+                             "seconds)")
 
     @classmethod
     def from_env(cls, **overrides: object) -> "ServeSettings":

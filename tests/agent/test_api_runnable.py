@@ -1,5 +1,5 @@
 """FramesAgent as a LangChain Runnable: per-call config reaches tracers, batch/with_config, and agent-as-tool in a
-prebuilt ReAct agent driven by LangChain's own fake chat model."""
+LangChain 1.x `create_agent` agent driven by LangChain's own fake chat model (README "Use as a library")."""
 from __future__ import annotations
 
 import asyncio
@@ -100,18 +100,19 @@ class ToolCallingFake(GenericFakeChatModel):
         return self
 
 
-def test_as_tool_inside_a_prebuilt_react_agent(agent):
-    from langgraph.prebuilt import create_react_agent
+def test_as_tool_inside_a_langchain_create_agent(agent):
+    from langchain.agents import create_agent
 
-    tool = agent.as_tool(name="research", description="Research a question in Wikipedia.")
+    research = agent.as_tool(name="research", description="Research a question in Wikipedia.")
     model = ToolCallingFake(messages=iter([
         AIMessage(content="", tool_calls=[{"name": "research", "args": {"question": "Who is Ferrante?"},
                                            "id": "call-1", "type": "tool_call"}]),
         AIMessage(content="The tool says Ferrante."),
     ]))
-    react = create_react_agent(model, [tool])
+    assistant = create_agent(model, [research])  # as README shows it
     tracer = RunCollectorCallbackHandler()
-    out = react.invoke({"messages": [("user", "who is ferrante?")]}, config={"callbacks": [tracer]})
+    out = assistant.invoke({"messages": [{"role": "user", "content": "who is ferrante?"}]},
+                           config={"callbacks": [tracer]})
     reply = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert reply.name == "research" and reply.content.startswith("Ferrante\nSources:\n- ")
     assert reply.artifact["answer"] == "Ferrante" and reply.artifact["documents"]

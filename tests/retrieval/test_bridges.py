@@ -1,16 +1,21 @@
 """LangChain retriever bridges: a real LangChain vector-store retriever drives the agent; ours serves LangChain."""
 from __future__ import annotations
 
+import asyncio
+import gc
+
 import pytest
 from langchain_core.documents import Document as LCDocument
 from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from agent import AgentConfig, FramesAgent
 from agent.llm.testing import ScriptedLLM
-from retrieval.bridges import FramesRetriever, LangChainRetriever, as_retriever
+from retrieval.bridges import KEEP_RECENT, FramesRetriever, LangChainRetriever, as_retriever
 from retrieval.errors import UsageError
+from retrieval.types import Document
 
 
 @pytest.fixture
@@ -65,3 +70,46 @@ def test_bm25_as_a_langchain_retriever_is_traced(tiny_retriever):
     assert docs[0].id == docs[0].metadata["id"] and docs[0].page_content
     assert tracer.traced_runs[0].run_type == "retriever"
     assert as_retriever(lc) is tiny_retriever  # handing the wrapper back to the agent unwraps it
+
+
+class FreshHits(BaseRetriever):
+    """A LangChain retriever whose every search returns k documents never seen before."""
+
+    k: int = 10
+
+    def _get_relevant_documents(self, query, *, run_manager):
+        return [LCDocument(id=f"{query}-{i}", page_content=f"text {i} for {query}", metadata={"title": f"{query} {i}"})
+                for i in range(self.k)]
+
+
+def test_adapter_memory_stays_flat_over_10000_searches():
+    adapter = LangChainRetriever(FreshHits())
+    for i in range(10_000):
+        hits = adapter.search(f"q{i}", 10)
+    live = sum(isinstance(o, Document) for o in gc.get_objects())
+    assert live <= KEEP_RECENT + 10, live  # 100,000 documents returned, only the recent ones held
+    assert adapter.doc(hits[0].id) == hits[0] and adapter.by_title("Q9999_3") == hits[3]  # recent ones still known
+    assert adapter.doc("q0-0") is None and adapter.by_title("q0 0") is None  # the oldest were let go
+
+
+def test_adapter_keeps_what_one_question_reads():
+    adapter = LangChainRetriever(FreshHits(), keep=30)
+    first = adapter.search("a", 10)
+    adapter.batch_search(["b", "c"], 10)
+    adapter.search("a", 10)  # seen again: most recent again
+    adapter.search("d", 10)
+    assert adapter.doc(first[0].id) == first[0] and adapter.doc("b-0") is None
+
+
+def test_bm25_as_langchain_takes_k_per_call_and_search_kwargs(tiny_retriever):
+    query = "Port Alder Brennick Olse River stadium"
+    lc = tiny_retriever.as_langchain(k=5)
+    assert len(lc.invoke(query)) == 5 and len(lc.invoke(query, k=2)) == 2
+    assert len(asyncio.run(lc.ainvoke(query, k=1))) == 1
+    assert len(FramesRetriever(retriever=tiny_retriever, search_kwargs={"k": 3}).invoke(query)) == 3
+    assert len(lc.model_copy(update={"search_kwargs": {"k": 4}}).invoke(query, k=2)) == 2  # the call's k wins
+    with pytest.raises(UsageError) as err:
+        lc.invoke(query, filter={"title": "x"})
+    assert "filter" in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(UsageError):
+        lc.invoke(query, k=0)

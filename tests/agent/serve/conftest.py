@@ -27,6 +27,12 @@ def write_script(path: Path, delay: float = 0.0) -> Path:
     return path
 
 
+class Served(str):
+    """A server's URL; `.log` is the file its stderr goes to (the banner, one access-log line per request)."""
+
+    log: Path
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -34,12 +40,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(argv: list[str], env: dict[str, str]) -> Iterator[str]:
-    """`python cli.py serve ARGV` on a free loopback port until the block ends; yields its URL."""
+def serving(argv: list[str], env: dict[str, str], log: Path) -> Iterator[Served]:
+    """`python cli.py serve ARGV` on a free loopback port until the block ends; yields its URL (stderr to log: a
+    file, never a pipe nobody reads, which a long run's access log would fill until the server blocks)."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "cli.py", "serve", "--port", str(port), *argv], cwd=ROOT,
-                            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
+    with open(log, "w") as stderr:
+        proc = subprocess.Popen([sys.executable, "cli.py", "serve", "--port", str(port), *argv], cwd=ROOT,
+                                env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+    url = Served(f"http://127.0.0.1:{port}")
+    url.log = log
     deadline = time.monotonic() + 90
     while True:
         try:
@@ -49,7 +58,8 @@ def serving(argv: list[str], env: dict[str, str]) -> Iterator[str]:
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            pytest.fail(f"server did not start: {proc.communicate()[1][-2000:]}")
+            proc.wait()
+            pytest.fail(f"server did not start: {log.read_text()[-2000:]}")
         time.sleep(0.2)
     try:
         yield url
@@ -60,8 +70,10 @@ def serving(argv: list[str], env: dict[str, str]) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, tiny_index):
-    script = write_script(tmp_path_factory.mktemp("serve") / "script.json", delay=0.2)
+    folder = tmp_path_factory.mktemp("serve")
+    script = write_script(folder / "script.json", delay=0.2)
     argv = ["--index", str(tiny_index), "--k", "1", "--n", "1", "--n-docs", "2", "--max-concurrency", "1",
             "--max-body", "2048"]
-    with serving(argv, {"FRAMES_AGENT_TEST_SCRIPT": str(script), "FRAMES_AGENT_TOKEN": TOKEN}) as url:
+    with serving(argv, {"FRAMES_AGENT_TEST_SCRIPT": str(script), "FRAMES_AGENT_TOKEN": TOKEN},
+                 folder / "stderr.log") as url:
         yield url

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 
 import httpx
 import pytest
-from openai import OpenAI
+from openai import BadRequestError, OpenAI
 
-from tests.agent.serve.conftest import TOKEN
+from tests.agent.llm.fake_openai import FakeOpenAI, completion
+from tests.agent.serve.conftest import TOKEN, serving
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 QUESTION = "Who is the mayor of Brennick?"
@@ -110,3 +113,70 @@ def test_chat_takes_the_last_user_message_and_content_parts(server):
     empty = httpx.post(f"{server}/v1/chat/completions", json={"messages": [{"role": "system", "content": "x"}]},
                        headers=AUTH)
     assert empty.status_code == 422 and "user message" in empty.json()["detail"]
+
+
+def test_openai_client_lists_and_retrieves_models(server):
+    client = OpenAI(base_url=f"{server}/v1", api_key=TOKEN, max_retries=0)
+    assert [m.id for m in client.models.list()] == ["frames-agent"]
+    assert client.models.retrieve("frames-agent").owned_by == "frames-agent"
+    assert httpx.get(f"{server}/v1/models").status_code == 401  # behind the token like every /v1 route
+    assert httpx.get(f"{server}/v1/models/gpt-4o", headers=AUTH).status_code == 404
+
+
+@pytest.mark.parametrize("extra, named", [
+    ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]}, "tools"),
+    ({"n": 2}, "n=2"), ({"response_format": {"type": "json_object"}}, "response_format"),
+    ({"logprobs": True}, "logprobs=true"), ({"tool_choice": "required"}, 'tool_choice="required"')])
+def test_fields_the_server_cannot_honour_are_400_unsupported(server, extra, named):
+    client = OpenAI(base_url=f"{server}/v1", api_key=TOKEN, max_retries=0)
+    with pytest.raises(BadRequestError) as err:
+        client.chat.completions.create(model="frames-agent", messages=[{"role": "user", "content": QUESTION}], **extra)
+    assert err.value.status_code == 400 and err.value.body["detail"].startswith(f"unsupported: {named}")
+
+
+def test_sampling_fields_are_accepted_and_ignored(server):
+    client = OpenAI(base_url=f"{server}/v1", api_key=TOKEN, max_retries=0)
+    reply = client.chat.completions.create(model="frames-agent", messages=[{"role": "user", "content": QUESTION}],
+                                           temperature=0.7, top_p=0.9, seed=1, max_tokens=50, n=1, tool_choice="none",
+                                           response_format={"type": "text"})
+    assert reply.choices[0].message.content == "Tomas Ferrante"
+
+
+def test_prompt_takes_planning_prompts_only(server):
+    judge = httpx.post(f"{server}/v1/ask", json={"question": QUESTION, "prompt": "frames_judge"}, headers=AUTH)
+    assert judge.status_code == 422
+    assert judge.json()["detail"] == "prompt: choose a planning prompt: planning, vanilla"
+    vanilla = httpx.post(f"{server}/v1/ask", json={"question": QUESTION, "prompt": "vanilla"}, headers=AUTH, timeout=30)
+    assert vanilla.status_code == 200 and vanilla.json()["answer"] == "Tomas Ferrante"
+
+
+def test_one_access_log_line_per_request(server):
+    def lines() -> list[str]:
+        return [line for line in server.log.read_text().splitlines() if '"GET /v1/models" 200' in line]
+
+    before = len(lines())
+    for _ in range(3):
+        httpx.get(f"{server}/v1/models?secret=1", headers=AUTH)
+    deadline = time.monotonic() + 5
+    while len(lines()) < before + 3 and time.monotonic() < deadline:  # written as each response ends
+        time.sleep(0.05)
+    assert len(lines()) == before + 3 and "secret" not in server.log.read_text() and TOKEN not in server.log.read_text()
+    assert re.search(r'127\.0\.0\.1 "GET /v1/models" 200 \d+\.\d{3}s$', lines()[-1])
+
+
+def test_the_llm_cache_is_off_unless_asked_for(tmp_path, tiny_index):
+    calls = {}
+    for flags in ([], ["--cache"]):
+        fake = FakeOpenAI().always(200, completion("Answer: Tomas Ferrante"))
+        argv = ["--model", "openai:x", "--base-url", fake.url, "--index", str(tiny_index), "--k", "1", "--n", "1",
+                *flags]
+        env = {"FRAMES_AGENT_TOKEN": "", "FRAMES_AGENT_CACHE": str(tmp_path / "cache")}
+        try:
+            with serving(argv, env, tmp_path / f"stderr{len(flags)}.log") as url:
+                for _ in range(2):
+                    assert httpx.post(f"{url}/v1/ask", json={"question": QUESTION}, timeout=30).status_code == 200
+                assert ("LLM cache on" if flags else "LLM cache off") in url.log.read_text()
+        finally:
+            fake.close()
+        calls[bool(flags)] = len(fake.requests)
+    assert calls[False] == 4 and calls[True] == 2  # plan and answer per question; repeated from the cache only with --cache

@@ -23,12 +23,12 @@ TOO_LONG = f"question: at most {MAX_QUESTION_CHARS} characters, got {MAX_QUESTIO
 
 
 @pytest.fixture(scope="module")
-def hostile():
+def hostile(tmp_path_factory):
     fake = FakeOpenAI()
     argv = ["--model", "openai:x", "--base-url", fake.url, "--tools", "crag", "--k", "1", "--n", "1",
             "--question-timeout", str(DEADLINE), "--timeout", "30", "--max-concurrency", "2"]
     try:
-        with serving(argv, {"FRAMES_AGENT_TOKEN": ""}) as url:
+        with serving(argv, {"FRAMES_AGENT_TOKEN": ""}, tmp_path_factory.mktemp("hostile") / "stderr.log") as url:
             yield url, fake
     finally:
         fake.close()

@@ -27,6 +27,10 @@ def test_factory_named_by_langgraph_json_runs_a_question(tmp_path, tiny_index, m
     state = graph.invoke({"question": "Who is the mayor of Brennick?"})
     assert state["answer"] == "Tomas Ferrante" and len(state["steps"]) == 2
     assert {d.title for entry in state["context"] for d in entry.documents} & {"Brennick", "Tomas Ferrante"}
+    # Studio draws its settings form from the graph's context schema: every setting the factory reads is in it.
+    form = graph.get_context_jsonschema()["properties"]
+    assert set(form) == {"model", "index", "tools", "k", "n", "n_docs", "prompt"}
+    assert form["k"]["minimum"] == 1 and form["k"]["description"] and form["index"]["type"] == "string"
 
 
 def test_settings_order_configurable_env_defaults():

@@ -1,0 +1,73 @@
+"""Per-run settings: the AgentConfig fields a run's `configurable` may change on a FramesAgent; stream modes; the
+typed events as progress lines (serve's reasoning stream, MCP progress notifications).
+
+    agent.invoke(question, config={"configurable": {"k": 3, "n": 2}})   # one run with other settings
+    agent.config_specs                                                  # what may be set, with descriptions
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.utils import ConfigurableFieldSpec
+
+from agent.config import AgentConfig
+from agent.state import AgentEvent
+
+# What a run may change without a new model, index or tools (those are the agent's own; see agent/serve/studio.py).
+RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
+StreamMode = str | Sequence[str] | None
+
+
+def config_specs(config: AgentConfig) -> list[ConfigurableFieldSpec]:
+    """One ConfigurableFieldSpec per runtime field, with its AgentConfig type, description and this agent's value."""
+    fields = AgentConfig.model_fields
+    return [ConfigurableFieldSpec(id=name, name=name, annotation=fields[name].annotation,
+                                  description=fields[name].description, default=getattr(config, name))
+            for name in RUNTIME_FIELDS]
+
+
+def runtime_changes(config: AgentConfig, run: RunnableConfig | None) -> dict[str, Any]:
+    """The runtime fields a run's `configurable` sets to something other than config's values."""
+    configurable = (run or {}).get("configurable") or {}
+    return {name: configurable[name] for name in RUNTIME_FIELDS
+            if configurable.get(name) is not None and configurable[name] != getattr(config, name)}
+
+
+class Picker:
+    """What of the graph's stream goes to a FramesAgent.stream caller: typed events (LangGraph's custom mode) and
+    the AnswerReady at the end by default; with stream_mode, the graph's chunks of those modes (a chunk for one mode,
+    (mode, chunk) pairs for a list). It keeps the last values chunk, the final state."""
+
+    def __init__(self, stream_mode: StreamMode, state: dict[str, Any]) -> None:
+        self.stream_mode, self.final = stream_mode, dict(state)
+        wanted = ["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str) else stream_mode
+        self.modes = list(dict.fromkeys([*wanted, "values"]))  # values, for the result
+
+    def take(self, mode: str, chunk: Any) -> list[Any]:
+        """What the caller gets of one graph chunk (nothing or one item)."""
+        if mode == "values":
+            self.final = chunk
+        if self.stream_mode is None:
+            return [chunk] if mode == "custom" else []
+        if isinstance(self.stream_mode, str):
+            return [chunk] if mode == self.stream_mode else []
+        return [(mode, chunk)] if mode in self.stream_mode else []
+
+    def finish(self, answer: Any) -> list[Any]:
+        """The last item: the AnswerReady event for typed streams, nothing for LangGraph modes."""
+        return [answer] if self.stream_mode is None else []
+
+
+def progress_line(event: AgentEvent) -> str:
+    """One event as a line of reasoning text."""
+    if event.kind == "step_started":
+        return f"Step {event.step}\n"
+    if event.kind == "queries":
+        calls = "".join(f" | {c.name}({json.dumps(c.args, ensure_ascii=False)})" for c in event.tool_calls)
+        return f"  searching: {' | '.join(event.queries)}{calls}\n"
+    if event.kind == "documents_added":
+        titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
+        return f"  +{len(event.documents)} new: {titles[:300]}\n"
+    return ""

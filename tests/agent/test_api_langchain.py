@@ -1,0 +1,137 @@
+"""LangChain/LangGraph conventions (issue 33): LangChain retrievers and Documents at every entry point, Runnable
+stream modes and runtime `configurable` settings, a typed input schema, the agent inside a user's StateGraph."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import TypedDict
+
+import pytest
+from langchain_core.documents import Document as LCDocument
+from langchain_core.runnables import RunnableLambda
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+
+from agent import AgentConfig, AgentError, AgentResult, FramesAgent, FramesAgentError, build_graph
+from agent.llm.testing import ScriptedLLM
+from retrieval.errors import UsageError
+from tests.retrieval.test_bridges import store_retriever  # noqa: F401 - the fixture: a LangChain vector store's retriever
+
+
+def responder(messages) -> str:
+    """Plans search the question's last capitalised word (as many queries as asked); answers name it."""
+    text = messages[-1].content
+    word = re.findall(r"[A-Z]\w+", re.findall(r"Question: (.+)", text)[-1])[-1]
+    if "Reply with one JSON" not in text:
+        return f"Answer: {word}"
+    return json.dumps({"thought": "look", "queries": [word, f"{word} city", f"{word} river"], "enough": False})
+
+
+@pytest.fixture
+def agent(tiny_retriever):
+    return FramesAgent(ScriptedLLM(responder=responder), tiny_retriever, config=AgentConfig(k=1, n=1, n_docs=2))
+
+
+class Half:
+    name = "half"
+
+    def search(self, query, k=10):
+        return []
+
+
+def test_build_graph_adapts_a_langchain_retriever(store_retriever):
+    llm = ScriptedLLM([{"thought": "", "queries": ["fact number 3"]}, "Answer: three"])
+    graph = build_graph(llm, store_retriever, config=AgentConfig(k=1, n=1, n_docs=2))
+    state = graph.invoke({"question": "Which fact?"})
+    assert state["answer"] == "three" and len(state["context"]) == 2
+    with pytest.raises(UsageError) as err:  # at construction, not inside the retrieve task
+        build_graph(ScriptedLLM([]), Half())
+    assert "batch_search" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_answer_from_takes_langchain_documents(agent, tiny_retriever):
+    docs = tiny_retriever.as_langchain(k=2).invoke("Marta Kowalczyk")
+    result = agent.answer_from("Where was Marta Kowalczyk born?", docs)
+    assert result.answer == "Kowalczyk" and result.documents[0].title == "Marta Kowalczyk"
+    assert "born in Brennick" in agent.llm.prompts[-1]
+    plain = [LCDocument(page_content="Brennick lies on the Olse.")]  # no id, no title: stand-ins, still answered
+    assert asyncio.run(agent.aanswer_from("Where is Brennick?", plain)).documents[0].text.startswith("Brennick")
+    with pytest.raises(UsageError) as err:
+        agent.answer_from("Where?", ["just a string"])
+    assert "document 0 is a str" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_root_error_is_exported_beside_agent_error():
+    assert issubclass(AgentError, FramesAgentError) and issubclass(UsageError, FramesAgentError)
+
+
+def test_stream_is_typed_by_default_and_langgraph_chunks_with_stream_mode(agent):
+    assert [e.kind for e in agent.stream("About Brennick")][-1] == "answer"
+    updates = list(agent.stream("About Brennick", stream_mode="updates"))
+    assert [next(iter(u)) for u in updates] == ["plan", "retrieve", "merge", "answer"]
+    pairs = list(agent.stream("About Brennick", stream_mode=["custom", "values"]))
+    assert {mode for mode, _ in pairs} == {"custom", "values"} and pairs[-1][1]["answer"] == "Brennick"
+
+    async def collect():
+        return [c async for c in agent.astream({"question": "About Olse"}, stream_mode="values")]
+
+    assert asyncio.run(collect())[-1]["answer"] == "Olse"
+
+
+def test_in_a_streamed_chain_the_output_chunk_is_the_result(agent):
+    chain = RunnableLambda(lambda q: f"About {q}") | agent
+    [chunk] = chain.stream("Brennick")
+    assert isinstance(chunk, AgentResult) and chunk.answer == "Brennick"
+
+    async def collect():
+        return [c async for c in (chain | RunnableLambda(lambda r: r.answer)).astream("Olse")]
+
+    assert asyncio.run(collect()) == ["Olse"]
+
+
+def test_configurable_settings_per_run(agent):
+    specs = {s.id: s for s in agent.config_specs}
+    assert set(specs) == {"k", "n", "n_docs", "prompt", "answer_prompt"}
+    assert specs["k"].default == 1 and specs["k"].annotation is int and "per step" in specs["k"].description
+    result = agent.invoke("About Brennick", config={"configurable": {"k": 2, "n": 2}})
+    assert len(result.steps) == 2 and max(len(s.queries) for s in result.steps) == 2
+    bound = agent.with_config(configurable={"n": 3})
+    assert len(bound.invoke("About Olse").steps) == 3 and len(agent.invoke("About Olse").steps) == 1
+    assert agent.with_settings(n=3) is agent.with_settings(n=3)  # variants are kept, not rebuilt per run
+    events = list(agent.stream("About Olse", {"configurable": {"n": 2}}))
+    assert len(events[-1].result.steps) == 2
+    with pytest.raises(AgentError) as err:
+        agent.invoke("About Olse", config={"configurable": {"k": 0}})
+    assert str(err.value).startswith("k:") and "\n" not in str(err.value)
+
+
+def test_input_schema_is_the_typed_agent_input(agent):
+    schema = agent.get_input_jsonschema()
+    assert {"type": "string"} in schema["anyOf"]
+    assert set(schema["$defs"]["AgentInput"]["properties"]) == {"question", "variables", "skip_answer"}
+    assert agent.get_output_jsonschema()["title"] == "AgentResult"
+    result = agent.invoke({"question": "About Brennick", "skip_answer": True})
+    assert result.answer == "" and result.documents
+
+
+class AppState(TypedDict, total=False):
+    question: str
+    answer: str
+    steps: int
+
+
+def test_inside_a_users_state_graph_with_configurable_and_a_checkpointer(agent):
+    def research(state: AppState, config) -> AppState:
+        result: AgentResult = agent.invoke(state["question"], config)
+        return {"answer": result.answer, "steps": len(result.steps)}
+
+    app = StateGraph(AppState)
+    app.add_node("research", research)
+    app.add_edge(START, "research")
+    app.add_edge("research", END)
+    graph = app.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1", "n": 2}}
+    out = graph.invoke({"question": "About Brennick"}, config)
+    assert out == {"question": "About Brennick", "answer": "Brennick", "steps": 2}
+    assert graph.get_state(config).values["answer"] == "Brennick"
