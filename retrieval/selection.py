@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from retrieval.bm25 import OkapiBM25, terms
 from retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, split_passages
@@ -72,10 +72,12 @@ class ContextSelection:
     rerank: Rerank | None = None
     candidates: int = 60  # passages the re-ranker re-orders (it is costly per passage)
     title_terms: bool = True  # each passage is scored with its article's title
-    # Every shown article also shows its lead (where the room is left): chosen by replay (bench/answer_context.py;
-    # first 40 dev questions, old index): the oracle's prompts held the gold answer for 0.600 of questions with it,
-    # 0.500 without (0.575 before context-wide selection); BM25-R(70)'s answer-context recall 0.78 (0.83 without).
-    lead: bool = True
+    # Every shown article also shows its lead (it says who or what the article is about): True, False, or None = where
+    # every article's lead fits in half the budget (few articles, as the oracle's and BM25-R(4)'s). Chosen by replay
+    # (bench/answer_context.py) on dev questions 41-120 (the first 40 are the ones README reports): with leads the
+    # oracle's prompts held the gold answer for 0.534 of questions against 0.485 without; BM25-R(70)'s (70 articles)
+    # for 0.262 against 0.272, and answer-context recall 0.75 against 0.83.
+    lead: bool | None = None
 
     def weighted_terms(self) -> list[str]:
         """Query terms: the question's `question_weight` times, then the step queries' other terms once."""
@@ -101,6 +103,13 @@ def rank_passages(articles: Sequence[Article], passages: Sequence[Sequence[str]]
         ranked = selection.rerank.order(texts, ranked) if len(ranked) <= selection.candidates else (
             selection.rerank.order(texts, ranked[: selection.candidates]) + ranked[selection.candidates:])
     return [Pick(flat[i][0], flat[i][1], float(scores[i])) for i in ranked]
+
+
+def _leads_fit(passages: Sequence[Sequence[str]], budget: int) -> bool:
+    """Every article's lead fits in half the budget (counted only for contexts small enough to possibly fit)."""
+    if len(passages) * 20 > budget // 2:
+        return False
+    return sum(count_tokens(parts[0]) + SEPARATOR_TOKENS for parts in passages) <= budget // 2
 
 
 def _first_sentence(text: str) -> str:
@@ -163,6 +172,8 @@ def choose(articles: Sequence[Article], selection: ContextSelection, budget: int
     first, passages in article order), each article under its title and, where it fits, its first sentence."""
     passages = [split_passages(a.text, selection.words) or [""] for a in articles]
     picks = rank_passages(articles, passages, selection)
+    if selection.lead is None:
+        selection = replace(selection, lead=_leads_fit(passages, budget))
     fill = _Budget(articles, passages, selection, budget)
     counts: dict[int, int] = {}
     spare: list[Pick] = []

@@ -65,3 +65,17 @@ def test_question_terms_outweigh_step_query_terms():
     chosen = choose(articles, ContextSelection(terms("How long is the Olse River?"), terms("Census county"),
                                                per_article=1), budget=60)
     assert chosen.shown_keys[0] == "gold"
+
+
+def test_leads_are_shown_where_every_lead_fits_in_half_the_budget():
+    def article(i: int) -> Article:
+        return Article(key=f"k{i}", title=f"Town {i}", text=f"Town {i} is a town in Vell. " + FILLER * 10
+                       + f"The opera house of Town {i} opened in 19{i:02d}. " + FILLER * 3, order=i)
+
+    few = choose([article(i) for i in range(3)], _selection("When did the opera house open?"), budget=1600)
+    assert all(0 in a.passages for a in few.articles), "few articles: each shows its lead"
+    many = choose([article(i) for i in range(60)], _selection("When did the opera house open?"), budget=1600)
+    assert not any(0 in a.passages for a in many.articles), "many articles: the room goes to relevant passages"
+    forced = choose([article(i) for i in range(60)], _selection("When did the opera house open?", lead=True),
+                    budget=1600)
+    assert sum(0 in a.passages for a in forced.articles) >= len(forced.articles) - 1, "leads where room is left"
