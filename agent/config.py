@@ -127,6 +127,18 @@ class AgentConfig(BaseModel):
                                      "the question for the proposer to mine it")
     proposer_titles_only: bool = Field(True, description="the proposer offers article titles only (off: any entity "
                                        "span, titles first)")
+    # "order" by default until specificity wins on check questions (issue 36): the order ranking's proposals were
+    # mostly hubs ("Census", "Chicago", "Treaty of Versailles") named in sentences that matched the question.
+    proposer_rank: Literal["order", "specificity"] = Field(
+        "order", description="how the proposer ranks candidate titles: 'order' (sentence score, multi-word, "
+        "frequency, first seen) or 'specificity' (rare titles first, by how many articles' text contains the title "
+        "phrase, weighted by the question words their sentences answer that no article read so far is titled with; "
+        "hubs past proposer_hub_share never proposed; needs a Lucene index, else 'order')")
+    proposer_hub_share: float = Field(0.01, gt=0, le=1, description="specificity ranking: a title whose phrase "
+                                      "occurs in more than this share of the index's articles is a hub, never proposed")
+    feedback_queries: int = Field(0, ge=0, le=5, description="pseudo-relevance feedback (IRCoT-style): from step 2, "
+                                  "this many extra queries made of the best matched sentence read so far (its content "
+                                  "words), n_docs hits each, origin 'feedback' (0 = off)")
     # Off by measurement (issue 17; first 60 dev questions, embedded model, (5,5,10)): the question's own top 20 hits
     # at step 1 gave covered recall 0.797 against 0.768 (paired +0.029 [-0.013, 0.075], within noise) for 81 articles
     # read, not 74, and step 1 then finds what steps 2-5 found before (+0.048 from step 1 to 5, not +0.136). Off keeps

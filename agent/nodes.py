@@ -17,7 +17,8 @@ from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.llm.calls import Structured, astructured, message_text, structured
 from agent.prompts import Prompt
-from agent.bridging import matched_sentences, propose, question_evidence, render_evidence
+from agent.bridging import matched_sentences, render_evidence
+from agent.proposer import Proposer, doc_origins
 from agent.queries import PlanReply, clean_queries, fallback_plan, plan_schema, reply_extras
 from agent.subquestions import Finding, SelfAsk, render_findings
 from agent.state import (
@@ -60,6 +61,7 @@ class Nodes:
         self.tools = {tool.name: tool for tool in tools}
         self.tools_text = describe_tools(list(tools), config.max_tool_calls)
         self.plan_prompt, self.answer_prompt = plan_prompt, answer_prompt
+        self.proposer = Proposer(retriever, config)
         # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
         # calls well below what callers ask for, so the agent brings its own (threads start on demand).
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
@@ -81,7 +83,7 @@ class Nodes:
         """The sentences that matched the question and earlier queries: shown to the planner and mined by the
         proposer (once per step; both read the same context)."""
         cfg = self.config
-        if not (cfg.plan_sentences or cfg.propose_queries):
+        if not (cfg.plan_sentences or cfg.propose_queries or cfg.feedback_queries):
             return []
         return matched_sentences(state.get("context", []), [state["question"], *state.get("queries", [])],
                                  max(1, cfg.plan_sentences))
@@ -101,36 +103,11 @@ class Nodes:
             previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
             k=cfg.k, step=step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
 
-    def _proposals(self, state: AgentState, evidence: list, asked: list[str], thought: str) -> list[str]:
-        """The proposer's entity queries from the sentences that matched this question's queries."""
-        context = state.get("context", [])
-        has_title = getattr(self.retriever, "has_title", None)
-        is_title = has_title if has_title is not None else (lambda t: False)
-        read = [entry.title for entry in context]
-        return propose([*evidence, *question_evidence(state["question"], thought)], read, asked,
-                       is_title, self.config.k, question=state["question"], min_shared=self.config.proposer_min_shared,
-                       titles_only=self.config.proposer_titles_only)
-
-    def _choose(self, state: AgentState, evidence: list, model: list[str], thought: str) -> tuple[list[str], list[str]]:
-        """The step's queries and their origins: the model's, with proposer_slots (and any room left) for the
-        proposer's; both are cleaned against every earlier query and each other."""
-        cfg = self.config
-        earlier = state.get("queries", [])
-        if not cfg.propose_queries:
-            return model, ["model"] * len(model)
-        offered = self._proposals(state, evidence, [*earlier, *model], thought)
-        proposed, _ = clean_queries(offered, [*earlier, *model], cfg.k, cfg.max_query_words, cfg.drop_fanout)
-        # The model keeps at least half of a full step: the proposer reads sentences, not the question's intent.
-        take = min(len(proposed), max(min(cfg.proposer_slots, cfg.k // 2), cfg.k - len(model)))
-        kept = model[: cfg.k - take]
-        proposed = proposed[: cfg.k - len(kept)]
-        return [*kept, *proposed], ["model"] * len(kept) + ["proposer"] * len(proposed)
-
     def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply], evidence: list) -> dict:
         cfg, plan = self.config, reply.value
         earlier = state.get("queries", [])
         model, dropped = clean_queries(plan.queries, earlier, cfg.k, cfg.max_query_words, cfg.drop_fanout)
-        queries, origins = self._choose(state, evidence, model, plan.thought)
+        queries, origins = self.proposer.choose(state, evidence, model, plan.thought)
         calls = [c for c in plan.tool_calls if c.name in self.tools][: cfg.max_tool_calls] if self.tools else []
         fallback = reply.fallback
         question = " ".join(state["question"].split()[:32])
@@ -139,6 +116,8 @@ class Nodes:
             queries, origins, fallback = [question], ["fallback"], True
         elif step == 1 and cfg.question_query:
             queries, origins = [*queries, question], [*origins, "question"]
+        fed = self.proposer.feedback(state, evidence, step, queries)
+        queries, origins = [*queries, *fed], [*origins, *["feedback"] * len(fed)]
         filled = [q for q, o in zip(queries, origins) if o == "proposer"]
         record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
                             fallback=fallback, dropped_queries=dropped, filled_queries=filled, origins=origins,
@@ -172,26 +151,31 @@ class Nodes:
         queries, calls, step = state.get("pending_queries", []), state.get("pending_tools", []), state["step"]
         found: list[tuple[int, Document]] = []
         errors: list[str] = []
+        update: dict = {}
         with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
             futures = [pool.submit(run_tool, self.tools, call, config) for call in calls]
             if queries and self.retriever is not None:
                 try:
-                    found += self._search(queries, state["steps"][-1].origins if state.get("steps") else [], config)
+                    origins = state["steps"][-1].origins if state.get("steps") else []
+                    hits, update["query_hits"] = self._search(queries, origins, config)
                 except FramesAgentError as exc:
                     raise AgentError(f"retrieval failed at step {step}: {exc}") from exc
+                found += hits
             for call, future in zip(calls, futures):
                 try:
                     found.extend((0, doc) for doc in future.result())
                 except Exception as exc:  # a failing tool is recorded; the question goes on
                     errors.append(f"tool {call.name} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-        if not errors:
+        if not (errors or update) or not state.get("steps"):
             return {"retrieved": found}
         record = state["steps"][-1]
-        return {"retrieved": found, "steps": [record.model_copy(update={"errors": [*record.errors, *errors]})]}
+        update.update({"errors": [*record.errors, *errors]} if errors else {})
+        return {"retrieved": found, "steps": [record.model_copy(update=update)]}
 
-    def _search(self, queries: list[str], origins: list[str], config: RunnableConfig | None) -> list[tuple[int, Document]]:
-        """(rank, hit) pairs in query order: n_docs hits per query, proposer_docs per proposer query, question_docs
-        for the question query (one batch for each size)."""
+    def _search(self, queries: list[str], origins: list[str],
+                config: RunnableConfig | None) -> tuple[list[tuple[int, Document]], list[int]]:
+        """(rank, hit) pairs in query order, and the hits of each query: n_docs hits per query, proposer_docs per
+        proposer query, question_docs for the question query (one batch for each size)."""
         cfg = self.config
         by_origin = {"proposer": cfg.proposer_docs, "question": cfg.question_docs or cfg.n_docs}
         sizes = [by_origin.get(origins[i], cfg.n_docs) if i < len(origins) else cfg.n_docs for i in range(len(queries))]
@@ -200,7 +184,8 @@ class Nodes:
             positions = [i for i, n in enumerate(sizes) if n == size]
             found = traced_batch_search(self.retriever, [queries[i] for i in positions], size, config)
             hits.update(zip(positions, found))
-        return [pair for i in range(len(queries)) for pair in enumerate(hits[i])]
+        ordered = [hits[i] for i in range(len(queries))]
+        return [pair for found in ordered for pair in enumerate(found)], [len(found) for found in ordered]
 
     async def aretrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
         """Async retrieve: the blocking searches run in the agent's own worker threads."""
@@ -211,7 +196,10 @@ class Nodes:
         """C <- C ∪ (D \\ C): only documents not yet in the context enter, deduped per article."""
         context = [replace(entry, documents=list(entry.documents)) for entry in state.get("context", [])]
         added = ctx.merge(context, state.get("retrieved", []), state["step"])
-        record = state["steps"][-1].model_copy(update={"new_doc_ids": [d.id for d in added]})
+        record = state["steps"][-1]
+        origins = doc_origins(record, state.get("retrieved", []))
+        record = record.model_copy(update={"new_doc_ids": [d.id for d in added],
+                                           "new_doc_origins": [origins.get(d.id, "tool") for d in added]})
         _emit(DocumentsAdded(step=state["step"], documents=added))
         return {"context": context, "steps": [record], "retrieved": []}
 

@@ -21,6 +21,11 @@ class ToolCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+# Where a step's query came from: the planner model, the deterministic proposer, the fallback when the plan was
+# unusable, the whole question (question_query), or pseudo-relevance feedback from what was read (feedback_queries).
+QueryOrigin = Literal["model", "proposer", "fallback", "question", "feedback"]
+
+
 class StepRecord(BaseModel):
     """What one planning step asked for and what it added."""
 
@@ -33,8 +38,13 @@ class StepRecord(BaseModel):
     fallback: bool = False
     dropped_queries: list[str] = Field(default_factory=list, description="repeats of earlier queries, not run again")
     filled_queries: list[str] = Field(default_factory=list, description="queries the proposer added")
-    origins: list[Literal["model", "proposer", "fallback", "question"]] = Field(
+    origins: list[QueryOrigin] = Field(
         default_factory=list, description="where each of `queries` came from, in the same order")
+    query_hits: list[int] = Field(default_factory=list, description="hits each of `queries` returned, in the same "
+                                  "order (before dedup against the context)")
+    new_doc_origins: list[Literal[QueryOrigin, "tool"]] = Field(
+        default_factory=list, description="where the query that brought each of `new_doc_ids` came from (the first "
+        "query, in query order, whose hits held it; 'tool' for tool results), in the same order")
     errors: list[str] = Field(default_factory=list)
 
 

@@ -65,6 +65,15 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
     return context, queries
 
 
+def _covered_recall(record: dict, context: list) -> float | None:
+    """Share of the record's covered gold titles that the rebuilt context holds (by normalised title)."""
+    from eval.frames.datasets import normalize_title
+
+    covered = record.get("covered_titles") or []
+    held = {normalize_title(e.title) for e in context}
+    return sum(normalize_title(t) in held for t in covered) / len(covered) if covered else None
+
+
 def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
     """Rows of figures: one per (run, setting)."""
     from agent.api import FramesAgent
@@ -83,6 +92,8 @@ def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
         records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
         records = [r for r in records if not r.get("failed")]
         contexts = [rebuild(r, system, agent_cfg, retriever) for r in records]
+        covered = [_covered_recall(r, context) for r, (context, _) in zip(records, contexts)]
+        covered = [c for c in covered if c is not None]
         for override in overrides:
             settings = {k: v for k, v in agent_cfg.items() if k in AgentConfig.model_fields}
             cfg = AgentConfig(**{**settings, **override})
@@ -107,6 +118,7 @@ def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
                          "recall_ci": bootstrap_ci(recall), "answer_in_prompt": statistics.fmean(in_prompt),
                          "in_prompt_ci": bootstrap_ci(in_prompt), "gold_shown": statistics.fmean(shown),
                          "articles": statistics.fmean(len(c) for c, _ in contexts),
+                         "covered_recall": statistics.fmean(covered) if covered else None,
                          "seconds": statistics.fmean(seconds)})
     retriever.close()
     return rows
@@ -129,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         recall = "n/a" if row["answer_context_recall"] is None else f"{row['answer_context_recall']:.3f}"
         print(f"{row['run']:<24} {str(row['setting']):<60} n={row['questions']:<3} articles={row['articles']:5.1f} "
+              f"covered recall {row['covered_recall'] if row['covered_recall'] is None else round(row['covered_recall'], 3)} "
               f"answer-context recall {recall} {_ci(row['recall_ci'])}  gold shown {row['gold_shown']:.2f}  "
               f"answer in prompt {row['answer_in_prompt']:.3f} {_ci(row['in_prompt_ci'])}  "
               f"selection {row['seconds'] * 1000:.0f} ms/question")

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from agent.commands import add_agent_flags
+from eval.frames.split import SPLITS
 
 SYSTEM_CHOICES = ("multistep", "naive", "bm25", "oracle")
 
@@ -25,7 +26,10 @@ def _add_eval_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", default=None,
                         help="questions: .tsv/.csv/.jsonl, or hf:google/frames-benchmark (online); "
                              "default $FRAMES_DATA, else the shared dev split")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N questions (a quick look)")
+    parser.add_argument("--split", default="all", choices=SPLITS,
+                        help="tune (~60%%) or check (~40%%) questions, by a hash of each question's text "
+                             "(eval/frames/split.py): choose settings on tune, measure them on check; default all")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N questions (of the split; a quick look)")
     parser.add_argument("--concurrency", type=int, default=None,
                         help="questions in flight (default 1 for local models, 8 for hosted ones)")
     parser.add_argument("--out", default=None, help="run directory (default runs/<system>-...-<model> here)")
@@ -75,6 +79,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--out", default=None, metavar="DIR",
                         help="write the comparison of the FRAMES runs here: recall_overlay.png (gold recall after "
                              "each step, 95%% bootstrap bands), comparison.md and comparison.json")
+    report.add_argument("--baseline", default=None, metavar="BM25_DIR",
+                        help="a BM25-R run of the same questions (--system bm25 --n-docs 100 --retrieval-only): print "
+                             "each multistep run's covered recall minus BM25-R's at the same number of articles read "
+                             "(paired, 95%% interval) and draw matched_budget.png (covered recall against articles "
+                             "read: BM25-R(n) as a curve, the multistep steps as points)")
     report.set_defaults(handler=run_report_command)
 
 
@@ -223,6 +232,9 @@ def run_report_command(args: argparse.Namespace) -> int:
         paths.append(path)
     if len(runs) > 1:
         print(comparison([(name, summary, records) for name, _, summary, records in runs]))
+    if args.baseline:
+        for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
+            print(line)
     if args.out and runs:
         from eval.frames.overlay import write_comparison
 
@@ -231,6 +243,35 @@ def run_report_command(args: argparse.Namespace) -> int:
         for written in write_comparison(runs, Path(args.out)):
             print(f"wrote {written}")
     return 0
+
+
+def _matched_budget(runs: list, paths: list[Path], baseline: Path, out: Path | None) -> list[str]:
+    """Each multistep run against the BM25-R run at matched budget: one line each, and its figure."""
+    from eval.frames.budget import BUDGET_PLOT, bm25_curve, matched_budget, plot_budget
+    from eval.frames.runner import frames_run_dir
+    from retrieval.errors import UsageError
+
+    base = frames_run_dir(baseline)
+    config = base.read_config() or {}
+    if config.get("system") != "bm25":
+        raise UsageError(f"--baseline {baseline} is not a BM25-R run directory (frames --system bm25 --retrieval-only)")
+    records, _ = base.load_records()
+    curve = bm25_curve(records.values(), depth=int(config.get("agent", {}).get("n_docs", 100)))
+    lines = []
+    for (name, run_config, _, run_records), path in zip(runs, paths):
+        if run_config.get("system") != "multistep":
+            continue
+        if run_config.get("index_fingerprint") != config.get("index_fingerprint"):
+            lines.append(f"note: {name} and the baseline read different indexes "
+                         f"({run_config.get('index_fingerprint')} and {config.get('index_fingerprint')})")
+        try:
+            result = matched_budget(run_records, curve)
+        except ValueError as exc:
+            raise UsageError(f"{name} against {baseline}: {exc}") from None
+        target = out / f"{name.replace('/', '-')}-{BUDGET_PLOT}" if out else path / BUDGET_PLOT
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lines += [result.sentence(name), f"wrote {plot_budget(result, target, name)}"]
+    return lines
 
 
 def _crag_report(path: Path) -> str:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from eval.errors import DataError
 from eval.frames.hub import hub_rows
+from eval.frames.split import check_split, in_split
 from eval.rundir import file_fingerprint
 from eval.frames.table import LINE_KEY, list_cell, read_table
 from retrieval.lucene.searcher import normalize_title
@@ -91,8 +92,9 @@ def split_urls(cell: str) -> list[str]:
     return [u.strip() for u in _URL_SEPARATOR.split(cell.strip()) if u.strip()] if cell else []
 
 
-def load_questions(spec: str | os.PathLike | None = None, limit: int | None = None) -> Dataset:
-    """Questions from a TSV/CSV/JSONL path or `hf:<dataset>` (default: default_data())."""
+def load_questions(spec: str | os.PathLike | None = None, limit: int | None = None, split: str = "all") -> Dataset:
+    """Questions from a TSV/CSV/JSONL path or `hf:<dataset>` (default: default_data()); only those of `split`
+    (eval/frames/split.py), the first `limit` of them."""
     spec = str(spec) if spec is not None else default_data()
     notes: list[str] = []
     if spec.startswith(HF_PREFIX):
@@ -102,7 +104,7 @@ def load_questions(spec: str | os.PathLike | None = None, limit: int | None = No
         rows, fingerprint = _file_rows(path, notes), file_fingerprint(path)
     if limit is not None and limit < 1:
         raise DataError(f"--limit must be at least 1, got {limit}")
-    return _parse_rows(rows, spec, fingerprint, limit, notes)
+    return _parse_rows(rows, spec, fingerprint, limit, notes, check_split(split))
 
 
 # --- reading -----------------------------------------------------------------------------------------------
@@ -156,7 +158,7 @@ def _column(columns: Iterable[str], role: str) -> str | None:
 
 
 def _parse_rows(rows: list[dict], source: str, fingerprint: str, limit: int | None = None,
-                notes: list[str] | None = None) -> Dataset:
+                notes: list[str] | None = None, split: str = "all") -> Dataset:
     if not rows:
         raise DataError(f"{source} holds no questions")
     columns = [c for c in rows[0] if c != LINE_KEY]
@@ -173,13 +175,15 @@ def _parse_rows(rows: list[dict], source: str, fingerprint: str, limit: int | No
         if limit is not None and len(dataset.questions) >= limit:
             break  # rows past the limit are not read, so their warnings do not show either
         question = _parse_row(row, number, prompt_col, answer_col, link_cols, dataset.warnings)
-        if question is None:
+        if question is None or not in_split(question.prompt, split):
             continue
         if question.id in seen:
             dataset.warnings.append(f"question id {question.id} repeats; the later row is kept as {question.id}-{number}")
             question = question.model_copy(update={"id": f"{question.id}-{number}"})
         seen.add(question.id)
         dataset.questions.append(question)
+    if not dataset.questions and split != "all":
+        raise DataError(f"{source}: no question of the {split!r} split")
     if not dataset.questions:
         raise DataError(f"{source}: no usable questions ({'; '.join(dataset.warnings[:3])})")
     return dataset

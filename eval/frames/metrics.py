@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict
 from agent.llm.timing import NodeTiming, by_node
 from agent.state import AgentResult
 from eval.frames.autorater import agreement
-from eval.frames.datasets import REASONING_TYPES, normalize_title
+from eval.frames.datasets import REASONING_TYPES
+from eval.frames.provenance import articles_by_step, gold_arrivals, origin_summary, provenance_fields
 from eval.frames.records import QuestionRecord, Tokens
 
 
@@ -18,18 +19,8 @@ def found_steps(gold_titles: Sequence[str], result: AgentResult,
                 aliases: Mapping[str, str] | None = None) -> dict[str, int | None]:
     """For each gold title, the first step whose new documents include that article (0 = given up front);
     aliases maps a normalised gold title that is a redirect to its target's normalised title."""
-    step_of_doc: dict[str, int] = {}
-    for record in result.steps:
-        for doc_id in record.new_doc_ids:
-            step_of_doc.setdefault(doc_id, record.step)
-    first: dict[str, int] = {}
-    for doc in result.documents:
-        key = normalize_title(doc.title)
-        step = step_of_doc.get(doc.id, 0)
-        if key and step < first.get(key, 1 << 30):
-            first[key] = step
-    aliases = aliases or {}
-    return {title: first.get(aliases.get(normalize_title(title), normalize_title(title))) for title in gold_titles}
+    found, _ = gold_arrivals(gold_titles, result, aliases)
+    return {title: arrival.step if arrival else None for title, arrival in found.items()}
 
 
 def recall(found: dict[str, int | None], titles: Iterable[str], upto: int | None = None) -> float | None:
@@ -44,7 +35,8 @@ def recall(found: dict[str, int | None], titles: Iterable[str], upto: int | None
 def retrieval_figures(gold_titles: Sequence[str], covered: Sequence[str] | None, result: AgentResult,
                       aliases: Mapping[str, str] | None = None) -> dict:
     """recall, covered_recall, per-step curves and coverage of one question (redirects count their target)."""
-    found = found_steps(gold_titles, result, aliases)
+    arrived, by_step = gold_arrivals(gold_titles, result, aliases)
+    found = {title: arrival.step if arrival else None for title, arrival in arrived.items()}
     steps = max((s.step for s in result.steps), default=0)
     covered_list = list(covered) if covered is not None else None
     return {
@@ -54,6 +46,7 @@ def retrieval_figures(gold_titles: Sequence[str], covered: Sequence[str] | None,
         "covered_recall": recall(found, covered_list) if covered_list is not None else None,
         "recall_by_step": [recall(found, gold_titles, s) for s in range(1, steps + 1)],
         "coverage": (len(covered_list) / len(gold_titles)) if covered_list is not None and gold_titles else None,
+        **provenance_fields(arrived, by_step),
     }
 
 
@@ -127,6 +120,13 @@ class RunSummary(BaseModel):
     recall_by_step: list[float | None] = []
     recall_by_step_ci: list[tuple[float, float] | None] = []
     covered_recall_by_step: list[float | None] = []
+    articles_read: float | None = None  # mean distinct articles in the context at the end
+    articles_by_step: list[float] = []  # mean distinct articles read after each step
+    # eval/frames/provenance.py: per query origin (model, proposer, question, fallback, feedback, tool)
+    queries_by_origin: dict[str, int] = {}
+    articles_by_origin: dict[str, int] = {}
+    gold_by_origin: dict[str, int] = {}  # gold articles found, credited to the query that first brought them
+    gold_by_step_origin: dict[str, dict[str, int]] = {}
     # What the answer saw (eval/frames/shown.py), over the questions answered from a context.
     answer_context_recall: float | None = None
     answer_context_recall_ci: tuple[float, float] | None = None
@@ -231,6 +231,14 @@ def _seen(records: list[QuestionRecord]) -> dict:
             "retrieval_failures": sum(1 for r in wrong if r.answer_in_prompt is False)}
 
 
+def _articles(records: list[QuestionRecord]) -> dict:
+    """Mean distinct articles read at the end and after each step (a question that stopped early keeps its last)."""
+    curves = [c for c in (articles_by_step(r) for r in records) if c]
+    steps = max((len(c) for c in curves), default=0)
+    return {"articles_read": _mean(c[-1] for c in curves),
+            "articles_by_step": [mean(c[min(s, len(c) - 1)] for c in curves) for s in range(steps)]}
+
+
 def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
     """The run summary from per-question records (one per question id); `about` names system, model, judge."""
     done = [r for r in records if not r.failed]
@@ -245,4 +253,4 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
                       completion=sum(r.tokens.completion for r in records)),
         seconds=round(sum(r.seconds for r in records), 3), judge_calls=sum(r.judge_calls for r in records),
         timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records),
-        oracle_missing=_oracle_missing(records), **_seen(done), failures=[{"id": r.id, "error": r.error} for r in records if r.failed])
+        oracle_missing=_oracle_missing(records), **_seen(done), **_articles(done), **origin_summary(done), failures=[{"id": r.id, "error": r.error} for r in records if r.failed])

@@ -25,7 +25,8 @@ def result_fields(output: SystemOutput, covered: list[str] | None, question: Que
         "steps": [{"step": s.step, "queries": s.queries, "tool_calls": [c.name for c in s.tool_calls],
                    "new_docs": len(s.new_doc_ids), "fallback": s.fallback, "filled_queries": s.filled_queries,
                    "dropped_queries": s.dropped_queries, "errors": s.errors, "origins": s.origins,
-                   "new_doc_ids": s.new_doc_ids} for s in result.steps],
+                   "new_doc_ids": s.new_doc_ids, "query_hits": s.query_hits, "new_doc_origins": s.new_doc_origins}
+                  for s in result.steps],
         "covered_titles": covered, **figures, **seen,
         "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(), "calls": result.calls,
         "answer_context": recorded_context(context), "stopped_early": result.stopped_early,

@@ -33,6 +33,11 @@ class QuestionRecord(BaseModel):
     steps: list[dict] = []
     covered_titles: list[str] | None = None
     found_step: dict[str, int | None] = {}
+    # eval/frames/provenance.py: per gold title, the distinct articles read when it entered (its rank for BM25-R)
+    # and the origin of the query that brought it; distinct articles read after each step.
+    found_at: dict[str, int | None] = {}
+    found_origin: dict[str, str | None] = {}
+    articles_by_step: list[int] = []
     steps_run: int = 0
     recall: float | None = None
     covered_recall: float | None = None

@@ -9,6 +9,7 @@ from eval.errors import EvalError
 from eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
 from eval.frames.metrics import RunSummary, run_summary
 from eval.frames.records import QuestionRecord
+from eval.frames.provenance import origin_lines
 from eval.frames.visibility import visibility_lines
 
 SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
@@ -246,6 +247,7 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
               f"{with_ci(s.covered_recall, s.covered_recall_ci)}", *_oracle_line(config, s), "",
               "### Recall after each step", "", *_step_table(s), ""]
     lines += [f"![recall vs step]({RECALL_PLOT})", ""] if RECALL_PLOT in plots else []
+    lines += origin_lines(s)
     lines += visibility_lines(config, records, s)
     if s.failures:
         lines += ["## Failed questions", ""] + [f"- {f['id']}: {_cut(f['error'], 200)}" for f in s.failures] + [""]

@@ -40,6 +40,7 @@ class RunSettings:
     judge2: str | None = None
     judge_prompt: str = "frames"
     data: str | None = None
+    split: str = "all"  # eval/frames/split.py: tune, check or all questions
     limit: int | None = None
     concurrency: int | None = None
     out: str | None = None
@@ -95,7 +96,8 @@ def _slug(text: str) -> str:
 
 
 def default_out(settings: RunSettings) -> Path:
-    """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-adaptive][-idx<index>] under the cwd."""
+    """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-adaptive][-<split>][-idx<index>] under
+    the cwd."""
     parts = [settings.system]
     if settings.system == "multistep":
         parts += [_slug(Path(settings.prompt).stem), f"k{settings.k}", f"n{settings.n}", f"d{settings.n_docs}"]
@@ -104,6 +106,7 @@ def default_out(settings: RunSettings) -> Path:
     parts.append(_slug(settings.model))
     parts += ["retrieval"] if settings.retrieval_only else []
     parts += ["adaptive"] if settings.adaptive else []
+    parts += [settings.split] if settings.split != "all" else []
     parts += [f"idx{_slug(Path(settings.index).name)}"] if settings.index != "default" else []
     return Path("runs") / "-".join(parts)
 
@@ -127,7 +130,7 @@ def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
         "judge_prompt": (_sha(judge_prompt(settings.judge_prompt).text) if judge != "none" or settings.judge2
                          else None),
         "retrieval_only": settings.retrieval_only, "index": settings.index, "tools": settings.tools,
-        "data_fingerprint": dataset.fingerprint,
+        "data_fingerprint": dataset.fingerprint, "split": settings.split,
         "prompt_text": _sha(load_prompt(agent_config.prompt).text),
         "answer_prompt_text": _sha(load_prompt(agent_config.answer_prompt).text),
         "agent": agent_config.model_dump(exclude={"timeout", "question_timeout"}),  # deadlines may change on resume
@@ -227,12 +230,13 @@ def run_frames(settings: RunSettings, agent_config, *,
         raise EvalError(f"--concurrency must be at least 1, got {settings.concurrency}")
     if settings.system == "naive" and settings.retrieval_only:
         raise EvalError("--retrieval-only has nothing to measure for --system naive (it retrieves nothing)")
-    dataset = load_questions(settings.data, settings.limit)
+    dataset = load_questions(settings.data, settings.limit, settings.split)
     out = Path(settings.out) if settings.out else default_out(settings)
     run_dir = frames_run_dir(out)
     with run_dir.locked():
         config = run_config(settings, agent_config, dataset)
-        run_dir.check_config(config, unknown=("index_fingerprint",))  # refuse before anything is loaded
+        added = added_at_default(run_dir.read_config(), config, agent_config)
+        run_dir.check_config(config, unknown=("index_fingerprint", *added))  # refuse before anything is loaded
         records, repairs = run_dir.load_records()
         for note in repairs:
             echo(f"note: {note}")
@@ -244,7 +248,7 @@ def run_frames(settings: RunSettings, agent_config, *,
             return RunOutcome(out=out, ran=0, summary=summary, warnings=dataset.warnings)
         components = build(settings, agent_config)  # models, judges and the index resolve here, or fail
         config["index_fingerprint"] = components.index_fingerprint
-        run_dir.check_config(config, unknown=_unrecorded(run_dir, config, echo))
+        run_dir.check_config(config, unknown=(*_unrecorded(run_dir, config, echo), *added))
         config = run_dir.write_config(config)
         try:
             asyncio.run(run_all(todo, components, run_dir, records, answer=not settings.retrieval_only,
@@ -253,6 +257,17 @@ def run_frames(settings: RunSettings, agent_config, *,
         finally:  # also after Ctrl-C: the summary covers every finished question
             summary = write_outputs(run_dir, config, warnings=dataset.warnings)
     return RunOutcome(out=out, ran=len(todo), summary=summary, warnings=dataset.warnings)
+
+
+def added_at_default(old: dict | None, config: dict, agent_config) -> tuple[str, ...]:
+    """Settings a run started before they existed did not record: at their default (the behaviour it had) they
+    are no change, so it resumes; any other value is refused by check_config as usual."""
+    if old is None:
+        return ()
+    fields = type(agent_config).model_fields
+    added = [] if "split" in old or config["split"] != "all" else ["split"]
+    return (*added, *(f"agent.{k}" for k, v in config["agent"].items()
+                      if k not in old.get("agent", {}) and k in fields and v == fields[k].default))
 
 
 def _unrecorded(run_dir: RunDir, config: dict, echo: Callable[[str], None]) -> tuple[str, ...]:

@@ -73,7 +73,8 @@ class BM25R:
 
     async def run(self, question: Question, answer: bool = True) -> SystemOutput:
         docs = await asyncio.to_thread(self.retriever.search, question.prompt, self.n_docs)
-        step = StepRecord(step=1, queries=[question.prompt], new_doc_ids=[d.id for d in docs])
+        step = StepRecord(step=1, queries=[question.prompt], new_doc_ids=[d.id for d in docs], origins=["question"],
+                          query_hits=[len(docs)], new_doc_origins=["question"] * len(docs))
         if not answer:
             return SystemOutput(AgentResult(question=question.prompt, documents=docs, steps=[step]))
         result = await self.agent.aanswer_from(question.prompt, docs)

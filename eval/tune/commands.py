@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from agent.commands import add_agent_flags
+from eval.frames.split import SPLITS, refuse_check
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                       "included (default 4)")
     tune.add_argument("--demos", type=int, default=2, help="demonstrations per set (default 2)")
     tune.add_argument("--held-out", type=float, default=0.35, help="share of the questions that judge the sets")
+    tune.add_argument("--split", default="all", choices=SPLITS,
+                      help="only the train questions of this split (eval/frames/split.py): tune or all; check "
+                           "(the held-out questions) is refused")
     tune.add_argument("--work", default=None, help="work directory (default OUT.work)")
     tune.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     add_agent_flags(tune)
@@ -51,7 +55,8 @@ def run_tune_command(args: argparse.Namespace) -> int:
     from eval.tune.runner import Tuner
 
     settings = settings_from(args)
-    dataset = load_questions(args.train)
+    refuse_check(args.split, "tune")
+    dataset = load_questions(args.train, split=args.split)
     base = build_agent(args, cache=not args.no_cache)
     config = agent_config(args)
 
@@ -62,7 +67,7 @@ def run_tune_command(args: argparse.Namespace) -> int:
 
     work = Path(args.work) if args.work else Path(args.out + ".work")
     run_config = {"train": dataset.fingerprint, "model": args.model, "index": args.index, "tune": asdict(settings),
-                  "agent": config.model_dump()}
+                  "agent": config.model_dump(), **({"split": args.split} if args.split != "all" else {})}
     outcome = Tuner(make_agent, base.retriever, settings, work, progress=args.progress).tune(dataset.questions, run_config)
     Path(args.out).write_text(outcome.text, encoding="utf-8")
     for i, chosen in enumerate(outcome.sets):

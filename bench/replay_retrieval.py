@@ -1,0 +1,170 @@
+"""Model-free replay of multistep retrieval with proposer and feedback variants, on tune questions only.
+
+Run: python bench/replay_retrieval.py [RUN_DIR] --baseline BM25_100_DIR [--split tune] [--index default]
+     [--grid proposer_rank=order,specificity] [--grid feedback_queries=0,1] [--limit N] [--json] [--report-only]
+
+With RUN_DIR (a recorded `frames` multistep run), each question's recorded model queries are replayed step by step
+through the real agent (a scripted planner writes them again; the records keep no thoughts, so the proposer reads
+none), and the variant's proposer, question query and feedback add theirs to what those queries find: the model's
+queries stay as recorded, everything else follows the variant. Without RUN_DIR the planner writes nothing: step 1
+searches the question itself (the fallback, n_docs hits), then the proposer and the feedback queries fill every
+later step, a system without any model, on the questions of --data. For each AgentConfig combination of the grid it
+prints covered recall (95% bootstrap interval) after each step, articles read, gold found per query origin and,
+with --baseline (a BM25-R(100) run of the same questions: frames --system bm25 --n-docs 100 --retrieval-only
+--split tune), covered recall minus BM25-R's at the same number of articles read. It chooses settings, so it
+refuses --split check unless --report-only (measure settings already chosen on tune).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.answer_context import grid  # noqa: E402  (KEY=V1,V2 specs -> override dicts)
+
+_STEP = re.compile(r"Step (\d+) of \d+\. Documents found so far")
+
+
+def model_queries(record: dict) -> list[list[str]]:
+    """The recorded model queries of each step (older records without origins: the queries the proposer did not
+    fill)."""
+    steps = []
+    for step in record.get("steps", []):
+        origins, filled = step.get("origins") or [], set(step.get("filled_queries") or [])
+        queries = step.get("queries", [])
+        steps.append([q for i, q in enumerate(queries)
+                      if (origins[i] == "model" if i < len(origins) else q not in filled)])
+    return steps
+
+
+def planner(scripts: dict[str, list[list[str]]]):
+    """A ScriptedLLM writing each question's scripted queries at each step (none for an unknown question)."""
+    from agent.llm.testing import ScriptedLLM
+    from eval.frames.split import normalise
+
+    by_text = {normalise(q): steps for q, steps in scripts.items()}
+
+    def respond(messages) -> dict:
+        text = str(messages[-1].content)
+        head = text[: text.rindex("\n\nEarlier queries")]
+        question, step = head[head.rindex("\nQuestion: ") + len("\nQuestion: "):], int(_STEP.search(text).group(1))
+        steps = by_text.get(normalise(question), [])
+        return {"thought": "", "queries": steps[step - 1] if step <= len(steps) else []}
+
+    return ScriptedLLM(responder=respond)
+
+
+def load(args) -> tuple[list, dict[str, list[list[str]]], dict]:
+    """(questions of the split, model queries by question text, recorded agent settings)."""
+    from eval.frames.datasets import Question, load_questions
+    from eval.frames.split import select
+
+    if args.run is None:
+        return load_questions(args.data, args.limit, args.split).questions, {}, {}
+    config = json.loads((args.run / "config.json").read_text(encoding="utf-8"))
+    if config.get("system") != "multistep":
+        raise SystemExit(f"error: {args.run} is not a multistep run")
+    records = {}
+    for line in (args.run / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            records[record["id"]] = record  # a later line for the same id wins
+    kept = [r for r in records.values() if not r.get("failed")]
+    questions = select([Question(id=r["id"], prompt=r["question"], answer=r.get("gold_answer", ""),
+                                 gold_titles=tuple(r.get("gold_titles", []))) for r in kept], args.split)
+    return questions[: args.limit], {r["question"]: model_queries(r) for r in kept}, config.get("agent") or {}
+
+
+def replay(questions, scripts: dict, settings: dict, override: dict, retriever) -> list:
+    """QuestionRecords of the agent under settings + override, retrieval only, the planner scripted."""
+    from agent.api import FramesAgent
+    from agent.config import AgentConfig
+    from eval.frames.records import QuestionRecord
+    from eval.frames.recording import question_fields, result_fields
+    from eval.frames.systems import CoverageChecker, SystemOutput
+
+    known = {k: v for k, v in settings.items() if k in AgentConfig.model_fields}
+    config = AgentConfig(**{**known, "prompt": "planning", "adaptive": False, **override})
+    agent, coverage = FramesAgent(planner(scripts), retriever, config=config), CoverageChecker(retriever)
+    records = []
+    for question in questions:
+        covered = asyncio.run(coverage.covered(question.gold_titles))
+        output = SystemOutput(agent.invoke(question.prompt, answer=False))
+        fields = result_fields(output, covered, question, coverage.aliases(question.gold_titles))
+        records.append(QuestionRecord(**question_fields(question), system="multistep", **fields))
+    return records
+
+
+def row(name: str, records: list, curve: dict | None) -> dict:
+    """The figures of one variant."""
+    from eval.frames.budget import matched_budget
+    from eval.frames.metrics import run_summary
+
+    s = run_summary(records)
+    out = {"setting": name, "questions": s.n, "covered_recall": s.covered_recall, "ci": s.covered_recall_ci,
+           "by_step": s.covered_recall_by_step, "articles": s.articles_read, "gold_by_origin": s.gold_by_origin,
+           "queries_by_origin": s.queries_by_origin, "articles_by_origin": s.articles_by_origin}
+    if curve is not None:
+        budget = matched_budget(records, curve)
+        out.update(matched=budget.diff, matched_ci=budget.ci, matched_n=budget.n, bm25_at_budget=budget.bm25)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", nargs="?", type=Path, default=None, help="a recorded multistep run (else no model)")
+    parser.add_argument("--baseline", type=Path, default=None, help="a BM25-R(100) run of the same questions")
+    parser.add_argument("--split", default="tune", choices=("tune", "check"))
+    parser.add_argument("--report-only", action="store_true", help="measure only (allows --split check)")
+    parser.add_argument("--data", default=None, help="questions without RUN_DIR (default: the dev split)")
+    parser.add_argument("--index", default="default")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--grid", action="append", default=[], help="KEY=V1,V2 over AgentConfig fields (repeatable)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per variant")
+    args = parser.parse_args(argv)
+
+    from eval.frames.budget import bm25_curve
+    from eval.frames.split import refuse_check
+    from eval.frames.runner import frames_run_dir
+    from index.build import open_index
+    from retrieval.errors import FramesAgentError
+
+    try:
+        refuse_check(args.split, "bench/replay_retrieval.py", args.report_only)
+    except FramesAgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    questions, scripts, settings = load(args)
+    curve = None
+    if args.baseline:
+        base = frames_run_dir(args.baseline)
+        depth = int((base.read_config() or {}).get("agent", {}).get("n_docs", 100))
+        curve = bm25_curve(base.load_records()[0].values(), depth)
+    retriever = open_index(args.index, progress=False)
+    source = f"model queries of {args.run}" if args.run else "no model (question, then proposer and feedback)"
+    print(f"{len(questions)} {args.split} question(s); {source}", file=sys.stderr)
+    for override in grid(args.grid):
+        result = row(json.dumps(override) if override else "recorded settings",
+                     replay(questions, scripts, settings, override, retriever), curve)
+        if args.json:
+            print(json.dumps(result))
+            continue
+        ci = f"[{result['ci'][0]:.3f}-{result['ci'][1]:.3f}]" if result["ci"] else ""
+        steps = " ".join(f"{v:.3f}" for v in result["by_step"] if v is not None)
+        line = (f"{result['setting']:<48} n={result['questions']:<4} covered recall {result['covered_recall']:.3f} "
+                f"{ci}  by step {steps}  articles {result['articles']:.1f}  gold by origin {result['gold_by_origin']}")
+        if curve is not None:
+            line += (f"  matched budget {result['matched']:+.3f} [{result['matched_ci'][0]:+.3f}, "
+                     f"{result['matched_ci'][1]:+.3f}] (BM25-R {result['bm25_at_budget']:.3f}, n={result['matched_n']})")
+        print(line)
+    retriever.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""Matched budget: a multistep run's covered recall against BM25-R's on the same questions at the same number of
+articles read (BM25-R(m), m = the articles the agent read), from a BM25-R(100) run's recorded hit order; and the
+paper's Fig. 4 with the baseline it needs: covered recall against articles read, BM25-R(n) as a curve and the
+multistep steps as points on the same axes."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+
+from eval.frames.datasets import normalize_title
+from eval.frames.metrics import recall
+from eval.frames.provenance import articles_by_step
+from eval.frames.records import QuestionRecord
+from eval.stats import compare_paired_means
+
+BUDGET_PLOT = "matched_budget.png"
+CURVE_FROM = 5  # BM25-R(n) is drawn for n = 5 .. depth
+
+
+def gold_ranks(record: QuestionRecord) -> dict[str, int | None]:
+    """A BM25-R record's rank (1-based) of each covered gold title among its hits (None: not in them).
+
+    From `found_at` when recorded; an older record's rank is its title's place in retrieved_titles (the hits in
+    order), and a gold article found under a redirect's other title counts at the last rank (found by full depth).
+    """
+    covered = record.covered_titles or []
+    if record.found_at:
+        return {t: record.found_at.get(t) for t in covered}
+    places = {}
+    for place, title in enumerate(record.retrieved_titles, 1):
+        places.setdefault(normalize_title(title), place)
+    last = len(record.retrieved_titles)
+    return {t: places.get(normalize_title(t), last if record.found_step.get(t) is not None else None) for t in covered}
+
+
+def bm25_curve(records: Iterable[QuestionRecord], depth: int = 100) -> dict[str, list[float]]:
+    """Question id -> covered recall of its top m hits for m = 1..depth, from a BM25-R(depth) run's records
+    (questions without covered gold articles, or failed, are left out)."""
+    curves = {}
+    for r in records:
+        if r.failed or not r.covered_titles:
+            continue
+        ranks = [rank for rank in gold_ranks(r).values() if rank is not None]
+        curves[r.id] = [sum(1 for rank in ranks if rank <= m) / len(r.covered_titles) for m in range(1, depth + 1)]
+    return curves
+
+
+@dataclass
+class MatchedBudget:
+    """Multistep against BM25-R at each question's own number of articles read (paired by question)."""
+
+    n: int
+    unpaired: int  # finished multistep questions with covered gold but no BM25-R figure
+    capped: int  # questions that read more articles than the BM25-R run's depth (compared at its depth)
+    articles: float
+    multistep: float
+    bm25: float
+    diff: float
+    ci: tuple[float, float]
+    p_value: float
+    steps: list[tuple[float, float]] = field(default_factory=list)  # (mean articles read, covered recall) per step
+    curve: list[float] = field(default_factory=list)  # mean BM25-R covered recall at m = 1..depth, same questions
+
+    def sentence(self, name: str = "multistep") -> str:
+        """One line: the paired difference with its 95% interval."""
+        notes = [f"{self.unpaired} multistep question(s) without a BM25-R figure left out"] if self.unpaired else []
+        notes += [f"{self.capped} read more than the baseline's depth (compared at its depth)"] if self.capped else []
+        return (f"{name} vs BM25-R at the same articles read: covered recall {self.multistep:.3f} vs {self.bm25:.3f} "
+                f"with {self.articles:.1f} articles a question, {self.diff:+.3f} [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}] "
+                f"(95% paired bootstrap) on {self.n} paired questions, sign-flip p = {self.p_value:.3g}"
+                + (f" ({'; '.join(notes)})" if notes else ""))
+
+
+def matched_budget(multistep_records: Sequence[QuestionRecord], curve: dict[str, list[float]]) -> MatchedBudget:
+    """Paired covered recall of multistep and of BM25-R(m) with m = the articles each question read (at most the
+    baseline's depth), and the per-step points and BM25-R curve over the same questions."""
+    rows = [(r, articles_by_step(r)) for r in multistep_records
+            if not r.failed and r.covered_titles and r.covered_recall is not None]
+    paired = [(r, read) for r, read in rows if r.id in curve and read]
+    if not paired:
+        raise ValueError("no question has both a multistep and a BM25-R figure (same questions and gold articles?)")
+    depth = min(len(curve[r.id]) for r, _ in paired)
+    ours = [r.covered_recall for r, _ in paired]
+    theirs = [curve[r.id][min(read[-1], depth) - 1] if read[-1] else 0.0 for r, read in paired]
+    test = compare_paired_means(theirs, ours)
+    steps = max(len(read) for _, read in paired)
+    points = [(fmean(read[min(s, len(read) - 1)] for _, read in paired),
+               fmean(recall(r.found_step, r.covered_titles, s + 1) or 0.0 for r, _ in paired)) for s in range(steps)]
+    return MatchedBudget(n=len(paired), unpaired=len(rows) - len(paired),
+                         capped=sum(1 for _, read in paired if read[-1] > depth),
+                         articles=fmean(read[-1] for _, read in paired), multistep=test.mean_b, bm25=test.mean_a,
+                         diff=test.diff, ci=(test.ci_low, test.ci_high), p_value=test.p_value, steps=points,
+                         curve=[fmean(curve[r.id][m] for r, _ in paired) for m in range(depth)])
+
+
+def plot_budget(result: MatchedBudget, path: Path, name: str = "multistep") -> Path:
+    """Covered recall against articles read: BM25-R(n) for n = 5..depth as a curve, the multistep steps as points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    xs = list(range(CURVE_FROM, len(result.curve) + 1))
+    ax.plot(xs, [result.curve[n - 1] * 100 for n in xs], color="#4c72b0",
+            label=f"BM25-R(n), n = {CURVE_FROM}..{len(result.curve)}")
+    ax.plot([a for a, _ in result.steps], [r * 100 for _, r in result.steps], marker="o", color="#dd8452",
+            label=f"{name}, after each step")
+    for step, (articles, value) in enumerate(result.steps, 1):
+        ax.annotate(str(step), (articles, value * 100), textcoords="offset points", xytext=(4, -10), fontsize=8)
+    ax.set_xlabel("articles read (distinct articles in the context)")
+    ax.set_ylabel("covered recall (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"Covered recall against articles read ({result.n} questions); "
+                 f"matched budget {result.diff:+.3f} [{result.ci[0]:+.3f}, {result.ci[1]:+.3f}]", fontsize=9)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

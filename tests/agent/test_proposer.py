@@ -1,0 +1,99 @@
+"""The proposer's specificity ranking (real phrase counts on the tiny Lucene index), feedback queries, and which
+query brought each new document (ScriptedLLM, the real tiny index)."""
+from __future__ import annotations
+
+import pytest
+
+from agent import AgentConfig, FramesAgent
+from agent.bridging import Evidence, Specificity, feedback_queries, propose
+from agent.llm.testing import ScriptedLLM
+from agent.proposer import doc_origins
+from agent.specificity import PhraseCounts, phrase_counts
+from agent.state import StepRecord
+from retrieval.types import Document
+
+
+@pytest.fixture(scope="module")
+def counts(tiny_index):
+    found = PhraseCounts(tiny_index)
+    yield found
+    found.close()
+
+
+def test_phrase_counts_are_articles_whose_text_holds_the_phrase(counts, tiny_corpus):
+    assert counts.total == len(tiny_corpus) == 12
+    # Brennick is named in 5 articles (her birthplace, the city, its mayor, its observatory, its river).
+    assert counts("Brennick") == sum("Brennick" in d["contents"] for d in tiny_corpus) == 5
+    assert counts("Gannet Park") == 2 and counts("Kestrel Valley FC") == 2
+    assert counts("Port Alder") == sum("Port Alder" in d["contents"] for d in tiny_corpus) == 6
+    assert counts("Alder Observatory") == 0, "a phrase, not its words"
+    assert counts("of the") is None and counts("...") is None, "nothing indexed to count"
+    assert counts("Nowhere Town") == 0
+
+
+def _evidence() -> list[Evidence]:
+    # Ferrante's article: both names share the sentence, "Port Alder" is seen first.
+    return [Evidence("Tomas Ferrante", "ferrante", 3.0,
+                     ["He was born in Port Alder, and his football club is Kestrel Valley FC."], [2.0])]
+
+
+def test_a_specific_title_ranks_above_a_hub(tiny_retriever, counts):
+    question = "Which stadium does the football club supported by the mayor of Brennick play at?"
+    args = (_evidence(), ["Tomas Ferrante"], [], tiny_retriever.has_title, 5)
+    kwargs = {"question": question, "min_shared": 2, "titles_only": True}
+    assert propose(*args, **kwargs) == ["Port Alder", "Kestrel Valley FC"], "order: the first seen first"
+    rare_first = propose(*args, **kwargs, specificity=Specificity(counts, counts.total, hub_share=1.0))
+    assert rare_first == ["Kestrel Valley FC", "Port Alder"], "in 2 of 12 articles before one in 6 of 12"
+    # A hub (here: in more than a third of the articles) is never proposed.
+    assert propose(*args, **kwargs, specificity=Specificity(counts, counts.total, hub_share=0.34)) == ["Kestrel Valley FC"]
+
+
+def test_question_words_not_yet_covered_lift_a_title(counts):
+    # Equal counts (2 and 2): the one whose sentence answers a question word no read title holds comes first.
+    entries = [["Gannet Park", 0, 0, 0, True, {"brennick"}], ["Halvorsen Prize", 0, 0, 1, True, {"prize", "chemist"}]]
+    ranking = Specificity(counts, counts.total, hub_share=1.0)
+    assert ranking.rank(entries, covered=set()) == ["Halvorsen Prize", "Gannet Park"]
+    assert ranking.rank(entries, covered={"prize", "chemist"}) == ["Gannet Park", "Halvorsen Prize"]
+
+
+def test_specificity_is_off_by_default_and_needs_a_lucene_index(tiny_retriever):
+    assert AgentConfig().proposer_rank == "order" and AgentConfig().feedback_queries == 0
+    agent = FramesAgent(ScriptedLLM([]), tiny_retriever, config=AgentConfig(proposer_rank="specificity"))
+    assert agent.nodes.proposer.specificity() is not None
+    assert phrase_counts(object()) is None, "a retriever without an index directory keeps the order ranking"
+
+
+def test_feedback_queries_are_the_best_matched_sentences_content_words():
+    evidence = [Evidence("Marta Kowalczyk", "kowalczyk", 2.0, ["She was born in Brennick and studied at the "
+                                                               "university there.", "She won a prize."], [1.0, 1.0]),
+                Evidence("question", "", 0, ["Where was Marta Kowalczyk born?"], [0])]
+    question = "In which city was the prize winner Marta Kowalczyk born?"
+    assert feedback_queries(evidence, question, [], 2, 12) == ["born Brennick studied university", "won prize"]
+    assert feedback_queries(evidence, question, ["university Brennick born studied"], 1, 12) == ["won prize"]
+    assert feedback_queries(evidence, question, [], 1, 2) == ["born Brennick"]
+
+
+def test_each_new_document_is_credited_to_the_first_query_that_brought_it():
+    a, b, c = (Document(id=i, title=i, text="") for i in "abc")
+    record = StepRecord(step=1, queries=["q1", "q2", "q3"], origins=["model", "proposer", "question"],
+                        query_hits=[1, 0, 2])
+    # q1 brought a; q2 found nothing; q3 brought a again and c; then a tool result b.
+    found = [(0, a), (0, a), (1, c), (0, b)]
+    assert doc_origins(record, found) == {"a": "model", "c": "question", "b": "tool"}
+
+
+def test_step_records_say_where_queries_and_new_documents_came_from(tiny_retriever):
+    plans = [{"thought": "t", "queries": ["Marta Kowalczyk"]}, {"thought": "t", "queries": ["Halvorsen Prize"]}]
+    config = AgentConfig(k=2, n=2, n_docs=2, proposer_docs=1, feedback_queries=1)
+    result = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=config).invoke(
+        "Who is the mayor of the city where Marta Kowalczyk was born?", answer=False)
+    first, second = result.steps
+    # Step 1: nothing read yet, so no proposal (the question names only what the model asked for) and no feedback.
+    assert first.origins == ["model"] and first.query_hits == [1], "only her article names her"
+    assert first.new_doc_ids == ["kowalczyk"] and first.new_doc_origins == ["model"]
+    # Step 2: her article says she was born in Brennick (a title), and its best sentence is fed back.
+    assert second.origins == ["model", "proposer", "feedback"] and second.queries[1] == "Brennick"
+    assert second.query_hits == [2, 1, 2]
+    assert len(second.new_doc_origins) == len(second.new_doc_ids)
+    assert second.new_doc_origins[second.new_doc_ids.index("brennick")] == "proposer"
+    assert set(second.new_doc_origins) <= set(second.origins)

@@ -1,0 +1,53 @@
+"""bench/replay_retrieval.py on the tiny real index: recorded model queries replayed with proposer variants, the
+model-free mode, and the refusal of check questions."""
+from __future__ import annotations
+
+import json
+
+from bench.replay_retrieval import main, model_queries
+from eval.frames.records import QuestionRecord
+from tests.eval.frames.test_runner import TINY
+
+QUESTION = "In which year did the stadium of the football club from the birthplace of Brennick's mayor open?"
+
+
+def test_model_queries_are_the_recorded_model_ones():
+    record = {"steps": [{"queries": ["a", "b", "c"], "origins": ["model", "proposer", "question"]},
+                        {"queries": ["d", "e"], "filled_queries": ["e"]}]}  # an older record: no origins
+    assert model_queries(record) == [["a"], ["d"]]
+
+
+def _run_dir(tmp_path):
+    run = tmp_path / "multi"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"system": "multistep", "agent": {"k": 2, "n": 2, "n_docs": 2}}))
+    steps = [{"queries": ["Tomas Ferrante"], "origins": ["model"]},
+             {"queries": ["Kestrel Valley FC", "Brennick"], "origins": ["model", "proposer"]}]
+    record = QuestionRecord(id="1", question=QUESTION, gold_answer="1962", steps=steps,
+                            gold_titles=["Tomas Ferrante", "Port Alder", "Kestrel Valley FC", "Gannet Park"])
+    (run / "results.jsonl").write_text(record.model_dump_json() + "\n")
+    return run
+
+
+def test_replaying_a_recorded_run_keeps_its_model_queries(tmp_path, tiny_index, capsys):
+    code = main([str(_run_dir(tmp_path)), "--index", str(tiny_index), "--split", "check", "--report-only", "--json",
+                 "--grid", "proposer_rank=order,specificity"])
+    assert code == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["setting"] for r in rows] == ['{"proposer_rank": "order"}', '{"proposer_rank": "specificity"}']
+    for r in rows:
+        assert r["questions"] == 1 and r["queries_by_origin"]["model"] == 2 and r["articles"] > 0
+        assert sum(r["gold_by_origin"].values()) >= 2, "Tomas Ferrante and Kestrel Valley FC, at least"
+
+
+def test_without_a_run_the_question_and_the_proposer_search_alone(tmp_path, tiny_index, capsys):
+    assert main(["--data", TINY, "--index", str(tiny_index), "--json", "--grid", "n=3"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["questions"] == 1, "one tune question in the tiny data"
+    assert set(row["queries_by_origin"]) <= {"fallback", "proposer", "feedback"} and row["queries_by_origin"]["fallback"] >= 1
+
+
+def test_the_bench_refuses_check_questions_unless_it_only_reports(tmp_path, capsys):
+    assert main([str(_run_dir(tmp_path)), "--split", "check"]) == 2
+    err = capsys.readouterr().err
+    assert "refuses --split check" in err and "--report-only" in err and err.count("\n") == 1
