@@ -26,7 +26,8 @@ _SHOWN_SUM = re.compile(r"^(?P<expr>[\d\s.,+\-*/×÷−()^]+|\w+_between\([^)]*\
 _ARITHMETIC = re.compile(r"^[\d\s.,+\-*/×÷−()^]+$|^\w+_between\([^)]*\)$")
 _YEAR_RANGE = re.compile(r"^\s*\d{4}[-–]\d{2,4}\s*$")
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s")
+# "- x", "2. x", and the labelled items a small model numbers itself ("Fact 6: x", "Step 2", cut off as "Fact 1").
+_LIST_ITEM = re.compile(r"^\s*(?:(?:[-*•]|\d{1,2}[.)])\s|(?:fact|step|point|item)\s*\d{1,3}\b)", re.I)
 _BARE_NUMBER = re.compile(r"^\s*-?\d[\d,]*(?:\.\d+)?\s*$")
 # "Final answer: Answer: 72": a small model repeats the label it was asked for.
 _LABEL = re.compile(r"^(?:(?:the\s+)?(?:final\s+)?answer\s*+(?:is)?\s*+[:：]\s*+)+", re.I)
