@@ -65,12 +65,11 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
     return context, queries
 
 
-def _covered_recall(record: dict, context: list) -> float | None:
-    """Share of the record's covered gold titles that the rebuilt context holds (by normalised title)."""
+def _covered_recall(record: dict, held: set[str]) -> float | None:
+    """Share of the record's covered gold titles that the rebuilt context holds (`held`: its normalised titles)."""
     from eval.frames.datasets import normalize_title
 
     covered = record.get("covered_titles") or []
-    held = {normalize_title(e.title) for e in context}
     return sum(normalize_title(t) in held for t in covered) / len(covered) if covered else None
 
 
@@ -92,18 +91,19 @@ def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
         records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
         records = [r for r in records if not r.get("failed")]
         contexts = [rebuild(r, system, agent_cfg, retriever) for r in records]
-        covered = [_covered_recall(r, context) for r, (context, _) in zip(records, contexts)]
+        # Normalised titles of each rebuilt context, once: every setting below reads them.
+        helds = [{normalize_title(e.title) for e in context} for context, _ in contexts]
+        covered = [_covered_recall(r, held) for r, held in zip(records, helds)]
         covered = [c for c in covered if c is not None]
         for override in overrides:
             settings = {k: v for k, v in agent_cfg.items() if k in AgentConfig.model_fields}
             cfg = AgentConfig(**{**settings, **override})
             nodes = FramesAgent(ScriptedLLM([]), retriever, config=cfg).nodes
             recall, in_prompt, shown, seconds = [], [], [], []
-            for record, (context, queries) in zip(records, contexts):
+            for record, (context, queries), held in zip(records, contexts, helds):
                 started = time.perf_counter()
                 rendered = nodes._passages(record["question"], context, queries, cfg.answer_budget)
                 seconds.append(time.perf_counter() - started)
-                held = {normalize_title(e.title) for e in context}
                 found = {t: (1 if normalize_title(t) in held else None) for t in record.get("gold_titles", [])}
                 figures = answer_figures(record.get("gold_titles", []), record.get("covered_titles"), found,
                                          record.get("gold_answer", ""),

@@ -5,14 +5,12 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, select, split_passages
-from retrieval.selection import Article, ContextSelection, choose
+from retrieval.selection import SEPARATOR_TOKENS, Article, ContextSelection, choose
 from retrieval.tokens import count_tokens, truncate_tokens
 from retrieval.types import Document
 
 # Tokens below which a partly fitting document is not worth showing.
 _MIN_PARTIAL_TOKENS = 30
-# Joining two parts can merge tokens across the seam; reserve a little for it.
-_SEPARATOR_TOKENS = 2
 
 
 @dataclass
@@ -131,7 +129,7 @@ def _selected(entry: ContextEntry, index: int, doc_tokens: int, base: int, room:
     head = f"[{index}] {entry.title}\n"
     more = selection.fill and doc_tokens > base
     order = select(parts, selection.query, len(parts) if more else selection.passages, rerank=selection.rerank)
-    costs = {i: count_tokens(parts[i]) + _SEPARATOR_TOKENS for i in order}
+    costs = {i: count_tokens(parts[i]) + SEPARATOR_TOKENS for i in order}
     start = count_tokens(head)
     want = start + sum(costs[i] for i in _fit(costs, order, start, doc_tokens))
     kept = _fit(costs, order, start, min(doc_tokens, room))
@@ -158,7 +156,7 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
     remaining = budget
     entries = ordered(context)
     for position, entry in enumerate(entries):
-        room = remaining - _SEPARATOR_TOKENS
+        room = remaining - SEPARATOR_TOKENS
         if selection is None:
             head, shown = _lead(entry, len(parts) + 1, doc_tokens), None
             want = min(doc_tokens, count_tokens(head))
@@ -177,8 +175,8 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
         out.shown_titles.append(entry.title)
         if shown is not None:
             out.articles.append(shown.model_copy(update={"tokens": used}))
-        remaining -= used + _SEPARATOR_TOKENS
-        out.tokens += used + _SEPARATOR_TOKENS
+        remaining -= used + SEPARATOR_TOKENS
+        out.tokens += used + SEPARATOR_TOKENS
     out.shown = len(parts)
     if parts:
         out.text = "\n\n".join(parts)

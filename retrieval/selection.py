@@ -100,8 +100,7 @@ def rank_passages(articles: Sequence[Article], passages: Sequence[Sequence[str]]
                     key=lambda i: (-scores[i], articles[flat[i][0]].order, flat[i][1]))
     if selection.rerank is not None and ranked:
         texts = [passages[flat[i][0]][flat[i][1]] for i in range(len(flat))]
-        ranked = selection.rerank.order(texts, ranked) if len(ranked) <= selection.candidates else (
-            selection.rerank.order(texts, ranked[: selection.candidates]) + ranked[selection.candidates:])
+        ranked = replace(selection.rerank, candidates=selection.candidates).order(texts, ranked)
     return [Pick(flat[i][0], flat[i][1], float(scores[i])) for i in ranked]
 
 
