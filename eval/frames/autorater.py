@@ -119,8 +119,9 @@ class Autorater(Judge):
 
     def _verdict(self, raw: str) -> Verdict:
         decision, why = parse_verdict(raw)
-        if decision is None:
-            return self._decided(False, "unparsed", why, replies=[raw], error="judge reply has no TRUE/FALSE decision")
+        if decision is None:  # the judge did not decide: unrated (rejudge can rate it), never wrong
+            return Verdict(outcome="unrated", method="unparsed", explanation=why, judge=self.name, replies=[raw],
+                           error="judge reply has no TRUE/FALSE decision")
         return self._decided(decision, "judge", why, replies=[raw])
 
     async def arate(self, question: str, gold: str | Sequence[str], response: str) -> Verdict:
@@ -134,9 +135,9 @@ class Autorater(Judge):
         try:
             reply = await self.llm.ainvoke(text, config={"callbacks": [tracker]})
             verdict = self._verdict(message_text(reply.content))
-        except Exception as exc:  # provider errors of any kind: the question keeps its answer, rated wrong
+        except Exception as exc:  # provider errors of any kind: the question keeps its answer, left unrated
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            verdict = self._decided(False, "error", "", error=f"judge failed: {first}")
+            verdict = Verdict(outcome="unrated", method="error", judge=self.name, error=f"judge failed: {first}")
         usage = tracker.usage
         return verdict.model_copy(update={"calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
                                           "completion_tokens": usage.completion_tokens, "timings": tracker.calls})

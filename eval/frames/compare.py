@@ -4,12 +4,12 @@ A failed question is never scored in a paired test: it is left out of every pair
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from eval.frames.metrics import RunSummary
 from eval.frames.records import QuestionRecord
 from eval.frames.report import num, pct
-from eval.stats import bootstrap_ci, compare_paired, compare_paired_means
+from eval.stats import PairedComparison, PairedMeans, bootstrap_ci, compare_paired, compare_paired_means
 
 Run = tuple[str, RunSummary, list[QuestionRecord]]
 
@@ -33,7 +33,8 @@ def rows(runs: Sequence[Run]) -> list[dict]:
             "accuracy": s.accuracy, "accuracy_ci": bootstrap_ci(rated),
             "recall": s.recall, "recall_ci": bootstrap_ci([r.recall for r in finished if r.recall is not None]),
             "covered_recall": s.covered_recall, "calls_per_question": s.calls / n,
-            "tokens_per_question": (s.tokens.prompt + s.tokens.completion) / n})
+            "tokens_per_question": (s.tokens.prompt + s.tokens.completion) / n, "unrated": s.unrated,
+            "seconds_per_question": s.seconds / n})
     return out
 
 
@@ -78,26 +79,61 @@ def _note(failed: int, unrated: int = 0) -> str:
     return f" ({total} shared question(s) excluded: {', '.join(parts)})" if total else ""
 
 
-def paired_line(name_a: str, records_a: list[QuestionRecord], name_b: str, records_b: list[QuestionRecord]) -> str:
-    """McNemar and a paired bootstrap over the questions both runs finished and rated; says how many were left out."""
+def _rated_pairs(records_a: list[QuestionRecord], records_b: list[QuestionRecord]):
+    """(by_a, by_b, ids finished and rated in both, failed in either, unrated in either)."""
     by_a, by_b, finished, failed = _finished_pairs(records_a, records_b)
     answered = [i for i in finished if by_a[i].verdict is not None and by_b[i].verdict is not None]
     rated = [i for i in answered if not by_a[i].unrated and not by_b[i].unrated]
-    note = _note(failed, len(answered) - len(rated))
+    return by_a, by_b, rated, failed, len(answered) - len(rated)
+
+
+def paired_accuracy(records_a: list[QuestionRecord], records_b: list[QuestionRecord],
+                    only: Callable[[QuestionRecord], bool] = lambda r: True) -> PairedComparison | None:
+    """McNemar and a paired bootstrap of B against A over the questions (matching `only`) both finished and rated."""
+    by_a, by_b, rated, _, _ = _rated_pairs(records_a, records_b)
+    rated = [i for i in rated if only(by_a[i])]
     if not rated:
+        return None
+    return compare_paired([bool(by_a[i].correct) for i in rated], [bool(by_b[i].correct) for i in rated])
+
+
+def paired_line(name_a: str, records_a: list[QuestionRecord], name_b: str, records_b: list[QuestionRecord]) -> str:
+    """McNemar and a paired bootstrap over the questions both runs finished and rated; says how many were left out."""
+    _, _, _, failed, unrated = _rated_pairs(records_a, records_b)
+    note = _note(failed, unrated)
+    result = paired_accuracy(records_a, records_b)
+    if result is None:
         return f"{name_b} vs {name_a}: no paired accuracy (no shared rated questions){note}"
-    a = [bool(by_a[i].correct) for i in rated]
-    b = [bool(by_b[i].correct) for i in rated]
-    return compare_paired(a, b).sentence(name_a, name_b) + note
+    return result.sentence(name_a, name_b) + note
+
+
+def paired_recall(records_a: list[QuestionRecord], records_b: list[QuestionRecord]) -> PairedMeans | None:
+    """Gold recall of B against A over the questions both runs finished, None when none has gold articles."""
+    by_a, by_b, finished, _ = _finished_pairs(records_a, records_b)
+    known = [i for i in finished if by_a[i].recall is not None and by_b[i].recall is not None]
+    if not known:
+        return None
+    return compare_paired_means([by_a[i].recall for i in known], [by_b[i].recall for i in known])
+
+
+def excluded(records_a: list[QuestionRecord], records_b: list[QuestionRecord]) -> dict[str, int]:
+    """Shared questions left out of the paired accuracy test: failed in either run, unrated in either run."""
+    _, _, _, failed, unrated = _rated_pairs(records_a, records_b)
+    return {"failed": failed, "unrated": unrated}
+
+
+def flipped(records_a: list[QuestionRecord], records_b: list[QuestionRecord]) -> dict[str, list[str]]:
+    """Rated in both: the questions only B got right (gained) and those only A got right (lost)."""
+    by_a, by_b, rated, _, _ = _rated_pairs(records_a, records_b)
+    return {"gained": [i for i in rated if by_b[i].correct and not by_a[i].correct],
+            "lost": [i for i in rated if by_a[i].correct and not by_b[i].correct]}
 
 
 def paired_recall_line(name_a: str, records_a: list[QuestionRecord], name_b: str,
                        records_b: list[QuestionRecord]) -> str:
     """Gold recall of B against A over the questions both runs finished (retrieval-only runs get a test too)."""
-    by_a, by_b, finished, failed = _finished_pairs(records_a, records_b)
-    known = [i for i in finished if by_a[i].recall is not None and by_b[i].recall is not None]
-    note = _note(failed)
-    if not known:
+    note = _note(excluded(records_a, records_b)["failed"])
+    result = paired_recall(records_a, records_b)
+    if result is None:
         return f"{name_b} vs {name_a}: no paired recall (no shared finished questions with gold articles){note}"
-    result = compare_paired_means([by_a[i].recall for i in known], [by_b[i].recall for i in known])
     return result.sentence(name_a, name_b, "gold recall") + note

@@ -2,17 +2,15 @@
 intervals, overlaid, and the comparison table with paired tests, written as files by `report A B C --out DIR`."""
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from eval.frames.compare import comparison, paired_line, paired_recall_line, rows
 from eval.frames.metrics import RunSummary, step_values
 from eval.frames.records import QuestionRecord
 from eval.frames.report import used_model
 from eval.stats import bootstrap_ci
 
-OVERLAY_PLOT, TABLE_FILE, TABLE_JSON = "recall_overlay.png", "comparison.md", "comparison.json"
+OVERLAY_PLOT = "recall_overlay.png"
 Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
 
 
@@ -81,21 +79,12 @@ def plot_overlay(runs: Sequence[Run], path: Path) -> None:
     plt.close(fig)
 
 
-def write_comparison(runs: Sequence[Run], out: Path) -> list[Path]:
-    """The overlay figure, comparison.md (table and paired tests) and comparison.json in out; returns the paths."""
+def write_comparison(runs: Sequence[Run], out: Path, html_page: str | None = None) -> list[Path]:
+    """The overlay figure, comparison.md (Markdown tables), comparison.csv and comparison.json in out; returns the
+    paths. The first run is the baseline; html_page names the report page the flipped questions link into."""
+    from eval.frames.comparison import write_tables
+
     out.mkdir(parents=True, exist_ok=True)
     plot_overlay(runs, out / OVERLAY_PLOT)
-    table_runs = [(name, summary, records) for name, _, summary, records in runs]
-    judges = sorted({str(s.judge) for _, _, s, _ in runs})
-    text = comparison(table_runs)
-    labels = "\n".join(f"- `{name}`: {run_label(config)}; judge `{s.judge}`" for name, config, s, _ in runs)
-    (out / TABLE_FILE).write_text(
-        f"# FRAMES runs compared\n\n{labels}\n\n```\n{text}\n```\n\n![gold recall after each step]({OVERLAY_PLOT})\n",
-        encoding="utf-8")
-    base_name, _, _, base_records = runs[0]
-    paired = [{"run": name, "against": base_name, "accuracy": paired_line(base_name, base_records, name, records),
-               "recall": paired_recall_line(base_name, base_records, name, records)}
-              for name, _, _, records in runs[1:]]
-    (out / TABLE_JSON).write_text(json.dumps({"runs": rows(table_runs), "judges": judges, "paired": paired},
-                                             indent=2) + "\n", encoding="utf-8")
-    return [out / OVERLAY_PLOT, out / TABLE_FILE, out / TABLE_JSON]
+    labels = {name: run_label(config) for name, config, _, _ in runs}
+    return [out / OVERLAY_PLOT, *write_tables(runs, out, labels, OVERLAY_PLOT, html_page)]

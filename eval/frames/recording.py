@@ -1,10 +1,20 @@
 """How a system's output on one question becomes the fields of its QuestionRecord."""
 from __future__ import annotations
 
+from agent.queries import PlanReply
 from eval.frames.datasets import Question
 from eval.frames.metrics import retrieval_figures
 from eval.frames.shown import answer_figures, recorded_context
 from eval.frames.systems import SystemOutput
+
+# The plan schema's length cap on a query (constrained decoding stops a model's query there, mid-phrase if need be).
+QUERY_CAP: int = PlanReply.model_json_schema()["properties"]["queries"]["items"]["maxLength"]
+
+
+def truncated_queries(steps: list[dict]) -> list[str]:
+    """The model's queries that reached the plan schema's length cap: likely cut off by constrained decoding."""
+    return [q for s in steps for q, origin in zip(s.get("queries") or [], s.get("origins") or [])
+            if origin == "model" and len(q) >= QUERY_CAP]
 
 
 def question_fields(question: Question) -> dict:
@@ -18,6 +28,7 @@ def result_fields(output: SystemOutput, covered: list[str] | None, question: Que
     result = output.result
     figures = retrieval_figures(question.gold_titles, covered, result, aliases)
     context = result.answer_context.model_dump()
+    titles = {d.id: d.title for d in result.documents}
     seen = answer_figures(question.gold_titles, covered, figures["found_step"], question.answer, context, aliases)
     return {
         "answer": result.answer, "raw_answer": result.raw_answer, "error": result.error,
@@ -25,8 +36,10 @@ def result_fields(output: SystemOutput, covered: list[str] | None, question: Que
         "steps": [{"step": s.step, "queries": s.queries, "tool_calls": [c.name for c in s.tool_calls],
                    "new_docs": len(s.new_doc_ids), "fallback": s.fallback, "filled_queries": s.filled_queries,
                    "dropped_queries": s.dropped_queries, "errors": s.errors, "origins": s.origins,
-                   "new_doc_ids": s.new_doc_ids, "query_hits": s.query_hits, "new_doc_origins": s.new_doc_origins}
+                   "new_doc_ids": s.new_doc_ids, "new_doc_titles": [titles.get(i, i) for i in s.new_doc_ids],
+                   "query_hits": s.query_hits, "new_doc_origins": s.new_doc_origins}
                   for s in result.steps],
+        "truncated_queries": truncated_queries([s.model_dump() for s in result.steps]),
         "covered_titles": covered, **figures, **seen,
         "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(), "calls": result.calls,
         "answer_context": recorded_context(context), "stopped_early": result.stopped_early,

@@ -1,7 +1,7 @@
 """The typed line of a FRAMES results.jsonl: one QuestionRecord per finished question (schema in README.md)."""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, computed_field
+from pydantic import BaseModel, ConfigDict, computed_field, field_validator
 
 from agent.llm.timing import CallTiming
 from eval.judge import Verdict
@@ -31,6 +31,8 @@ class QuestionRecord(BaseModel):
     raw_answer: str = ""
     retrieved_titles: list[str] = []
     steps: list[dict] = []
+    # eval/frames/recording.py: the model's queries that reached the plan schema's length cap (likely cut short).
+    truncated_queries: list[str] = []
     covered_titles: list[str] | None = None
     found_step: dict[str, int | None] = {}
     # eval/frames/provenance.py: per gold title, the distinct articles read when it entered (its rank for BM25-R)
@@ -63,11 +65,26 @@ class QuestionRecord(BaseModel):
     calls: list[CallTiming] = []  # every LLM call of the question, judge calls included, in order
     seconds: float = 0.0
 
+    @field_validator("verdict", "verdict2")
+    @classmethod
+    def _undecided_is_unrated(cls, verdict: Verdict | None) -> Verdict | None:
+        """Records from before an unreadable or failed judge reply was unrated counted it wrong: read it unrated."""
+        if verdict is not None and verdict.method in ("unparsed", "error") and verdict.outcome == "incorrect":
+            return verdict.model_copy(update={"outcome": "unrated"})
+        return verdict
+
     @computed_field  # written for readers of results.jsonl; recomputed, never trusted, on reading
     @property
     def correct(self) -> bool | None:
         """True/False once rated; None while unrated, failed (counted wrong in accuracy) or not answered."""
         return None if self.failed or self.verdict is None else self.verdict.correct
+
+    @computed_field  # from `final`, so runs recorded before the field have it too
+    @property
+    def format_ok(self) -> bool | None:
+        """Whether the answer reply followed its format (a usable structured reply, or the "Answer:" line); None
+        when nothing was answered."""
+        return None if self.failed or not self.final else bool(self.final.get("format_ok"))
 
     @property
     def unrated(self) -> bool:

@@ -21,8 +21,9 @@ def _natural(qid: str) -> tuple:
     return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
 
 
-def write_outputs(run_dir, config: dict, warnings: Sequence[str] = ()) -> RunSummary:
-    """summary.json, report.md and plots from every finished record in run_dir; returns the summary."""
+def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: bool = True) -> RunSummary:
+    """summary.json, report.md and plots (and report.html) from every finished record in run_dir; returns the
+    summary."""
     loaded, _ = run_dir.load_records()
     records = [loaded[k] for k in sorted(loaded, key=_natural)]
     judge = config.get("judge")
@@ -34,11 +35,15 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = ()) -> RunSum
     run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     plots = _plots(run_dir.path, summary)
     run_dir.write(REPORT_FILE, render_markdown(config, summary, records, plots))
+    if html:
+        from eval.frames.html import write_run_html
+
+        write_run_html(run_dir.path, config, records)
     return summary
 
 
-def rerender(path: Path) -> tuple[dict, RunSummary, list[QuestionRecord]]:
-    """Re-render an existing run directory; returns (config, summary, records)."""
+def rerender(path: Path, html: bool = False) -> tuple[dict, RunSummary, list[QuestionRecord]]:
+    """Re-render an existing run directory (and its report.html with html); returns (config, summary, records)."""
     from eval.frames.runner import frames_run_dir
 
     run_dir = frames_run_dir(Path(path))
@@ -52,7 +57,7 @@ def rerender(path: Path) -> tuple[dict, RunSummary, list[QuestionRecord]]:
         except (ValueError, AttributeError):
             warnings = []
     with run_dir.locked():
-        summary = write_outputs(run_dir, config, warnings=warnings)
+        summary = write_outputs(run_dir, config, warnings=warnings, html=html)
         records, _ = run_dir.load_records()
     return config, summary, [records[k] for k in sorted(records, key=_natural)]
 
@@ -140,7 +145,7 @@ def headline(s: RunSummary) -> str:
         return f"accuracy {pct(s.accuracy)} ({right}/{s.rated})"
     over = "no rated answers" if s.accuracy is None else f"{pct(s.accuracy)} over {s.rated} rated of {s.n}"
     return (f"exact-match rate (lower bound) {pct(s.exact_rate)} ({s.exact_matches}/{s.n}), accuracy {over}, "
-            f"{s.unrated} unrated (no judge; rate them: python cli.py rejudge OUT --judge SPEC)")
+            f"{s.unrated} unrated (no judge, or no readable verdict; rate them: python cli.py rejudge OUT --judge SPEC)")
 
 
 def _judge_line(s: RunSummary) -> str:
@@ -152,7 +157,8 @@ def _judge_line(s: RunSummary) -> str:
         line += (f" (**{s.unrated} answer(s) unrated: no judge looked at them; accuracy is over the {s.rated} "
                  "rated, and the exact-match rate is a lower bound**)")
     if s.judge_errors:
-        line += f"; {s.judge_errors} question(s) could not be rated (counted as wrong)"
+        line += (f"; {s.judge_errors} question(s) could not be rated (no readable verdict, or the judge failed): "
+                 "left unrated, never counted wrong")
     from eval.frames.judgecheck import agreement_note
 
     line += f"; {agreement_note(s.judge)}"
@@ -200,7 +206,8 @@ def _cut(text: object, width: int = 60) -> str:
     return value if len(value) <= width else value[: width - 1] + "…"
 
 
-def _mark(r: QuestionRecord) -> str:
+def mark(r: QuestionRecord) -> str:
+    """A question's outcome in one word: yes, no, unrated, failed, or – (not answered)."""
     if r.failed:
         return "failed"
     if r.unrated:
@@ -210,7 +217,7 @@ def _mark(r: QuestionRecord) -> str:
 
 def _question_rows(records: list[QuestionRecord]) -> list[str]:
     rows = ["| id | correct | recall | answer | gold |", "|---|---|---:|---|---|"]
-    rows += [f"| {r.id} | {_mark(r)} | {num(r.recall)} | {_cut(r.answer)} | {_cut(r.gold_answer)} |"
+    rows += [f"| {r.id} | {mark(r)} | {num(r.recall)} | {_cut(r.answer)} | {_cut(r.gold_answer)} |"
              for r in records[:_MAX_ROWS]]
     if len(records) > _MAX_ROWS:
         rows.append(f"\n({len(records) - _MAX_ROWS} more in results.jsonl)")

@@ -109,12 +109,13 @@ def test_autorater_calls_judge_with_the_prompt():
     assert "the meaning and the vital facts of the \"Ground Truth Answer\"" in prompt
 
 
-def test_autorater_unparsable_and_failing_judges_are_recorded_false():
+def test_autorater_unparsable_and_failing_judges_leave_the_answer_unrated_never_wrong():
     verdict = _rate(Autorater(ScriptedLLM(["hmm"]), "j"), "the sixties")
-    assert (verdict.correct, verdict.method, verdict.error) == (False, "unparsed", "judge reply has no TRUE/FALSE decision")
+    assert (verdict.outcome, verdict.correct, verdict.method, verdict.error) == (
+        "unrated", None, "unparsed", "judge reply has no TRUE/FALSE decision")
     assert verdict.raw == "hmm"
     verdict = _rate(Autorater(ScriptedLLM([RuntimeError("quota exceeded\ntrace")]), "j"), "the sixties")
-    assert (verdict.correct, verdict.method) == (False, "error") and verdict.error == "judge failed: quota exceeded"
+    assert (verdict.outcome, verdict.method) == ("unrated", "error") and verdict.error == "judge failed: quota exceeded"
 
 
 def test_autorater_without_judge_leaves_non_exact_answers_unrated():

@@ -33,7 +33,11 @@ def test_report_out_writes_the_overlay_and_the_comparison_files(tmp_path, three_
     assert [r["questions"] for r in data["runs"]] == [6, 6, 6]
     assert {"accuracy", "accuracy_ci", "recall", "recall_ci", "covered_recall", "calls_per_question",
             "tokens_per_question", "failed"} <= set(data["runs"][0])
-    assert len(data["paired"]) == 2 and "gold recall" in data["paired"][0]["recall"]
+    assert len(data["paired"]) == 2 and "gold recall" in data["paired"][0]["sentences"][1]
+    assert data["baseline"] == data["paired"][0]["baseline"] == data["order"][0]
+    recall = data["paired"][0]["recall"]  # numbers, not prose: delta, CI bounds, p, n
+    assert recall["n"] == 6 and recall["ci_low"] <= recall["delta"] <= recall["ci_high"] and 0 < recall["p"] <= 1
+    assert "| run | questions | failed |" in table and (out / "comparison.csv").read_text().startswith("run,baseline,")
 
 
 def test_reports_carry_intervals_and_labels_that_tell_the_truth(three_runs):

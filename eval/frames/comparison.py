@@ -1,0 +1,201 @@
+"""Runs compared as data: comparison.md (Markdown tables), comparison.csv and comparison.json with the numbers of
+every paired test against the baseline (the first run named), per reasoning type, and the questions that flipped."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from eval.frames.compare import excluded, flipped, paired_accuracy, paired_line, paired_recall, paired_recall_line, rows
+from eval.frames.figures import num, pct
+from eval.frames.metrics import RunSummary
+from eval.frames.records import QuestionRecord
+from eval.stats import PairedComparison, PairedMeans
+
+TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
+Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
+
+
+def accuracy_numbers(result: PairedComparison | None) -> dict | None:
+    """B − A accuracy on paired questions: delta, CI, McNemar p, n, wins (only B right) and losses (only A right)."""
+    if result is None:
+        return None
+    return {"n": result.n, "baseline": result.accuracy_a, "value": result.accuracy_b, "delta": result.diff,
+            "ci_low": result.ci_low, "ci_high": result.ci_high, "p": result.p_value, "wins": result.only_b,
+            "losses": result.only_a}
+
+
+def recall_numbers(result: PairedMeans | None) -> dict | None:
+    """B − A gold recall on paired questions: delta, CI, sign-flip p, n."""
+    if result is None:
+        return None
+    return {"n": result.n, "baseline": result.mean_a, "value": result.mean_b, "delta": result.diff,
+            "ci_low": result.ci_low, "ci_high": result.ci_high, "p": result.p_value}
+
+
+def paired_numbers(base: Run, run: Run) -> dict:
+    """Every paired figure of one run against the baseline, as numbers (and the console sentences beside them)."""
+    base_name, base_records, name, records = base[0], base[3], run[0], run[3]
+    types = sorted({t for r in base_records for t in r.reasoning_types})
+    return {
+        "run": name, "baseline": base_name,
+        "accuracy": accuracy_numbers(paired_accuracy(base_records, records)),
+        "recall": recall_numbers(paired_recall(base_records, records)),
+        "excluded": excluded(base_records, records),
+        "by_reasoning_type": {t: accuracy_numbers(paired_accuracy(base_records, records,
+                                                                  lambda r, t=t: t in r.reasoning_types))
+                              for t in types},
+        "flipped": flipped(base_records, records),
+        "sentences": [paired_line(base_name, base_records, name, records),
+                      paired_recall_line(base_name, base_records, name, records)],
+    }
+
+
+def _ci(low: float | None, high: float | None, scale: float = 100, digits: int = 1) -> str:
+    return "–" if low is None or high is None else f"[{low * scale:+.{digits}f}, {high * scale:+.{digits}f}]"
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], overlay: str | None,
+             html_page: str | None) -> str:
+    """comparison.md: what each run was, its figures, paired tests, per reasoning type, and the flipped questions."""
+    base = runs[0][0]
+    lines = ["# FRAMES runs compared", "", f"Baseline: `{base}` (the first run named); every difference is run − "
+             "baseline, over the questions both finished (and, for accuracy, both rated).", ""]
+    lines += [f"- `{name}`: {labels[name]}; judge `{s.judge}`" for name, _, s, _ in runs]
+    lines += ["", "## Runs", "", "| run | questions | failed | rated | unrated | accuracy (rated) [95% CI] | "
+              "recall [95% CI] | covered recall | calls/q | tokens/q | s/q |", "|---|" + "---:|" * 10]
+    for row in rows([(n, s, r) for n, _, s, r in runs]):
+        acc_ci, rec_ci = row["accuracy_ci"], row["recall_ci"]
+        lines.append(f"| {row['run']} | {row['questions']} | {row['failed']} | {row['rated']} | {row['unrated']} | "
+                     f"{pct(row['accuracy'])} {_ci(*(acc_ci or (None, None))).replace('+', '')} | "
+                     f"{num(row['recall'])} {_ci(*(rec_ci or (None, None)), 1, 2).replace('+', '')} | "
+                     f"{num(row['covered_recall'])} | {row['calls_per_question']:.1f} | "
+                     f"{row['tokens_per_question']:.0f} | {row['seconds_per_question']:.1f} |")
+    lines += ["", "Unrated answers (no judge, or no readable verdict) are left out of accuracy, never counted wrong; "
+              "failed questions count as wrong in a run's accuracy and are left out of every paired test.", ""]
+    if paired:
+        lines += ["## Paired against the baseline", "", "| run | paired | accuracy Δ (points) [95% CI] | McNemar p | "
+                  "wins | losses | recall paired | recall Δ [95% CI] | sign-flip p | excluded (failed, unrated) |",
+                  "|---|" + "---:|" * 9]
+        for p in paired:
+            a, r, x = p["accuracy"] or {}, p["recall"] or {}, p["excluded"]
+            lines.append(f"| {p['run']} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a.get('p'))} | "
+                         f"{a.get('wins', '–')} | {a.get('losses', '–')} | {r.get('n', 0)} | {_delta(r, 1, 3)} | "
+                         f"{_p(r.get('p'))} | {x['failed']}, {x['unrated']} |")
+        lines += ["", "### Accuracy by reasoning type (paired)", "",
+                  "| run | reasoning type | paired | Δ (points) [95% CI] | McNemar p | wins | losses |",
+                  "|---|---|" + "---:|" * 5]
+        for p in paired:
+            for kind, a in p["by_reasoning_type"].items():
+                a = a or {}
+                lines.append(f"| {p['run']} | {kind} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a.get('p'))} | "
+                             f"{a.get('wins', '–')} | {a.get('losses', '–')} |")
+        lines += ["", "### Questions that flipped", ""]
+        for p in paired:
+            for side, word in (("gained", "right only in"), ("lost", "right only in the baseline, not in")):
+                ids = p["flipped"][side]
+                links = ", ".join(f"[{i}]({html_page}#q={i})" if html_page else i for i in ids) or "none"
+                lines.append(f"- {word} `{p['run']}` ({len(ids)}): {links}")
+        lines.append("")
+    if overlay:
+        lines += [f"![gold recall after each step]({overlay})", ""]
+    return "\n".join(lines)
+
+
+def _delta(figures: dict, scale: float, digits: int) -> str:
+    if not figures:
+        return "–"
+    return f"{figures['delta'] * scale:+.{digits}f} {_ci(figures['ci_low'], figures['ci_high'], scale, digits)}"
+
+
+def _bound(ci: Sequence[float] | None, side: int) -> float | None:
+    return None if ci is None else ci[side]
+
+
+def table_csv(runs: Sequence[Run], paired: list[dict]) -> str:
+    """comparison.csv: one line per run, its figures and its paired figures against the baseline."""
+    by_run = {p["run"]: p for p in paired}
+    out = io.StringIO()
+    fields = ["run", "baseline", "questions", "failed", "rated", "unrated", "accuracy", "accuracy_ci_low",
+              "accuracy_ci_high", "recall", "recall_ci_low", "recall_ci_high", "covered_recall", "calls_per_question",
+              "tokens_per_question", "seconds_per_question", "paired_n", "accuracy_delta", "accuracy_delta_ci_low",
+              "accuracy_delta_ci_high", "mcnemar_p", "wins", "losses", "recall_paired_n", "recall_delta",
+              "recall_delta_ci_low", "recall_delta_ci_high", "recall_p"]
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in rows([(n, s, r) for n, _, s, r in runs]):
+        p = by_run.get(row["run"], {})
+        a, r = p.get("accuracy") or {}, p.get("recall") or {}
+        writer.writerow({
+            **{k: row[k] for k in fields if k in row}, "baseline": runs[0][0],
+            "accuracy_ci_low": _bound(row["accuracy_ci"], 0), "accuracy_ci_high": _bound(row["accuracy_ci"], 1),
+            "recall_ci_low": _bound(row["recall_ci"], 0), "recall_ci_high": _bound(row["recall_ci"], 1),
+            "paired_n": a.get("n"), "accuracy_delta": a.get("delta"), "accuracy_delta_ci_low": a.get("ci_low"),
+            "accuracy_delta_ci_high": a.get("ci_high"), "mcnemar_p": a.get("p"), "wins": a.get("wins"),
+            "losses": a.get("losses"), "recall_paired_n": r.get("n"), "recall_delta": r.get("delta"),
+            "recall_delta_ci_low": r.get("ci_low"), "recall_delta_ci_high": r.get("ci_high"), "recall_p": r.get("p")})
+    return out.getvalue()
+
+
+def write_tables(runs: Sequence[Run], out: Path, labels: dict[str, str], overlay: str | None = None,
+                 html_page: str | None = None) -> list[Path]:
+    """comparison.md, comparison.csv and comparison.json in out; returns their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    paired = [paired_numbers(runs[0], run) for run in runs[1:]]
+    (out / TABLE_FILE).write_text(markdown(runs, paired, labels, overlay, html_page), encoding="utf-8")
+    (out / TABLE_CSV).write_text(table_csv(runs, paired), encoding="utf-8")
+    data = {"baseline": runs[0][0], "order": [name for name, *_ in runs], "labels": labels,
+            "runs": rows([(n, s, r) for n, _, s, r in runs]), "judges": sorted({str(s.judge) for _, _, s, _ in runs}),
+            "paired": paired}
+    (out / TABLE_JSON).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return [out / TABLE_FILE, out / TABLE_CSV, out / TABLE_JSON]
+
+
+def write_compared(runs: Sequence[tuple[str, dict, RunSummary, list[QuestionRecord], Path | None]], out: Path,
+                   html: bool = True) -> list[Path]:
+    """Everything a comparison writes to out: the overlay, comparison.md/.csv/.json and (html) report.html with
+    every run's trace side by side; runs are (name, config, summary, records, run directory), the baseline first."""
+    from eval.frames.html import HTML_FILE, write_comparison_html
+    from eval.frames.overlay import write_comparison
+
+    written = write_comparison([(n, c, s, r) for n, c, s, r, _ in runs], out, html_page=HTML_FILE if html else None)
+    if html:
+        written.append(write_comparison_html([(n, c, r, p) for n, c, _, r, p in runs], out))
+    return written
+
+
+def expand_runs(paths: list[Path]) -> list[Path]:
+    """A compare directory stands for its variant run directories (in the order compare named them)."""
+    expanded = []
+    for path in paths:
+        children = [p for p in path.iterdir() if (p / "config.json").exists()] if path.is_dir() else []
+        expanded += in_named_order(path, children) if not (path / "config.json").exists() and children else [path]
+    return expanded
+
+
+def in_named_order(path: Path, children: list[Path]) -> list[Path]:
+    """A compare directory's runs in the order compare was given them (the baseline first), else by name."""
+    try:
+        order = json.loads((path / TABLE_JSON).read_text(encoding="utf-8")).get("order") or []
+    except (OSError, ValueError, AttributeError):
+        order = []
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(children, key=lambda p: (rank.get(p.name, len(rank)), p.name))
+
+
+def report_comparison(runs: list, paths: list[Path], named: Sequence[str], out: str | None, html: bool) -> list[str]:
+    """`report ... [--out DIR] [--html]`: write the comparison files (to --out, or with --html to the one compare
+    directory named); the lines to print."""
+    target = Path(out) if out else Path(named[0]) if len(named) == 1 and len(runs) > 1 else None
+    if target is None or (target / "config.json").exists():
+        return ["note: each run has its report.html; add --out DIR for the page that shows them side by side"] \
+            if html and len(runs) > 1 else []
+    if len({name for name, *_ in runs}) != len(runs):  # e.g. a/planning and b/planning: name the parent too
+        runs = [(f"{p.parent.name}/{p.name}", *rest) for p, (_, *rest) in zip(paths, runs)]
+    return [f"wrote {p}" for p in write_compared([(*run, p) for run, p in zip(runs, paths)], target, html=html)]
