@@ -19,6 +19,7 @@ COMMAND_MODULES = {
     "agent.mcp.commands": ("mcp",),
     "eval.commands": ("rejudge",),
     "eval.tune.commands": ("tune",),
+    "eval.sweep.commands": ("sweep",),
 }
 
 

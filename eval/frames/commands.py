@@ -11,7 +11,11 @@ from eval.frames.split import SPLITS
 SYSTEM_CHOICES = ("multistep", "naive", "bm25", "oracle")
 
 
-def _add_eval_flags(parser: argparse.ArgumentParser) -> None:
+def add_eval_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of a FRAMES run besides the agent's (frames, compare, sweep), --executor among them."""
+    from eval.frames.executors import add_executor_flags
+
+    add_executor_flags(parser)
     parser.add_argument("--system", default="multistep", choices=SYSTEM_CHOICES,
                         help="multistep (the agent), naive (no retrieval), bm25 (top --n-docs for the question), "
                              "oracle (the gold articles)")
@@ -48,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "and --no-cache may change). The judge checks a normalised exact match and a number "
                     "mismatch first, then asks the --judge model for TRUE/FALSE.")
     add_agent_flags(frames)
-    _add_eval_flags(frames)
+    add_eval_flags(frames)
     frames.set_defaults(handler=run_frames_command)
 
     compare = sub.add_parser(
@@ -59,7 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--prompts", nargs="+", required=True, metavar="PROMPT",
                          help="prompt names (vanilla, planning) or prompt files; the first is the baseline")
     add_agent_flags(compare)
-    _add_eval_flags(compare)
+    add_eval_flags(compare)
     compare.set_defaults(handler=run_compare_command)
 
     check = sub.add_parser(
@@ -78,12 +82,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     report.add_argument("runs", nargs="+", metavar="OUT_DIR")
     report.add_argument("--out", default=None, metavar="DIR",
                         help="write the comparison of the FRAMES runs here: recall_overlay.png (gold recall after "
-                             "each step, 95%% bootstrap bands), comparison.md and comparison.json")
+                             "each step, 95%% bootstrap bands), comparison.md, comparison.csv and comparison.json (the first run "
+                             "is the baseline)")
     report.add_argument("--baseline", default=None, metavar="BM25_DIR",
                         help="a BM25-R run of the same questions (--system bm25 --n-docs 100 --retrieval-only): print "
                              "each multistep run's covered recall minus BM25-R's at the same number of articles read "
                              "(paired, 95%% interval) and draw matched_budget.png (covered recall against articles "
                              "read: BM25-R(n) as a curve, the multistep steps as points)")
+    report.add_argument("--html", action="store_true",
+                        help="also write each run's report.html (questions, filters, every trace; one file, opens "
+                             "offline) and, with --out or a compare directory, one page of the runs side by side")
     report.set_defaults(handler=run_report_command)
 
 
@@ -143,11 +151,16 @@ def check_not_all_failed(s, out: Path) -> None:
 
 def run_frames_command(args: argparse.Namespace) -> int:
     """Run (or resume) one evaluation and print its figures."""
+    import sys
+
     from agent.commands import agent_config
-    from eval.frames.runner import RunSettings, run_frames
+    from eval.frames.executors import make_executor
+    from eval.frames.runner import RunSettings, default_out
 
     settings = RunSettings.from_args(args)
-    outcome = run_frames(settings, agent_config(settings), build=build_components)
+    settings.out = settings.out or str(default_out(settings))
+    job = (settings, agent_config(settings))
+    [outcome] = make_executor(args).run([job], build_components, lambda s: print(s, file=sys.stderr))
     print(one_line(outcome.out, outcome.summary))
     check_not_all_failed(outcome.summary, outcome.out)
     return 0
@@ -162,8 +175,12 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from agent.commands import agent_config
+    import sys
+
     from eval.frames.compare import comparison
-    from eval.frames.runner import RunSettings, default_out, frames_run_dir, run_frames
+    from eval.frames.comparison import write_compared
+    from eval.frames.executors import make_executor
+    from eval.frames.runner import RunSettings, default_out, frames_run_dir
     from retrieval.errors import FramesAgentError
 
     base = RunSettings.from_args(args)
@@ -173,14 +190,18 @@ def run_compare_command(args: argparse.Namespace) -> int:
     if len(set(slugs)) != len(slugs):
         raise FramesAgentError(f"--prompts names two variants the same way ({', '.join(slugs)}); rename a file")
     root = Path(base.out) if base.out else Path("runs") / ("compare-" + default_out(base).name.split("-", 2)[-1])
+    settings = [replace(base, prompt=prompt, out=str(root / slug)) for prompt, slug in zip(args.prompts, slugs)]
+    outcomes = make_executor(args).run([(s, agent_config(s)) for s in settings], build_components,
+                                       lambda s: print(s, file=sys.stderr))
     runs = []
-    for prompt, slug in zip(args.prompts, slugs):
-        settings = replace(base, prompt=prompt, out=str(root / slug))
-        outcome = run_frames(settings, agent_config(settings), build=build_components)
+    for slug, outcome in zip(slugs, outcomes):
         check_not_all_failed(outcome.summary, outcome.out)
-        records, _ = frames_run_dir(outcome.out).load_records()
-        runs.append((slug, outcome.summary, list(records.values())))
-    print(comparison(runs))
+        run_dir = frames_run_dir(outcome.out)
+        records, _ = run_dir.load_records()
+        runs.append((slug, run_dir.read_config() or {}, outcome.summary, list(records.values()), outcome.out))
+    print(comparison([(slug, summary, records) for slug, _, summary, records, _ in runs]))
+    for written in write_compared(runs, root):  # the baseline (first prompt) first, as compare was given them
+        print(f"wrote {written}")
     print(f"runs: {root}")
     return 0
 
@@ -206,15 +227,6 @@ def run_judge_check_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _expand_runs(paths: list[Path]) -> list[Path]:
-    """A compare directory stands for its variant run directories (in name order)."""
-    expanded = []
-    for path in paths:
-        children = sorted(p for p in path.iterdir() if (p / "config.json").exists()) if path.is_dir() else []
-        expanded += children if not (path / "config.json").exists() and children else [path]
-    return expanded
-
-
 def run_report_command(args: argparse.Namespace) -> int:
     """Re-render each run (a CRAG run prints its table); with several FRAMES runs, the table and paired tests."""
     from eval.frames.compare import comparison
@@ -222,11 +234,13 @@ def run_report_command(args: argparse.Namespace) -> int:
     from eval.rundir import read_config
 
     runs, paths = [], []
-    for path in _expand_runs([Path(p) for p in args.runs]):
+    from eval.frames.comparison import expand_runs
+
+    for path in expand_runs([Path(p) for p in args.runs]):
         if (read_config(path) or {}).get("kind") == "crag":
             print(f"{path}:\n{_crag_report(path)}")
             continue
-        config, summary, records = rerender(path)
+        config, summary, records = rerender(path, html=args.html)
         print(f"{path}: " + one_line(path, summary))
         runs.append((path.name, config, summary, records))
         paths.append(path)
@@ -235,13 +249,11 @@ def run_report_command(args: argparse.Namespace) -> int:
     if args.baseline:
         for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
             print(line)
-    if args.out and runs:
-        from eval.frames.overlay import write_comparison
+    if runs and (args.out or args.html):
+        from eval.frames.comparison import report_comparison
 
-        if len({name for name, *_ in runs}) != len(runs):  # e.g. a/planning and b/planning: name the parent too
-            runs = [(f"{p.parent.name}/{p.name}", *rest) for p, (_, *rest) in zip(paths, runs)]
-        for written in write_comparison(runs, Path(args.out)):
-            print(f"wrote {written}")
+        for line in report_comparison(runs, paths, args.runs, args.out, args.html):
+            print(line)
     return 0
 
 

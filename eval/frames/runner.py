@@ -13,10 +13,9 @@ from pathlib import Path
 
 from agent.llm import DEFAULT_MODEL
 from agent.llm.errors import redact, redact_url
-from eval.errors import EvalError
 from eval.frames.autorater import exact_match
-from eval.frames.datasets import Dataset, Question, load_questions
-from eval.frames.estimate import default_concurrency, estimate, judge_spec
+from eval.frames.datasets import Dataset, Question
+from eval.frames.estimate import default_concurrency, judge_spec
 from eval.frames.metrics import RunSummary
 from eval.frames.records import QuestionRecord, Tokens
 from eval.frames.recording import question_fields, result_fields
@@ -166,12 +165,16 @@ async def run_question(question: Question, components: Components, answer: bool)
             record.exact_match = exact_match(record.response(), question.answer)
             record = await rate_record(record, components.rater, components.rater2)
     except Exception as exc:  # one bad question must not end a run of hundreds
-        message = redact(str(exc).strip().splitlines()[0]) if str(exc).strip() else ""  # no keys in results
-        return QuestionRecord(**question_fields(question), system=name, failed=True,
-                              error=f"{type(exc).__name__}: {message}",
-                              seconds=round(time.perf_counter() - started, 3), tokens=Tokens())
+        return failed_record(question, name, exc, time.perf_counter() - started)
     record.seconds = round(time.perf_counter() - started, 3)
     return record
+
+
+def failed_record(question: Question, system: str, exc: BaseException, seconds: float = 0.0) -> QuestionRecord:
+    """The record of a question that could not finish: the error's first line, keys redacted."""
+    message = redact(str(exc).strip().splitlines()[0]) if str(exc).strip() else ""  # no keys in results
+    return QuestionRecord(**question_fields(question), system=system, failed=True,
+                          error=f"{type(exc).__name__}: {message}", seconds=round(seconds, 3), tokens=Tokens())
 
 
 # --- the loop -------------------------------------------------------------------------------------------------
@@ -223,71 +226,18 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
 def run_frames(settings: RunSettings, agent_config, *,
                build: Callable[[RunSettings, object], Components],
                echo: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> RunOutcome:
-    """Load, check the OUT config, resume, run what is left, and write summary.json + report.md."""
-    from eval.frames.report import write_outputs
+    """Load, check the OUT config, resume, run what is left in this process, and write summary.json + report.md."""
+    from eval.frames.opening import open_run
 
-    if settings.concurrency is not None and settings.concurrency < 1:
-        raise EvalError(f"--concurrency must be at least 1, got {settings.concurrency}")
-    if settings.system == "naive" and settings.retrieval_only:
-        raise EvalError("--retrieval-only has nothing to measure for --system naive (it retrieves nothing)")
-    dataset = load_questions(settings.data, settings.limit, settings.split)
-    out = Path(settings.out) if settings.out else default_out(settings)
-    run_dir = frames_run_dir(out)
-    with run_dir.locked():
-        config = run_config(settings, agent_config, dataset)
-        added = added_at_default(run_dir.read_config(), config, agent_config)
-        run_dir.check_config(config, unknown=("index_fingerprint", *added))  # refuse before anything is loaded
-        records, repairs = run_dir.load_records()
-        for note in repairs:
-            echo(f"note: {note}")
-        todo = [q for q in dataset.questions if q.id not in records or (settings.retry_failed and records[q.id].failed)]
-        _say_plan(settings, agent_config, dataset, todo, out, echo)
-        if not todo:
-            config = run_dir.write_config(config)
-            summary = write_outputs(run_dir, config, warnings=dataset.warnings)
-            return RunOutcome(out=out, ran=0, summary=summary, warnings=dataset.warnings)
+    with open_run(settings, agent_config, echo) as run:
+        if not run.todo:
+            return run.finish()
         components = build(settings, agent_config)  # models, judges and the index resolve here, or fail
-        config["index_fingerprint"] = components.index_fingerprint
-        run_dir.check_config(config, unknown=(*_unrecorded(run_dir, config, echo), *added))
-        config = run_dir.write_config(config)
+        run.start(components.index_fingerprint, echo)
         try:
-            asyncio.run(run_all(todo, components, run_dir, records, answer=not settings.retrieval_only,
+            asyncio.run(run_all(run.todo, components, run.run_dir, run.records, answer=not settings.retrieval_only,
                                 concurrency=settings.concurrency or default_concurrency(settings),
                                 progress=settings.progress))
         finally:  # also after Ctrl-C: the summary covers every finished question
-            summary = write_outputs(run_dir, config, warnings=dataset.warnings)
-    return RunOutcome(out=out, ran=len(todo), summary=summary, warnings=dataset.warnings)
-
-
-def added_at_default(old: dict | None, config: dict, agent_config) -> tuple[str, ...]:
-    """Settings a run started before they existed did not record: at their default (the behaviour it had) they
-    are no change, so it resumes; any other value is refused by check_config as usual."""
-    if old is None:
-        return ()
-    fields = type(agent_config).model_fields
-    added = [] if "split" in old or config["split"] != "all" else ["split"]
-    return (*added, *(f"agent.{k}" for k, v in config["agent"].items()
-                      if k not in old.get("agent", {}) and k in fields and v == fields[k].default))
-
-
-def _unrecorded(run_dir: RunDir, config: dict, echo: Callable[[str], None]) -> tuple[str, ...]:
-    """A run started before index fingerprints were recorded adopts the current one, said once."""
-    old = run_dir.read_config()
-    if old is None or "index_fingerprint" in old or config["index_fingerprint"] is None:
-        return ()
-    echo(f"note: {run_dir.path} was started before index fingerprints were recorded; recording "
-         f"{config['index_fingerprint']} now (later resumes must match it)")
-    return ("index_fingerprint",)
-
-
-def _say_plan(settings, agent_config, dataset, todo, out, echo) -> None:
-    for warning in dataset.warnings[:5]:
-        echo(f"warning: {warning}")
-    if len(dataset.warnings) > 5:
-        echo(f"warning: ... and {len(dataset.warnings) - 5} more data warnings (listed in report.md)")
-    done = len(dataset.questions) - len(todo)
-    echo(f"{settings.system}: {len(dataset.questions)} question(s) from {dataset.source}; "
-         f"{done} already done in {out}, {len(todo)} to run")
-    if todo:
-        concurrency = settings.concurrency or default_concurrency(settings)
-        echo("estimate: " + estimate(settings, agent_config, len(todo), concurrency))
+            outcome = run.finish()
+    return outcome

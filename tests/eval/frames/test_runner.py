@@ -402,9 +402,12 @@ def test_compare_runs_each_prompt_into_its_own_dir(tmp_path, tiny_retriever, cap
     assert re.search(r"vanilla\s+6\s+0\s+6\s+66.7%", out) and "planning vs vanilla: +0.0 points" in out
     assert cli.main(argv) == 0  # resumable: the second time runs nothing
     assert "6 already done" in capsys.readouterr().err
+    for name in ("comparison.md", "comparison.csv", "comparison.json", "recall_overlay.png", "report.html"):
+        assert (tmp_path / "cmp" / name).is_file(), name  # compare writes its comparison itself
     assert cli.main(["report", str(tmp_path / "cmp")]) == 0  # a compare directory stands for its variants
     out = capsys.readouterr().out
-    assert "cmp/planning: 6 question(s)" in out and "vanilla vs planning" in out
+    # the baseline is the first prompt named, as compare printed it: never re-ordered by name
+    assert "cmp/planning: 6 question(s)" in out and "planning vs vanilla" in out and "vanilla vs planning" not in out
 
 
 def test_bad_concurrency_is_one_line(tmp_path, tiny_retriever):

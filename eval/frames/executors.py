@@ -1,0 +1,160 @@
+"""Where the questions of one or more FRAMES runs execute: in this process (as `frames` always did), or as
+(run, question) tasks on a Ray cluster whose records stream back to this process, the one writer of every run
+directory. Scheduling, retries after a lost worker and data movement are Ray's."""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from eval.errors import EvalError, MissingExtraError
+from eval.frames.opening import Echo, OpenRun, open_run
+from eval.frames.records import QuestionRecord
+from eval.frames.runner import Components, RunOutcome, RunSettings, failed_record, run_frames
+
+Build = Callable[[RunSettings, object], Components]
+Job = tuple[RunSettings, object]  # a run's settings (its --out set) and its AgentConfig
+EXECUTORS = ("local", "ray")
+RAY_EXTRA = 'pip install -e ".[ray]"'
+
+
+def add_executor_flags(parser: argparse.ArgumentParser) -> None:
+    """--executor, --address and --max-retries (frames, compare, sweep)."""
+    parser.add_argument("--executor", default="local", choices=EXECUTORS,
+                        help="local: questions run in this process (default); ray: (run, question) tasks on a Ray "
+                             f"cluster, records written here; one question per task CPU, --concurrency does not apply ({RAY_EXTRA})")
+    parser.add_argument("--address", default=None, metavar="ADDR",
+                        help="Ray cluster to join (host:6379, ray://host:10001 or auto; default $RAY_ADDRESS, else a "
+                             "local cluster on this machine's cores)")
+    parser.add_argument("--max-retries", type=int, default=3, metavar="N",
+                        help="Ray: times a question is retried when its worker process or node dies (default 3); "
+                             "then it is recorded as failed")
+
+
+def make_executor(args: argparse.Namespace) -> InProcess | RayCluster:
+    """The executor the flags ask for; Ray flags without --executor ray are a one-line error."""
+    if getattr(args, "executor", "local") != "ray":
+        if getattr(args, "address", None):
+            raise EvalError("--address needs --executor ray")
+        return InProcess()
+    if args.max_retries < 0:
+        raise EvalError(f"--max-retries must be 0 or more, got {args.max_retries}")
+    return RayCluster(address=args.address, max_retries=args.max_retries)
+
+
+class InProcess:
+    """Runs one run after another in this process, each with its own --concurrency."""
+
+    def run(self, jobs: Sequence[Job], build: Build, echo: Echo) -> list[RunOutcome]:
+        """Every run to its end (resumable), in order."""
+        return [run_frames(settings, config, build=build, echo=echo) for settings, config in jobs]
+
+
+class RayCluster:
+    """(run, question) tasks on a Ray cluster; each worker opens its own read-only index and model."""
+
+    def __init__(self, address: str | None = None, max_retries: int = 3, task_cpus: float = 1.0) -> None:
+        self.address, self.max_retries, self.task_cpus = address, max_retries, task_cpus
+
+    def run(self, jobs: Sequence[Job], build: Build, echo: Echo) -> list[RunOutcome]:
+        """Every run's questions as tasks on the cluster at once; a run's records are appended as they arrive."""
+        ray = _ray()
+        started_here = self._connect(ray)
+        try:
+            with contextlib.ExitStack() as stack:
+                runs = [stack.enter_context(open_run(settings, config, echo)) for settings, config in jobs]
+                try:
+                    self._execute(ray, runs, build, echo)
+                finally:  # also after Ctrl-C: every started run's summary covers its finished questions
+                    outcomes = [run.finish() for run in runs if run.started or not run.todo]
+            return outcomes
+        finally:
+            if started_here:
+                ray.shutdown()
+
+    def _connect(self, ray) -> bool:
+        """Join (or start) the cluster unless this process already has; True when it was started here."""
+        if ray.is_initialized():
+            return False
+        try:
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = self.address or "a local cluster"
+            raise EvalError(f"cannot reach the Ray cluster at {where}: {_first_line(exc)} (start one with "
+                            "`ray start --head`, or leave out --address for a local one)") from None
+        return True
+
+    def _execute(self, ray, runs: list[OpenRun], build: Build, echo: Echo) -> None:
+        from tqdm import tqdm
+
+        from eval.frames import remote
+
+        options = {"max_retries": self.max_retries, "num_cpus": self.task_cpus}
+        probe = ray.remote(**options)(remote.fingerprint_task)
+        task = ray.remote(**options)(remote.question_task)
+        live = [run for run in runs if run.todo]
+        jobs = {id(run): ray.put((build, *_portable(run.settings, run.agent_config))) for run in live}
+        probes = {run.out: probe.remote(jobs[id(run)]) for run in live}
+        for run in live:  # every worker-side build failure is one line here, before any question runs
+            try:
+                fingerprint = ray.get(probes[run.out])
+            except ray.exceptions.RayError as exc:
+                raise EvalError(f"{run.out}: a Ray worker could not build the run: {_cause(exc)}") from None
+            run.start(fingerprint, echo)
+        pending = {task.remote(jobs[id(run)], question, not run.settings.retrieval_only): (run, question)
+                   for run in live for question in run.todo}
+        progress = any(run.settings.progress for run in live)
+        bar = tqdm(total=len(pending), unit="q", desc="ray", file=sys.stderr, disable=not progress, dynamic_ncols=True)
+        try:
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                more, _ = ray.wait([r for r in pending if r not in ready], num_returns=len(pending) - 1, timeout=0) \
+                    if len(pending) > 1 else ([], [])
+                for ref in [*ready, *more]:
+                    run, question = pending.pop(ref)
+                    run.add(self._record(ray, ref, run, question))
+                    bar.update(1)
+        finally:
+            for ref in pending:  # interrupted: the rest stay unrun, so a resume runs them (none is half-recorded)
+                ray.cancel(ref)
+            bar.close()
+
+    def _record(self, ray, ref, run: OpenRun, question) -> QuestionRecord:
+        """The task's record, or a failed record once Ray has used up its retries (a lost worker or node)."""
+        try:
+            return QuestionRecord.model_validate(ray.get(ref))
+        except ray.exceptions.RayError as exc:
+            error = RuntimeError(f"Ray task lost after {self.max_retries} retries ({type(exc).__name__}): {_cause(exc)}")
+            return failed_record(question, run.settings.system, error)
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise MissingExtraError(f"--executor ray needs Ray: {RAY_EXTRA} (or pip install 'ray>=2.40')") from None
+    return ray
+
+
+def _portable(settings: RunSettings, agent_config) -> tuple[RunSettings, object]:
+    """Paths the driver was given, made absolute for workers that start in another directory."""
+    def absolute(value: str | None) -> str | None:
+        return str(Path(value).resolve()) if value and Path(value).exists() else value
+
+    shipped = replace(settings, index=absolute(settings.index), progress=False)
+    update = {name: absolute(getattr(agent_config, name)) for name in ("prompt", "answer_prompt")}
+    return shipped, agent_config.model_copy(update=update)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def _cause(exc: BaseException) -> str:
+    """The worker-side error (a RayTaskError wraps it), on one line."""
+    cause = getattr(exc, "cause", None)
+    return f"{type(cause).__name__}: {_first_line(cause)}" if isinstance(cause, BaseException) else _first_line(exc)

@@ -1,0 +1,60 @@
+"""`python cli.py sweep --grid KEY=V1,V2 ... [--systems ...] [frames flags] [--plan] [--executor ray]`."""
+from __future__ import annotations
+
+import argparse
+
+from agent.commands import add_agent_flags
+from eval.frames.commands import SYSTEM_CHOICES, add_eval_flags
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the sweep subcommand."""
+    parser = sub.add_parser(
+        "sweep", help="run every cell of a configuration grid (locally or on a Ray cluster) and compare the cells",
+        description="Each combination of the --grid values is an ordinary frames run directory under the sweep "
+                    "directory (--out; resumable, locked, config-checked). Then SWEEP_DIR/sweep.md: a table of every "
+                    "cell, paired tests against --baseline, the effect of each component one factor at a time, "
+                    "a heat map (two-axis grids) and a recall-by-step overlay.")
+    parser.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
+                        help="an axis: a frames flag that defines a run (k, n, n_docs, prompt, answer_prompt, model, "
+                             "index, tools, answer_budget, ...) or any --set field (plan_budget, dense_weight, "
+                             "passage_words, ...); repeatable; V1|V2 when a value holds commas")
+    parser.add_argument("--systems", nargs="+", choices=SYSTEM_CHOICES, default=None, metavar="SYSTEM",
+                        help=f"the system axis: {', '.join(SYSTEM_CHOICES)}")
+    parser.add_argument("--baseline", default=None, metavar="CELL",
+                        help="the cell the others are tested against: its name (k=1_n=3) or KEY=V[,KEY=V] "
+                             "(default: the first cell)")
+    parser.add_argument("--plan", action="store_true", help="print the cells, their questions and the time "
+                                                             "estimate; run nothing")
+    add_agent_flags(parser)
+    add_eval_flags(parser)
+    parser.set_defaults(handler=run_sweep_command)
+
+
+def run_sweep_command(args: argparse.Namespace) -> int:
+    """Plan, run (or resume) every cell, and print the sweep table."""
+    import sys
+
+    from eval.errors import EvalError
+    from eval.frames.commands import build_components
+    from eval.frames.executors import make_executor
+    from eval.frames.runner import RunSettings
+    from eval.sweep.grid import parse_grid
+    from eval.sweep.report import write_report
+    from eval.sweep.runner import describe, plan_sweep, run_sweep
+
+    axes = parse_grid(args.grid, args.systems)
+    sweep = plan_sweep(RunSettings.from_args(args), axes, args.baseline)
+    executor = make_executor(args)
+    if args.plan:
+        print("\n".join(describe(sweep, executor)))
+        return 0
+    outcomes = run_sweep(sweep, executor, build_components, lambda s: print(s, file=sys.stderr))
+    text, written = write_report(sweep)
+    print(text)
+    print("\n".join(f"wrote {path}" for path in written))
+    broken = [o for o in outcomes if o.summary.n and o.summary.failed == o.summary.n]
+    if broken and len(broken) == len(outcomes):
+        first = broken[0].summary.failures[0]["error"] if broken[0].summary.failures else "unknown"
+        raise EvalError(f"every question of every cell failed (first: {first}); see {broken[0].out / 'report.md'}")
+    return 0

@@ -1,0 +1,120 @@
+"""A sweep: every grid cell as an ordinary FRAMES run directory under one sweep directory, run by one executor
+(in this process, or on a Ray cluster), then the sweep report. A killed sweep resumes every cell where it stopped."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from eval.frames.executors import Build, InProcess, Job, RayCluster
+from eval.frames.runner import RunOutcome, RunSettings
+from eval.rundir import write_atomic
+from eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
+from retrieval.errors import UsageError
+
+SWEEP_FILE = "sweep.json"
+Echo = Callable[[str], None]
+
+
+@dataclass
+class Sweep:
+    """The grid's cells, each with its frames settings and agent config, the baseline cell, and the sweep directory."""
+
+    root: Path
+    axes: list[Axis]
+    cells: list[Cell]
+    jobs: list[Job]
+    baseline: Cell
+
+    def job(self, cell: Cell) -> Job:
+        """The (settings, agent config) of one cell."""
+        return self.jobs[self.cells.index(cell)]
+
+
+def default_root(base: RunSettings, axes: list[Axis]) -> Path:
+    """runs/sweep-<keys>-<model>[-retrieval]."""
+    parts = ["sweep", *(a.key.replace("_", "-") for a in axes), slug(base.model)]
+    return Path("runs") / "-".join(parts + (["retrieval"] if base.retrieval_only else []))
+
+
+def plan_sweep(base: RunSettings, axes: list[Axis], baseline: str | None = None,
+               make_config: Callable[[RunSettings], object] | None = None) -> Sweep:
+    """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
+    from agent.commands import agent_config
+    from eval.frames.opening import check_settings
+    from eval.frames.split import SPLITS
+    from eval.frames.systems import SYSTEMS
+    from retrieval.errors import FramesAgentError
+
+    check_sets(axes, base)
+    root = Path(base.out) if base.out else default_root(base, axes)
+    grid = cells(axes)
+    jobs = []
+    for cell in grid:
+        settings = cell.settings(base, root)
+        if settings.system not in SYSTEMS or settings.split not in SPLITS:
+            bad = ("system", settings.system, SYSTEMS) if settings.system not in SYSTEMS else ("split", settings.split, SPLITS)
+            raise UsageError(f"--grid {bad[0]}={bad[1]}: choose from {', '.join(bad[2])}")
+        try:
+            check_settings(settings)
+            jobs.append((settings, (make_config or agent_config)(settings)))
+        except FramesAgentError as exc:
+            raise type(exc)(f"cell {cell.name}: {exc}") from None
+    return Sweep(root=root, axes=axes, cells=grid, jobs=jobs, baseline=find_baseline(baseline, grid, axes))
+
+
+def describe(sweep: Sweep, executor: InProcess | RayCluster) -> list[str]:
+    """--plan: the cells, their questions (done and left) and each cell's time estimate, without running."""
+    from eval.frames.datasets import load_questions
+    from eval.frames.estimate import default_concurrency, estimate
+
+    datasets: dict[tuple, object] = {}
+    lines = [f"sweep {sweep.root}: {len(sweep.cells)} cell(s) over "
+             + " × ".join(f"{a.key} ({', '.join(a.values)})" for a in sweep.axes) + f"; baseline {sweep.baseline.name}"]
+    total = 0
+    for cell, (settings, config) in zip(sweep.cells, sweep.jobs):
+        key = (settings.data, settings.limit, settings.split)
+        if key not in datasets:
+            datasets[key] = load_questions(*key)
+        questions = datasets[key].questions
+        todo = len(questions) - len(_done_ids(Path(settings.out)) & {q.id for q in questions})
+        total += todo
+        concurrency = settings.concurrency or default_concurrency(settings)
+        line = f"  {cell.name}: {len(questions)} question(s), {len(questions) - todo} done, {todo} to run"
+        lines.append(line + (f"; {estimate(settings, config, todo, concurrency)}" if todo else ""))
+    where = ("in this process, one cell after another" if isinstance(executor, InProcess) else
+             "as Ray tasks: the model time divides by about the cluster's worker processes")
+    lines.append(f"{total} question run(s) to go, {where}")
+    return lines
+
+
+def _done_ids(out: Path) -> set[str]:
+    """Ids already recorded in a cell (read only: --plan never repairs or locks)."""
+    ids = set()
+    path = out / "results.jsonl"
+    if path.exists():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                ids.add(str(json.loads(line)["id"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+    return ids
+
+
+def write_manifest(sweep: Sweep) -> None:
+    """SWEEP_DIR/sweep.json: the grid, the baseline and each cell's values (what `sweep` re-reads to report)."""
+    sweep.root.mkdir(parents=True, exist_ok=True)
+    manifest = {"axes": {a.key: list(a.values) for a in sweep.axes}, "baseline": sweep.baseline.name,
+                "cells": {c.name: dict(c.values) for c in sweep.cells}}
+    write_atomic(sweep.root / SWEEP_FILE, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+
+
+def run_sweep(sweep: Sweep, executor: InProcess | RayCluster, build: Build, echo: Echo) -> list[RunOutcome]:
+    """Run (or resume) every cell with the executor; returns each cell's outcome, in cell order."""
+    try:
+        sweep.root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot use {sweep.root} as the sweep directory ({exc.strerror or exc}); use another --out") from None
+    write_manifest(sweep)
+    return executor.run(sweep.jobs, build, echo)

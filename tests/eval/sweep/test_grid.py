@@ -1,0 +1,56 @@
+"""Grid parsing, cell names and settings, the baseline, and the judge-free answer measures."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eval.frames.runner import RunSettings
+from eval.sweep.answers import rouge_l, token_f1
+from eval.sweep.grid import cells, find_baseline, parse_grid
+from retrieval.errors import UsageError
+
+
+def test_cells_cover_the_product_first_axis_slowest_with_typed_settings():
+    axes = parse_grid(["k=1,3", "plan_budget=500", "tools=wiki|wiki,crag"], systems=["multistep", "bm25"])
+    grid = cells(axes)
+    assert [c.name for c in grid][:3] == ["system=multistep_k=1_plan_budget=500_tools=wiki",
+                                         "system=multistep_k=1_plan_budget=500_tools=wiki-crag",
+                                         "system=multistep_k=3_plan_budget=500_tools=wiki"]
+    assert len(grid) == 8
+    settings = grid[1].settings(RunSettings(settings=["n_docs=3"]), Path("/s"))
+    assert (settings.system, settings.k, settings.tools, settings.out) == ("multistep", 1, "wiki,crag", f"/s/{grid[1].name}")
+    assert settings.settings == ["n_docs=3", "plan_budget=500"]
+
+
+def test_flags_are_read_as_their_type_and_prompt_files_by_their_stem():
+    grid = cells(parse_grid(["adaptive=true,no", "prompt=planning,/tmp/x/my_prompt.txt"]))
+    assert [c.name for c in grid] == ["adaptive=true_prompt=planning", "adaptive=true_prompt=my-prompt",
+                                      "adaptive=no_prompt=planning", "adaptive=no_prompt=my-prompt"]
+    assert grid[2].settings(RunSettings(), Path("s")).adaptive is False
+    with pytest.raises(UsageError, match="expected true or false"):
+        parse_grid(["adaptive=maybe"])
+
+
+def test_baseline_by_name_or_values_and_refused_when_ambiguous():
+    axes = parse_grid(["k=1,3", "n=1,3"])
+    grid = cells(axes)
+    assert find_baseline(None, grid, axes).name == "k=1_n=1"
+    assert find_baseline("k=3_n=1", grid, axes).name == find_baseline("n=1,k=3", grid, axes).name == "k=3_n=1"
+    with pytest.raises(UsageError, match="matches 2 cells"):
+        find_baseline("k=3", grid, axes)
+    with pytest.raises(UsageError, match="over the grid's keys"):
+        find_baseline("z=1", grid, axes)
+
+
+def test_two_files_with_one_stem_would_share_a_cell_directory():
+    with pytest.raises(UsageError, match="share the directory"):
+        cells(parse_grid(["prompt=a/p.txt,b/p.txt"]))
+
+
+def test_token_f1_and_rouge_l_against_the_gold_answer():
+    assert token_f1("Tomas Ferrante", "Tomas Ferrante") == 1.0
+    assert token_f1("The mayor is Tomas Ferrante", "Tomas Ferrante") == pytest.approx(2 * 0.5 / 1.5)
+    assert token_f1("1000", "1,000") == token_f1("", "") == 1.0 and token_f1("x", "") == 0.0
+    assert rouge_l("Tomas Ferrante", "Tomas Ferrante") == 1.0
+    assert rouge_l("Ferrante was mayor", "Tomas Ferrante") == pytest.approx(0.4)

@@ -1,0 +1,88 @@
+"""The Ray executor on a local cluster started here (127.0.0.1, 2 CPUs): the same sweep as in-process, a killed
+worker retried or recorded as failed, never lost or duplicated; `frames --executor ray` too."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
+
+import cli  # noqa: E402
+from eval.frames.executors import RayCluster  # noqa: E402
+from eval.frames.runner import RunSettings  # noqa: E402
+from eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
+from tests.eval.frames.test_runner import TINY  # noqa: E402
+from tests.eval.sweep.helpers import build_kill_always, build_kill_once, results, sweep_args, write_script  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """One local Ray cluster for the module; workers get the scripted model and this checkout on their path."""
+    home = tmp_path_factory.mktemp("ray")
+    env = {"FRAMES_AGENT_TEST_SCRIPT": str(write_script(home / "script.json")),
+           "FRAMES_AGENT_CACHE": str(home / "cache"), "PYTHONPATH": str(ROOT)}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # the driver builds nothing, but `cli.main` reads the same variables
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             _node_ip_address="127.0.0.1", runtime_env={"env_vars": env})
+    yield home
+    ray.shutdown()
+    for key, value in saved.items():
+        os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
+
+
+def _recalls(out: Path) -> dict[str, dict[str, float]]:
+    return {cell.name: {r["id"]: r["recall"] for r in results(cell)} for cell in sorted(out.iterdir())
+            if (cell / "results.jsonl").exists()}
+
+
+def test_ray_sweep_matches_the_in_process_sweep(cluster, tiny_index, capsys):
+    grid = ["--grid", "k=1,2", "--grid", "n=1,2", "--retrieval-only", "--limit", "4"]
+    assert cli.main(sweep_args(tiny_index, cluster / "local", *grid)) == 0
+    assert cli.main(sweep_args(tiny_index, cluster / "ray", *grid, "--executor", "ray")) == 0
+    assert _recalls(cluster / "ray") == _recalls(cluster / "local") and len(_recalls(cluster / "ray")) == 4
+    assert (cluster / "ray" / "heatmap.png").exists() and (cluster / "ray" / "recall_overlay.png").exists()
+    capsys.readouterr()
+    assert cli.main(sweep_args(tiny_index, cluster / "ray", *grid, "--executor", "ray")) == 0  # all done: no task
+    assert all(len(results(cluster / "ray" / c)) == 4 for c in _recalls(cluster / "ray"))
+
+
+def _sweep(cluster: Path, index: Path, name: str, build, retries: int):
+    base = RunSettings(data=TINY, limit=3, index=str(index), model="openai:fake", judge="none", progress=False,
+                       no_cache=True, retrieval_only=True, out=str(cluster / name))
+    sweep = plan_sweep(base, parse_grid(["k=1,2"]))
+    return sweep, run_sweep(sweep, RayCluster(max_retries=retries), build, lambda s: None)
+
+
+def test_a_killed_worker_is_retried_and_its_question_recorded_once(cluster, tiny_index):
+    sweep, outcomes = _sweep(cluster, tiny_index, "once", build_kill_once, retries=2)
+    assert (sweep.root / "killed").exists()  # a worker did die
+    for outcome in outcomes:
+        ids = [r["id"] for r in results(outcome.out)]
+        assert sorted(ids) == ["0", "1", "2"] and outcome.summary.failed == 0
+
+
+def test_a_worker_that_always_dies_leaves_a_failed_record_and_resume_adds_nothing(cluster, tiny_index):
+    sweep, outcomes = _sweep(cluster, tiny_index, "always", build_kill_always, retries=1)
+    for outcome in outcomes:
+        lines = results(outcome.out)
+        assert sorted(r["id"] for r in lines) == ["0", "1", "2"]
+        failed = [r for r in lines if r["failed"]]
+        assert [r["id"] for r in failed] == ["1"] and "Ray task lost after 1 retries" in failed[0]["error"]
+    _, again = _sweep(cluster, tiny_index, "always", build_kill_always, retries=1)
+    assert [o.ran for o in again] == [0, 0] and all(len(results(o.out)) == 3 for o in again)
+
+
+def test_frames_and_compare_take_the_ray_executor(cluster, tiny_index, capsys):
+    common = ["--index", str(tiny_index), "--data", TINY, "--model", "openai:fake", "--judge", "none", "--limit", "2",
+              "--k", "1", "--n", "1", "--no-progress", "--no-cache", "--executor", "ray"]
+    assert cli.main(["frames", *common, "--out", str(cluster / "frames")]) == 0
+    summary = json.loads((cluster / "frames" / "summary.json").read_text())
+    assert summary["n"] == 2 and summary["failed"] == 0 and summary["exact_matches"] == 1  # question 0: the mayor
+    assert cli.main(["compare", "--prompts", "vanilla", "planning", *common, "--out", str(cluster / "cmp")]) == 0
+    assert "planning vs vanilla" in capsys.readouterr().out
