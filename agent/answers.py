@@ -7,6 +7,7 @@ from pydantic import BaseModel
 
 from agent.calculator import calculate, format_number
 from agent.errors import CalculatorError
+from agent.llm.json_repair import Structured
 from agent.subquestions import Finding
 
 MAX_ANSWER_CHARS = 300
@@ -44,6 +45,31 @@ class FinalAnswer(BaseModel):
     model_answer: str = ""
     # Self-ask (config sub_questions): the sub-questions and what the model found for each before answering.
     findings: list[Finding] = []
+    # Read from a structured reply's answer field (config structured_answer), not from free text.
+    structured: bool = False
+
+
+class AnswerReply(BaseModel):
+    """The answer step's structured reply: the reasoning first, then the short answer as a field of its own."""
+
+    reasoning: str = ""
+    answer: str = ""
+
+
+def answer_schema(reasoning_chars: int = 600, answer_chars: int = MAX_ANSWER_CHARS) -> dict:
+    """AnswerReply's JSON schema with both fields required in order (a grammar then writes the reasoning first) and
+    bounded lengths (a constrained small model cannot spend its token cap on reasoning and never answer)."""
+    schema = AnswerReply.model_json_schema()
+    schema["properties"]["reasoning"]["maxLength"] = reasoning_chars
+    schema["properties"]["answer"]["maxLength"] = answer_chars
+    schema["required"] = ["reasoning", "answer"]
+    schema["additionalProperties"] = False
+    return schema
+
+
+def no_answer(raw: str) -> AnswerReply:
+    """The fallback of an unusable structured reply: nothing read (parse_reply then reads the raw text)."""
+    return AnswerReply()
 
 
 def _squeezed(text: str) -> str:
@@ -104,7 +130,27 @@ def parse_reply(reply: str, calculator: bool = True) -> FinalAnswer:
     """The final answer of a reply: its last "Answer:" line, else a tolerant guess; arithmetic redone by the tool."""
     answer, reasoning, ok = _final_line((reply or "")[-MAX_REPLY_CHARS:])
     reasoning = _REASONING.sub("", reasoning)
-    out = FinalAnswer(answer=answer, reasoning=reasoning, format_ok=ok, model_answer=answer)
+    return _finish(FinalAnswer(answer=answer, reasoning=reasoning, format_ok=ok, model_answer=answer), calculator)
+
+
+def read_structured(reply: Structured[AnswerReply], calculator: bool = True) -> FinalAnswer:
+    """The final answer of a structured reply: its answer field; an unusable one (no JSON, no answer) is read by
+    parse_reply from what it has, its reasoning or its raw text, and is not format_ok."""
+    value = reply.value
+    answer = _clean(value.answer[:MAX_REPLY_CHARS])
+    if reply.fallback or not answer:
+        final = parse_reply(value.reasoning or reply.raw, calculator)
+        return final.model_copy(update={"format_ok": False})
+    reasoning = _REASONING.sub("", value.reasoning[-MAX_REPLY_CHARS:]).strip()
+    # A reply cut off at its token cap keeps what its answer field holds, but did not follow the format.
+    cut = any(note.startswith(("closed truncated", "read the first")) for note in reply.notes)
+    final = FinalAnswer(answer=answer, reasoning=reasoning, format_ok=not cut, model_answer=answer, structured=True)
+    return _finish(final, calculator)
+
+
+def _finish(out: FinalAnswer, calculator: bool) -> FinalAnswer:
+    """out with the model's arithmetic redone (when asked) and "<x> = <y>" chains read to their result."""
+    answer = out.answer
     shown = _SHOWN_SUM.match(answer)
     if shown and _has_operator(shown.group("expr")):
         expr, rest = shown.group("expr"), shown.group("rest").strip()

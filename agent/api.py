@@ -1,7 +1,6 @@
 """FramesAgent: the one entry point for embedding the agent, a LangChain Runnable with typed results and events."""
 from __future__ import annotations
 
-import threading
 import time
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, AsyncIterator, Iterator, Sequence
@@ -24,7 +23,8 @@ from agent.deadline import aiterate_within, await_within, call_within, iterate_w
 from agent.errors import AgentError
 from agent.graph import build_graph, build_nodes
 from agent.llm.usage import UsageTracker
-from agent.runtime import Picker, StreamMode, config_specs, runtime_changes
+from agent.llm.spec import ModelSpec
+from agent.runtime import Picker, StreamMode, Variants, component_changes, components, config_specs, runtime_changes
 from agent.state import (
     AgentEvent,
     AgentInput,
@@ -86,8 +86,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self.tools = list(tools)
         self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config, encoder)
         self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes)
-        self._variants: dict[str, FramesAgent] = {}
-        self._variants_lock = threading.Lock()  # batch() runs questions in threads
+        self._variants = Variants(_KEPT_VARIANTS)
 
     def with_settings(self, **changes: Any) -> "FramesAgent":
         """The same model, retriever and tools with some AgentConfig fields changed (k=, n=, n_docs=, prompt=, ...).
@@ -97,27 +96,32 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         changes = {key: value for key, value in changes.items() if value is not None and value != current.get(key)}
         if not changes:
             return self
-        key = repr(sorted(changes.items()))
-        with self._variants_lock:
-            if key not in self._variants:
-                try:
-                    config = AgentConfig.model_validate({**current, **changes})
-                except ValidationError as exc:
-                    err = exc.errors()[0]
-                    raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-                if len(self._variants) >= _KEPT_VARIANTS:
-                    self._variants.pop(next(iter(self._variants)))
-                self._variants[key] = FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder)
-            return self._variants[key]
+
+        def make() -> FramesAgent:
+            try:
+                config = AgentConfig.model_validate({**current, **changes})
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+            return FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder)
+
+        return self._variants.get(repr(sorted(changes.items())), make)
 
     @property
     def config_specs(self) -> list[ConfigurableFieldSpec]:
-        """What a run's `configurable` may set (k, n, n_docs, prompt, answer_prompt), defaults this agent's."""
+        """What a run's `configurable` may set (k, n, n_docs, prompt, answer_prompt, model, index), defaults this
+        agent's."""
         return config_specs(self.config)
 
     def _configured(self, config: RunnableConfig | None) -> "FramesAgent":
-        """This agent, or its variant for the run's `configurable` settings (a one-line AgentError if invalid)."""
-        return self.with_settings(**runtime_changes(self.config, config))
+        """This agent, or its variant for the run's `configurable` settings and parts (a one-line error if invalid);
+        another model or index keeps this agent's AgentConfig and tools."""
+        own_index = getattr(self.retriever, "name", None)
+        agent, parts = self, component_changes(config, str(ModelSpec.of(self.llm)), own_index)
+        if parts:
+            agent = self._variants.get(repr(sorted(parts.items())), lambda: FramesAgent(
+                *components(parts, self.config, self.llm, self.retriever), self.tools, self.config, self.nodes.encoder))
+        return agent.with_settings(**runtime_changes(agent.config, config))
 
     def get_graph(self, config: RunnableConfig | None = None) -> Any:
         """The agent's LangGraph graph for drawing (plan, retrieve, merge, answer and the named edges)."""

@@ -111,6 +111,16 @@ class AgentConfig(BaseModel):
     # "<expression> = <result>" form either way, so records allow scoring both on the same replies.
     calculator: bool = Field(False, description="arithmetic the answer writes as '<expression> = <result>' is redone "
                              "by a safe calculator (agent/calculator.py)")
+    # None: on where the backend constrains the reply (local:, openai:, gemini: by JSON schema; a LangChain model with
+    # its own structured output), so before/after compare with --set structured_answer=false|true (issue 31).
+    structured_answer: bool | None = Field(None, description="the answer step asks for JSON {reasoning, answer} "
+                                           "(the answer prompt's '<name>_json' twin; the reasoning first, the answer "
+                                           "a field of its own), constrained where the backend can; the 'Answer:' "
+                                           "line parser reads answers otherwise and when the reply is unusable "
+                                           "(None: on where the backend constrains replies)")
+    native_tools: bool = Field(True, description="a LangChain chat model with its own tool calling and structured "
+                               "output gets plans through with_structured_output and tools through bind_tools "
+                               "(local:, openai:, gemini: are constrained by JSON schema either way)")
     propose_queries: bool = Field(True, description="a deterministic proposer offers entity queries from the "
                                   "sentences that matched (titles first); they fill a step up to k")
     # 0 by measurement: replaying the embedded model's recorded queries, reserved slots pushed out model queries
@@ -147,6 +157,11 @@ class AgentConfig(BaseModel):
                                  "query beyond the model's k")
     question_docs: int | None = Field(20, ge=1, le=1000, description="hits fetched for the question query "
                                       "(None: n_docs)")
+    feedback_docs: int | None = Field(None, ge=1, le=100, description="hits fetched per feedback query "
+                                      "(None: n_docs)")
+    stop_when_stale: bool = Field(False, description="from step 2, stop searching after a step none of whose new "
+                                  "articles has a passage that the answer's selection for the question alone shows "
+                                  "under answer_budget: a step that brought nothing worth reading ends the loop")
     plan_sentences: int = Field(2, ge=0, le=10, description="sentences per document shown to the planner: those "
                                 "sharing most words with the queries (0 = each document's first tokens)")
     # The planning prompt asks for one short sentence; the grammar holds it to that (~35 tokens) so a small model
@@ -177,6 +192,11 @@ class AgentConfig(BaseModel):
                                   description="seconds per LLM request of a model given by spec (None: no limit)")
     question_timeout: float | None = Field(SMALL_MODEL_DEADLINES["question_timeout"], gt=0,
                                            description="seconds per question; past it the question fails (None: no limit)")
+
+    def hits_for(self, origin: str) -> int:
+        """Hits fetched for a query of this origin (model, proposer, question, feedback)."""
+        sizes = {"proposer": self.proposer_docs, "question": self.question_docs, "feedback": self.feedback_docs}
+        return sizes.get(origin) or self.n_docs
 
     @classmethod
     def for_model(cls, model: Any, **overrides: object) -> "AgentConfig":

@@ -26,8 +26,9 @@ def after_plan(state: AgentState) -> Literal["retrieve", "answer", "__end__"]:
 
 
 def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__"]:
-    """Plan again until n steps are done, then answer (or end, for retrieval-only runs)."""
-    if state["step"] < n:
+    """Plan again until n steps are done or a step brought nothing worth reading, then answer (or end, for
+    retrieval-only runs)."""
+    if state["step"] < n and not state.get("done"):
         return "plan"
     return END if state.get("skip_answer") else "answer"
 

@@ -12,14 +12,14 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
-from agent.answers import parse_reply
+from agent.asking import AnswerCall, PlanCall
 from agent.config import AgentConfig
 from agent.errors import AgentError
-from agent.llm.calls import Structured, astructured, message_text, structured
+from agent.llm.calls import Structured
 from agent.prompts import Prompt
 from agent.bridging import matched_sentences, render_evidence
 from agent.proposer import Proposer, doc_origins
-from agent.queries import PlanReply, clean_queries, fallback_plan, plan_schema, reply_extras
+from agent.queries import PlanReply, clean_queries
 from agent.subquestions import Finding, SelfAsk, render_findings
 from agent.state import (
     AgentState,
@@ -29,7 +29,7 @@ from agent.state import (
     StepRecord,
     StepStarted,
 )
-from agent.tools import describe_tools, run_tool
+from agent.tools import run_tool
 from retrieval import context as ctx
 from retrieval.bridges import traced_batch_search
 from retrieval.errors import FramesAgentError
@@ -59,19 +59,19 @@ class Nodes:
         # Passage re-ranking's encoder: the one given, else the hybrid retriever's, else all-MiniLM-L6-v2 on first use.
         self.encoder = encoder or getattr(retriever, "encoder", None)
         self.tools = {tool.name: tool for tool in tools}
-        self.tools_text = describe_tools(list(tools), config.max_tool_calls)
-        self.plan_prompt, self.answer_prompt = plan_prompt, answer_prompt
+        # Structured replies where the backend can give them (agent/asking.py): the answer may ask with its JSON twin.
+        self.plan_call, self.answer_call = PlanCall(llm, tools, config), AnswerCall(llm, config, answer_prompt)
+        self.tools_text = self.plan_call.tools_text
+        self.plan_prompt, self.answer_prompt = plan_prompt, self.answer_call.prompt
         self.proposer = Proposer(retriever, config)
         # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
         # calls well below what callers ask for, so the agent brings its own (threads start on demand).
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
-        self.plan_schema = plan_schema(config.k, config.max_tool_calls if tools else 0, config.adaptive,
-                                       config.plan_thought_chars)
-        self.reply_extras = reply_extras(bool(tools), config.adaptive)
+        self.plan_schema, self.reply_extras = self.plan_call.schema, self.plan_call.reply_extras
         plan_prompt.check(PLAN_VARIABLES | set(config.variables), required={"question"})
         self.self_ask = (SelfAsk(llm, config.sub_questions, capped=config.answer_max_tokens is not None)
                          if config.sub_questions else None)
-        answer_prompt.check(ANSWER_VARIABLES | set(config.variables), required=ANSWER_VARIABLES)
+        self.answer_prompt.check(ANSWER_VARIABLES | set(config.variables), required=ANSWER_VARIABLES)
 
     @staticmethod
     def _cap(max_tokens: int | None) -> dict[str, int]:
@@ -132,8 +132,8 @@ class Nodes:
         step = state.get("step", 0) + 1
         _emit(StepStarted(step=step))
         evidence = self._evidence(state)
-        reply = structured(self.llm, self._plan_text(state, step, evidence), PlanReply, fallback_plan, config=config,
-                           json_schema=self.plan_schema, **self._cap(self.config.plan_max_tokens))
+        reply = self.plan_call.invoke(self._plan_text(state, step, evidence), config,
+                                      **self._cap(self.config.plan_max_tokens))
         return self._plan_update(state, step, reply, evidence)
 
     async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
@@ -141,8 +141,8 @@ class Nodes:
         step = state.get("step", 0) + 1
         _emit(StepStarted(step=step))
         evidence = self._evidence(state)
-        reply = await astructured(self.llm, self._plan_text(state, step, evidence), PlanReply, fallback_plan, config=config,
-                                  json_schema=self.plan_schema, **self._cap(self.config.plan_max_tokens))
+        reply = await self.plan_call.ainvoke(self._plan_text(state, step, evidence), config,
+                                             **self._cap(self.config.plan_max_tokens))
         return self._plan_update(state, step, reply, evidence)
 
     # --- retrieve ---------------------------------------------------------------------------------
@@ -175,10 +175,10 @@ class Nodes:
     def _search(self, queries: list[str], origins: list[str],
                 config: RunnableConfig | None) -> tuple[list[tuple[int, Document]], list[int]]:
         """(rank, hit) pairs in query order, and the hits of each query: n_docs hits per query, proposer_docs per
-        proposer query, question_docs for the question query (one batch for each size)."""
+        proposer query, question_docs for the question query, feedback_docs per feedback query (one batch for
+        each size)."""
         cfg = self.config
-        by_origin = {"proposer": cfg.proposer_docs, "question": cfg.question_docs or cfg.n_docs}
-        sizes = [by_origin.get(origins[i], cfg.n_docs) if i < len(origins) else cfg.n_docs for i in range(len(queries))]
+        sizes = [cfg.hits_for(origins[i] if i < len(origins) else "model") for i in range(len(queries))]
         hits: dict[int, list[Document]] = {}
         for size in dict.fromkeys(sizes):
             positions = [i for i, n in enumerate(sizes) if n == size]
@@ -201,7 +201,17 @@ class Nodes:
         record = record.model_copy(update={"new_doc_ids": [d.id for d in added],
                                            "new_doc_origins": [origins.get(d.id, "tool") for d in added]})
         _emit(DocumentsAdded(step=state["step"], documents=added))
-        return {"context": context, "steps": [record], "retrieved": []}
+        update = {"context": context, "steps": [record], "retrieved": []}
+        return {**update, "done": True} if self._stale(state, context, added) else update
+
+    def _stale(self, state: AgentState, context: list[ctx.ContextEntry], added: list[Document]) -> bool:
+        """Whether this step (2 or later) brought no article the question's own passage selection would show
+        (stop_when_stale)."""
+        if not self.config.stop_when_stale or state["step"] < 2 or state["step"] >= self.config.n:
+            return False
+        # The question alone, not the step queries: every new article matches the query that found it.
+        shown = self._passages(state["question"], context, (), self.config.answer_budget)
+        return not {d.key for d in added} & set(shown.shown_keys)
 
     # --- answer -----------------------------------------------------------------------------------
     def answer_text(self, question: str, context: Sequence[ctx.ContextEntry], variables: dict[str, str],
@@ -254,9 +264,8 @@ class Nodes:
         return self.answer_text(state["question"], state.get("context", []), state.get("variables", {}),
                                 state.get("queries", []), findings)
 
-    def _answer_update(self, reply: Any, cut: ContextCut, findings: list[Finding]) -> dict:
-        raw = message_text(reply.content)
-        final = parse_reply(raw, calculator=self.config.calculator)
+    def _answer_update(self, reply: tuple[str, Any], cut: ContextCut, findings: list[Finding]) -> dict:
+        raw, final = reply
         final.findings = findings
         return {"answer": final.answer, "raw_answer": raw, "answer_context": cut, "final": final}
 
@@ -264,12 +273,12 @@ class Nodes:
         """Answer from the question and the context under the answer budget."""
         findings = self.self_ask.run(state["question"], self._sub_passages(state), config) if self.self_ask else []
         text, cut = self._answer_input(state, findings)
-        reply = self.llm.invoke(text, config=config, **self._cap(self.config.answer_max_tokens))
+        reply = self.answer_call.invoke(text, config, **self._cap(self.config.answer_max_tokens))
         return self._answer_update(reply, cut, findings)
 
     async def aanswer(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async answer."""
         findings = await self.self_ask.arun(state["question"], self._sub_passages(state), config) if self.self_ask else []
         text, cut = self._answer_input(state, findings)
-        reply = await self.llm.ainvoke(text, config=config, **self._cap(self.config.answer_max_tokens))
+        reply = await self.answer_call.ainvoke(text, config, **self._cap(self.config.answer_max_tokens))
         return self._answer_update(reply, cut, findings)

@@ -7,7 +7,8 @@ typed events as progress lines (serve's reasoning stream, MCP progress notificat
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+import threading
+from typing import Any, Callable, Sequence
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.utils import ConfigurableFieldSpec
@@ -20,12 +21,60 @@ RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
 StreamMode = str | Sequence[str] | None
 
 
+# What a run may swap of the agent's own parts (a model spec, an index name or directory); None keeps the agent's.
+COMPONENT_FIELDS = {"model": "model spec for this run, e.g. gemini:gemini-2.5-flash (default: the agent's own model)",
+                    "index": "index name or directory for this run (default: the agent's own retriever)"}
+
+
 def config_specs(config: AgentConfig) -> list[ConfigurableFieldSpec]:
-    """One ConfigurableFieldSpec per runtime field, with its AgentConfig type, description and this agent's value."""
+    """One ConfigurableFieldSpec per runtime field, with its AgentConfig type, description and this agent's value,
+    then model and index (default None: the agent's own)."""
     fields = AgentConfig.model_fields
-    return [ConfigurableFieldSpec(id=name, name=name, annotation=fields[name].annotation,
-                                  description=fields[name].description, default=getattr(config, name))
-            for name in RUNTIME_FIELDS]
+    return [*(ConfigurableFieldSpec(id=name, name=name, annotation=fields[name].annotation,
+                                    description=fields[name].description, default=getattr(config, name))
+              for name in RUNTIME_FIELDS),
+            *(ConfigurableFieldSpec(id=name, name=name, annotation=str | None, description=text, default=None)
+              for name, text in COMPONENT_FIELDS.items())]
+
+
+def component_changes(run: RunnableConfig | None, model: str, index: str | None) -> dict[str, str]:
+    """The model and index a run's `configurable` names other than the agent's own (its spec, its index name)."""
+    configurable = (run or {}).get("configurable") or {}
+    own = {"model": model, "index": index}
+    return {name: str(configurable[name]) for name in COMPONENT_FIELDS
+            if configurable.get(name) and str(configurable[name]) != own[name]}
+
+
+def components(changes: dict[str, str], config: AgentConfig, llm: Any, retriever: Any) -> tuple[Any, Any]:
+    """(model, retriever) with the run's changes applied: a spec resolved as the CLI does, an index opened with the
+    agent's BM25 options; either failing is a one-line FramesAgentError."""
+    if changes.get("model"):
+        from agent.llm import resolve_model
+
+        llm = resolve_model(changes["model"], timeout=config.timeout)
+    if changes.get("index"):
+        from index.build import open_index
+
+        retriever = open_index(changes["index"], title_boost=config.title_boost, exact_title=config.exact_title,
+                               progress=False)
+    return llm, retriever
+
+
+class Variants:
+    """The last few agents with other settings or parts, by key: asking again for the same costs nothing."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept, self._items, self._lock = kept, {}, threading.Lock()  # batch() runs questions in threads
+
+    def get(self, key: str, make: Callable[[], Any]) -> Any:
+        """The variant of key, made (and the oldest dropped past `kept`) if new."""
+        with self._lock:
+            if key not in self._items:
+                item = make()
+                if len(self._items) >= self.kept:
+                    self._items.pop(next(iter(self._items)))
+                self._items[key] = item
+            return self._items[key]
 
 
 def runtime_changes(config: AgentConfig, run: RunnableConfig | None) -> dict[str, Any]:

@@ -142,7 +142,7 @@ class AgentOutput(TypedDict, total=False):
     raw_answer: str
     steps: Annotated[list[StepRecord], upsert_steps]
     context: Annotated[list[ContextEntry], upsert_context]
-    done: bool  # stopped early (adaptive mode)
+    done: bool  # stopped early (adaptive mode, or a step brought nothing worth reading)
     answer_context: ContextCut
     final: FinalAnswer
 

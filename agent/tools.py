@@ -34,11 +34,14 @@ def as_documents(call: ToolCall, result: Any) -> list[Document]:
     return [Document(id=key, title=f"{call.name}({args})", text=text[:_MAX_RESULT_CHARS], source=f"tool:{call.name}", article_id=key)]
 
 
-def describe_tools(tools: Sequence[BaseTool], max_calls: int) -> str:
-    """The tools section of the planning prompt (empty when there are none)."""
+def describe_tools(tools: Sequence[BaseTool], max_calls: int, native: bool = False) -> str:
+    """The tools section of the planning prompt (empty when there are none); native: the tools are bound to the
+    model (bind_tools) and the JSON reply goes as the arguments of the `plan` tool."""
     if not tools or max_calls < 1:
         return ""
-    lines = [f"Besides search queries you may call up to {max_calls} of these tools per step, "
+    lines = [f"Send your JSON reply as the arguments of the plan tool. Besides it you may call up to {max_calls} of "
+             "these tools per step:" if native else
+             f"Besides search queries you may call up to {max_calls} of these tools per step, "
              'by adding {"name": ..., "args": {...}} objects to "tool_calls":']
     for tool in tools:
         params = ", ".join(f"{name}: {spec.get('type', 'any')}" for name, spec in tool.args.items())

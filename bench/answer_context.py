@@ -51,14 +51,14 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
         docs = [d for d in (retriever.by_title(t) for t in (record.get("oracle") or {}).get("found", [])) if d]
         ctx.merge(context, list(enumerate(docs)), step=0)
         return context, queries
-    sizes = {"proposer": agent_cfg.get("proposer_docs", 3),
-             "question": agent_cfg.get("question_docs") or agent_cfg.get("n_docs", 10)}
+    from agent.config import AgentConfig
+
+    cfg = AgentConfig(**{k: v for k, v in agent_cfg.items() if k in AgentConfig.model_fields})
     for step in record.get("steps", []):
         origins = step.get("origins") or []
         found = []
         for i, query in enumerate(step.get("queries", [])):
-            size = agent_cfg.get("n_docs", 10) if system == "bm25" else sizes.get(
-                origins[i] if i < len(origins) else "model", agent_cfg.get("n_docs", 10))
+            size = cfg.n_docs if system == "bm25" else cfg.hits_for(origins[i] if i < len(origins) else "model")
             found += list(enumerate(retriever.search(query, size)))
         ctx.merge(context, found, step=step.get("step", 1))
         queries += [q for q in step.get("queries", []) if system != "bm25"]

@@ -44,14 +44,30 @@ def _call_kwargs(llm: BaseChatModel, schema: type[BaseModel], use_schema: bool |
     return {"response_format": response_format_for(schema, json_schema), **kwargs} if use_schema else kwargs
 
 
+def _goes_native(llm: BaseChatModel, use_schema: bool | None, native: bool) -> bool:
+    """Whether a structured call goes through the model's own structured output instead of response_format."""
+    if not native or use_schema is False or accepts_json_schema(llm):
+        return False
+    from agent.llm.native import native_structured
+
+    return native_structured(llm)
+
+
 def structured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type[T], fallback: Callable[[str], T],
                config: RunnableConfig | None = None, *, use_schema: bool | None = None,
-               json_schema: dict | None = None, **invoke_kwargs: Any) -> Structured[T]:
+               json_schema: dict | None = None, native: bool = False, **invoke_kwargs: Any) -> Structured[T]:
     """Ask for a schema-shaped reply; broken JSON is repaired or replaced by fallback(raw).
 
     The JSON schema goes to the backend as response_format when it accepts one (use_schema=None: ask
-    the model). Never raises for bad output; provider failures (network, key, quota) still raise.
+    the model); with native=True a model that does not, but has its own structured output or tool calling
+    (agent.llm.native), is asked through with_structured_output. Never raises for bad output; provider failures
+    (network, key, quota) still raise.
     """
+    if _goes_native(llm, use_schema, native):
+        from agent.llm.native import invoke_structured
+
+        return invoke_structured(llm, _as_messages(prompt), schema, fallback, json_schema or schema.model_json_schema(),
+                                 config, invoke_kwargs)
     kwargs = _call_kwargs(llm, schema, use_schema, invoke_kwargs, json_schema)
     try:
         reply = llm.invoke(_as_messages(prompt), config=config, **kwargs)
@@ -62,9 +78,14 @@ def structured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type
 
 async def astructured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type[T],
                       fallback: Callable[[str], T], config: RunnableConfig | None = None, *,
-                      use_schema: bool | None = None, json_schema: dict | None = None,
+                      use_schema: bool | None = None, json_schema: dict | None = None, native: bool = False,
                       **invoke_kwargs: Any) -> Structured[T]:
     """Async structured()."""
+    if _goes_native(llm, use_schema, native):
+        from agent.llm.native import ainvoke_structured
+
+        return await ainvoke_structured(llm, _as_messages(prompt), schema, fallback,
+                                        json_schema or schema.model_json_schema(), config, invoke_kwargs)
     kwargs = _call_kwargs(llm, schema, use_schema, invoke_kwargs, json_schema)
     try:
         reply = await llm.ainvoke(_as_messages(prompt), config=config, **kwargs)

@@ -7,7 +7,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -16,6 +16,7 @@ from langchain_core.callbacks import (
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, PrivateAttr
 
 Reply = str | dict | list | BaseModel | Exception | Callable[[list[BaseMessage]], Any]
@@ -91,6 +92,8 @@ class ScriptedLLM(BaseChatModel):
             reply = reply(messages)
         if isinstance(reply, Exception):
             raise reply
+        if isinstance(reply, AIMessage):  # a scripted tool call (ToolScriptedLLM) or usage, sent as is
+            return ChatResult(generations=[ChatGeneration(message=reply)])
         if isinstance(reply, BaseModel):
             reply = reply.model_dump_json()
         elif isinstance(reply, (dict, list)):
@@ -108,6 +111,18 @@ class ScriptedLLM(BaseChatModel):
         if self.delay:
             await asyncio.sleep(self.delay)
         return self._next(messages, kwargs)
+
+
+class ToolScriptedLLM(ScriptedLLM):
+    """ScriptedLLM with tool calling, as a tool-calling chat model has it: bind_tools sends the tools (OpenAI format)
+    and tool_choice as call kwargs, so with_structured_output works too; script AIMessages with tool_calls."""
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any) -> Runnable:
+        """The tools and tool_choice bound to every call (see call_kwargs)."""
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        choice = {"tool_choice": tool_choice} if tool_choice else {}
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **choice, **kwargs)
 
 
 TEST_SCRIPT_VARIABLE = "FRAMES_AGENT_TEST_SCRIPT"

@@ -65,3 +65,13 @@ def load_prompt(name_or_path: str) -> Prompt:
     if not text.strip():
         raise PromptError(f"prompt file {path} is empty")
     return Prompt(name=path.stem if path.parent == PROMPTS_DIR else str(path), text=text)
+
+
+def structured_twin(prompt: Prompt) -> Prompt | None:
+    """The prompt's JSON-reply twin, if there is one: a shipped `<name>_json`, or `<stem>_json<suffix>` beside a
+    user's file (the structured answer asks with it)."""
+    path = PROMPTS_DIR / f"{prompt.name}_json.txt"
+    if not path.is_file():
+        own = Path(prompt.name).expanduser()
+        path = own.with_name(f"{own.stem}_json{own.suffix}")
+    return load_prompt(str(path)) if path.is_file() else None

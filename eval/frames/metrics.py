@@ -134,6 +134,11 @@ class RunSummary(BaseModel):
     answer_in_prompt: float | None = None
     answer_in_prompt_ci: tuple[float, float] | None = None
     gold_shown: float | None = None  # mean gold articles shown per question
+    # The answer reply's format (issue 31): share of answered questions whose reply followed it, and how many
+    # answers were read from a structured reply (config structured_answer) rather than by the "Answer:" parser.
+    format_ok: float | None = None
+    format_ok_ci: tuple[float, float] | None = None
+    structured_answers: int = 0
     reader_failures: int = 0  # rated wrong although the gold answer was in the prompt
     retrieval_failures: int = 0  # rated wrong and the gold answer was not in the prompt
     coverage: float | None = None
@@ -223,7 +228,9 @@ def _seen(records: list[QuestionRecord]) -> dict:
     recall_seen = [r.answer_context_recall for r in records if r.answer_context_recall is not None]
     in_prompt = [float(r.answer_in_prompt) for r in records if r.answer_in_prompt is not None]
     wrong = [r for r in records if r.correct is False]
-    return {"answer_context_recall": _mean(recall_seen), "answer_context_recall_ci": bootstrap_ci(recall_seen),
+    formats = [float(r.format_ok) for r in records if r.format_ok is not None]
+    return {"format_ok": _mean(formats), "format_ok_ci": bootstrap_ci(formats),
+            "structured_answers": sum(1 for r in records if (r.final or {}).get("structured")),"answer_context_recall": _mean(recall_seen), "answer_context_recall_ci": bootstrap_ci(recall_seen),
             "shown_recall": _mean(r.shown_recall for r in records),
             "answer_in_prompt": _mean(in_prompt), "answer_in_prompt_ci": bootstrap_ci(in_prompt),
             "gold_shown": _mean(len(r.gold_shown) for r in records if r.gold_shown is not None),

@@ -36,9 +36,12 @@ def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSu
 
 def _seen_lines(s: RunSummary) -> list[str]:
     """Answer-context recall, the gold answer in the prompt, and wrong answers split by reader and retrieval."""
+    formats = [] if s.format_ok is None else [
+        f"- Answer format followed (format_ok: a usable structured reply, or the 'Answer:' line): "
+        f"{with_ci(s.format_ok, s.format_ok_ci)}; read from a structured reply: {s.structured_answers}."]
     if s.answer_in_prompt is None and s.answer_context_recall is None:
-        return []
-    return ["## What the answer could see", "",
+        return ["## What the answer could see", "", *formats, ""] if formats else []
+    return ["## What the answer could see", "", *formats,
             f"- Answer-context recall (gold articles found that the answer prompt showed): "
             f"{with_ci(s.answer_context_recall, s.answer_context_recall_ci)}; gold articles shown per question: "
             f"{num(s.gold_shown, 1)}; shown among all covered gold articles: {num(s.shown_recall)}.",

@@ -92,7 +92,8 @@ def test_in_a_streamed_chain_the_output_chunk_is_the_result(agent):
 
 def test_configurable_settings_per_run(agent):
     specs = {s.id: s for s in agent.config_specs}
-    assert set(specs) == {"k", "n", "n_docs", "prompt", "answer_prompt"}
+    assert set(specs) == {"k", "n", "n_docs", "prompt", "answer_prompt", "model", "index"}
+    assert specs["model"].default is None and "model spec" in specs["model"].description
     assert specs["k"].default == 1 and specs["k"].annotation is int and "per step" in specs["k"].description
     result = agent.invoke("About Brennick", config={"configurable": {"k": 2, "n": 2}})
     assert len(result.steps) == 2 and max(len(s.queries) for s in result.steps) == 2
@@ -104,6 +105,24 @@ def test_configurable_settings_per_run(agent):
     with pytest.raises(AgentError) as err:
         agent.invoke("About Olse", config={"configurable": {"k": 0}})
     assert str(err.value).startswith("k:") and "\n" not in str(err.value)
+
+
+def test_configurable_model_and_index_per_run(agent, tiny_index, monkeypatch):
+    other = ScriptedLLM(responder=lambda m: json.dumps({"thought": "", "queries": ["Olse"]})
+                        if "Reply with one JSON" in m[-1].content else "Answer: from the other model")
+    made = []
+    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: made.append((spec, kw)) or other)
+    result = agent.invoke("About Brennick", config={"configurable": {"model": "fakeprov:other", "n": 2}})
+    assert result.answer == "from the other model" and len(result.steps) == 2
+    assert made == [("fakeprov:other", {"timeout": agent.config.timeout})]
+    agent.invoke("About Brennick", config={"configurable": {"model": "fakeprov:other"}})
+    assert len(made) == 1  # the variant is kept
+    assert agent.invoke("About Brennick").answer == "Brennick"  # the agent's own model otherwise
+    indexed = agent.invoke("About Brennick", config={"configurable": {"index": str(tiny_index)}})
+    assert indexed.documents and indexed.answer == "Brennick"
+    with pytest.raises(FramesAgentError) as err:
+        agent.invoke("About Brennick", config={"configurable": {"index": "/nonexistent/index"}})
+    assert "\n" not in str(err.value)
 
 
 def test_input_schema_is_the_typed_agent_input(agent):

@@ -97,3 +97,29 @@ def test_step_records_say_where_queries_and_new_documents_came_from(tiny_retriev
     assert len(second.new_doc_origins) == len(second.new_doc_ids)
     assert second.new_doc_origins[second.new_doc_ids.index("brennick")] == "proposer"
     assert set(second.new_doc_origins) <= set(second.origins)
+
+
+def test_feedback_queries_fetch_feedback_docs_hits_each(tiny_retriever):
+    plans = [{"thought": "t", "queries": ["Marta Kowalczyk"]}, {"thought": "t", "queries": ["Halvorsen Prize"]}]
+    config = AgentConfig(k=2, n=2, n_docs=2, proposer_docs=1, feedback_queries=1, feedback_docs=1)
+    assert [config.hits_for(o) for o in ("model", "proposer", "question", "feedback")] == [2, 1, 20, 1]
+    result = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=config).invoke(
+        "Who is the mayor of the city where Marta Kowalczyk was born?", answer=False)
+    assert result.steps[1].origins == ["model", "proposer", "feedback"] and result.steps[1].query_hits == [2, 1, 1]
+
+
+def test_a_step_that_brings_nothing_worth_reading_ends_the_loop(tiny_retriever):
+    question = "Who is the mayor of the city where Marta Kowalczyk was born?"
+    plans = [{"thought": "t", "queries": ["Marta Kowalczyk"]}, {"thought": "t", "queries": ["Punxsutawney Phil"]},
+             {"thought": "t", "queries": ["Brennick"]}]
+    base = dict(k=1, n=3, n_docs=1, propose_queries=False, answer_budget=200)
+    stale = FramesAgent(ScriptedLLM(plans[:2]), tiny_retriever, config=AgentConfig(**base, stop_when_stale=True))
+    result = stale.invoke(question, answer=False)
+    assert [s.queries for s in result.steps] == [["Marta Kowalczyk"], ["Punxsutawney Phil"]] and result.stopped_early
+    fixed = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=AgentConfig(**base)).invoke(question, answer=False)
+    assert len(fixed.steps) == 3 and not fixed.stopped_early
+    # A step whose new article the answer would read goes on.
+    useful = [plans[0], {"thought": "t", "queries": ["Brennick"]}, {"thought": "t", "queries": ["Punxsutawney Phil"]}]
+    result = FramesAgent(ScriptedLLM(useful), tiny_retriever, config=AgentConfig(**base, stop_when_stale=True)).invoke(
+        question, answer=False)
+    assert len(result.steps) == 3

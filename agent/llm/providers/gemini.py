@@ -55,6 +55,8 @@ def json_schema_to_gemini(schema: dict, defs: dict | None = None) -> dict:
         out["items"] = json_schema_to_gemini(schema["items"], defs)
     if "properties" in schema:
         out["properties"] = {k: json_schema_to_gemini(v, defs) for k, v in schema["properties"].items()}
+        # Gemini writes properties in alphabetical order unless told: a reasoning must come before its answer.
+        out["property_ordering"] = list(schema["properties"])
     return {**out, "nullable": True} if nullable else out
 
 

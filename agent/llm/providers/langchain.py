@@ -39,17 +39,53 @@ def provider_package(provider: str) -> str:
     return module.split(".", 1)[0].replace("_", "-")
 
 
+# Seconds per request when the caller gives none: a hung connection must not hold a question forever (an Ollama
+# server on a CPU answers slowly, as the embedded model does).
+DEFAULT_TIMEOUT, SLOW_PROVIDER_TIMEOUT = 120.0, 600.0
+
+
+def accepted_keywords(provider: str) -> set[str]:
+    """Constructor keywords (field names and aliases) of a provider's chat model class; empty when not installed."""
+    import importlib
+
+    entry = (_registry() or {}).get(provider)
+    try:
+        cls = getattr(importlib.import_module(entry[0]), entry[1]) if entry else None
+    except (ImportError, AttributeError):
+        return set()
+    fields = getattr(cls, "model_fields", None) or {}
+    return set(fields) | {f.alias for f in fields.values() if getattr(f, "alias", None)}
+
+
+def deadline_kwargs(provider: str, timeout: float | None, max_retries: int | None) -> dict[str, Any]:
+    """The request timeout (default DEFAULT_TIMEOUT) and retries as the provider's class takes them: `timeout` or
+    `request_timeout`, else its HTTP client's (`client_kwargs`, Ollama); nothing it does not take."""
+    accepted = accepted_keywords(provider)
+    timeout = timeout or (SLOW_PROVIDER_TIMEOUT if provider == "ollama" else DEFAULT_TIMEOUT)
+    out: dict[str, Any] = {}
+    if "timeout" in accepted:
+        out["timeout"] = timeout
+    elif "request_timeout" in accepted:
+        out["request_timeout"] = timeout
+    elif "client_kwargs" in accepted:
+        out["client_kwargs"] = {"timeout": timeout}
+    if max_retries is not None and "max_retries" in accepted:
+        out["max_retries"] = max_retries
+    return out
+
+
 def make_langchain_chat(provider: str, name: str, *, timeout: float | None = None, max_retries: int | None = None,
                         temperature: float | None = 0.0, max_tokens: int | None = None) -> BaseChatModel:
     """provider:name through init_chat_model; only settings the caller gave are passed (not every integration
-    takes every keyword)."""
+    takes every keyword), and a request timeout (and retries) where the provider's class takes one."""
     from langchain.chat_models import init_chat_model
 
     spec = f"{provider}:{name}"
     if not name:
         raise E.ModelSpecError(f"{provider}: name a model, e.g. {provider}:<model>")
-    given = {"temperature": temperature, "max_tokens": max_tokens, "timeout": timeout, "max_retries": max_retries}
+    given = {"temperature": temperature, "max_tokens": max_tokens}
     kwargs: dict[str, Any] = {key: value for key, value in given.items() if value is not None}
+    kwargs.update(deadline_kwargs(provider, timeout, max_retries))
     try:
         model = init_chat_model(name, model_provider=provider, **kwargs)
     except ImportError:

@@ -226,3 +226,13 @@ def test_schema_translation_inlines_refs_and_nullables():
     assert out["properties"]["items"]["items"]["properties"]["name"] == {"type": "STRING"}
     assert out["properties"]["kind"] == {"type": "STRING", "nullable": True}
     types.Schema.model_validate(out)  # the SDK accepts it
+
+
+def test_schema_translation_keeps_the_property_order():
+    from google.genai import types
+
+    from agent.answers import answer_schema
+
+    out = gemini.json_schema_to_gemini(answer_schema())
+    assert out["property_ordering"] == ["reasoning", "answer"]  # Gemini would write "answer" first otherwise
+    assert types.Schema.model_validate(out).property_ordering == ["reasoning", "answer"]

@@ -71,3 +71,39 @@ def test_the_cli_reports_a_missing_package_in_one_line_with_exit_2(fake_provider
     assert main(["llm", "hello", "--model", "absentprov:m", "--no-cache"]) == 2
     err = capsys.readouterr().err
     assert err == "error: absentprov:m needs the langchain-absentprov package: pip install langchain-absentprov\n"
+
+
+class TimedFake(FakeListChatModel):
+    """A provider class that takes a request timeout and retries, as ChatAnthropic or ChatMistralAI do."""
+
+    timeout: float | None = None
+    max_retries: int = 2
+
+
+class ClientFake(FakeListChatModel):
+    """A provider class whose HTTP client takes the timeout, as ChatOllama's does."""
+
+    client_kwargs: dict = {}
+
+
+@pytest.mark.parametrize("cls, provider, given, expected", [
+    (TimedFake, "timedprov", {}, {"timeout": 120.0}),
+    (TimedFake, "timedprov", {"timeout": 30.0, "max_retries": 1}, {"timeout": 30.0, "max_retries": 1}),
+    (ClientFake, "ollama", {}, {"client_kwargs": {"timeout": 600.0}}),
+    (ClientFake, "ollama", {"max_retries": 1}, {"client_kwargs": {"timeout": 600.0}}),  # no retries field
+])
+def test_request_timeouts_reach_providers_that_take_them(monkeypatch, cls, provider, given, expected):
+    provider_class = cls
+    made = []
+
+    def create(cls, model, **kwargs):
+        made.append(kwargs)
+        return cls(responses=["ok"], **{k: v for k, v in kwargs.items() if k in cls.model_fields})
+
+    monkeypatch.setitem(lc._BUILTIN_PROVIDERS, provider, (__name__, provider_class.__name__, create))
+    lc._get_chat_model_creator.cache_clear()
+    try:
+        model = resolve_model(f"{provider}:m", temperature=None, **given)
+    finally:
+        lc._get_chat_model_creator.cache_clear()
+    assert made == [expected] and model.invoke("hi").content == "ok"

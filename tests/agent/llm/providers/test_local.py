@@ -41,3 +41,17 @@ def test_smollm2_plain_streamed_and_structured(pool, tmp_path):
     again = asyncio.run(astructured(llm, prompt, Queries, fallback, max_tokens=120))
     assert again == result  # greedy + cached: reruns repeat
     assert llm.cache.hits >= 1
+
+
+def test_smollm2_structured_answer_through_the_grammar_is_parseable(pool):
+    """The answer step's JSON schema reaches llama.cpp as a grammar: even a 135M model's reply is {reasoning, answer}."""
+    from agent import AgentConfig, FramesAgent
+    from retrieval.types import Document
+
+    llm = resolve_model("local:smollm2-135m", runtime_pool=pool)
+    agent = FramesAgent(llm, None, config=AgentConfig.for_model(llm))
+    docs = [Document(id="d1", title="Paris", text="Paris is the capital and largest city of France.")]
+    result = agent.answer_from("What is the capital of France?", docs)
+    print(result.raw_answer)
+    assert agent.nodes.answer_call.structured and agent.nodes.answer_prompt.name == "answer_json"
+    assert result.final.structured and result.final.format_ok and result.answer

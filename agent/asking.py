@@ -1,0 +1,123 @@
+"""How the plan and answer steps ask the model, by what its backend can do: a JSON schema (our providers; a grammar
+for the embedded llama.cpp model, response_format for OpenAI-compatible servers, response_schema for Gemini), the
+chat model's own structured output and tool calling (LangChain with_structured_output, bind_tools), or prompt text
+read by a tolerant parser."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.tools import BaseTool
+
+from agent.answers import AnswerReply, FinalAnswer, answer_schema, no_answer, parse_reply, read_structured
+from agent.config import AgentConfig
+from agent.llm.calls import accepts_json_schema, astructured, message_text, response_format_for, structured
+from agent.llm.errors import EmptyReplyError
+from agent.llm.json_repair import Structured, parse_structured
+from agent.llm.native import (bind_with_tools, native_structured, native_tools, read_native, read_tool_reply,
+                              schema_tool, structured_runnable)
+from agent.prompts import Prompt, structured_twin
+from agent.queries import PlanReply, fallback_plan, plan_schema, reply_extras
+from agent.state import ToolCall
+from agent.tools import describe_tools
+
+PLAN_TOOL = "plan"  # the tool whose arguments are the plan when the model's tools are bound natively
+
+
+class PlanCall:
+    """The plan step's call: JSON schema or prompt JSON (queries and tool calls in one object), or, for a model
+    with its own tool calling, the plan as one bound tool beside the agent's tools."""
+
+    def __init__(self, llm: BaseChatModel, tools: Sequence[BaseTool], config: AgentConfig) -> None:
+        self.llm, self.tools = llm, list(tools)
+        schema_shaped = accepts_json_schema(llm)
+        self.native = config.native_tools and not schema_shaped and (
+            native_tools(llm) if self.tools else native_structured(llm))
+        bound_tools = self.native and bool(self.tools) and config.max_tool_calls > 0
+        in_json = bool(self.tools) and not bound_tools
+        self.schema = plan_schema(config.k, config.max_tool_calls if in_json else 0, config.adaptive,
+                                  config.plan_thought_chars)
+        self.reply_extras = reply_extras(in_json, config.adaptive)
+        self.tools_text = describe_tools(self.tools, config.max_tool_calls, native=bound_tools)
+        self.bound: Runnable | None = None
+        if bound_tools:
+            plan = schema_tool(PLAN_TOOL, "This step's thought and search queries.", self.schema)
+            self.bound = bind_with_tools(llm, [plan, *self.tools])
+
+    def _read(self, message: Any) -> Structured[PlanReply]:
+        reply, others = read_tool_reply(message, PLAN_TOOL, PlanReply, fallback_plan)
+        calls = [ToolCall(name=c["name"], args=c["args"]) for c in others]
+        reply.value = reply.value.model_copy(update={"tool_calls": [*reply.value.tool_calls, *calls]})
+        return reply
+
+    def invoke(self, text: str, config: RunnableConfig, **kwargs: Any) -> Structured[PlanReply]:
+        """The plan of one step (never raises for a bad reply)."""
+        if self.bound is None:
+            return structured(self.llm, text, PlanReply, fallback_plan, config=config, json_schema=self.schema,
+                              native=self.native, **kwargs)
+        try:
+            return self._read(self.bound.invoke([HumanMessage(content=text)], config=config, **kwargs))
+        except EmptyReplyError as exc:
+            return Structured(fallback_plan(""), "", fallback=True, error=str(exc))
+
+    async def ainvoke(self, text: str, config: RunnableConfig, **kwargs: Any) -> Structured[PlanReply]:
+        """Async invoke."""
+        if self.bound is None:
+            return await astructured(self.llm, text, PlanReply, fallback_plan, config=config, json_schema=self.schema,
+                                     native=self.native, **kwargs)
+        try:
+            return self._read(await self.bound.ainvoke([HumanMessage(content=text)], config=config, **kwargs))
+        except EmptyReplyError as exc:
+            return Structured(fallback_plan(""), "", fallback=True, error=str(exc))
+
+
+class AnswerCall:
+    """The answer step's call: a structured {reasoning, answer} reply where config.structured_answer (by default:
+    where the backend constrains replies) and the answer prompt has a JSON twin, else free text and the "Answer:"
+    line parser, which also reads a structured reply that is unusable."""
+
+    def __init__(self, llm: BaseChatModel, config: AgentConfig, prompt: Prompt) -> None:
+        self.llm, self.calculator = llm, config.calculator
+        self.schema_shaped = accepts_json_schema(llm)
+        self.native = config.native_tools and not self.schema_shaped and native_structured(llm)
+        wanted = config.structured_answer
+        twin = structured_twin(prompt) if wanted is not False else None
+        self.structured = twin is not None and (wanted if wanted is not None else self.schema_shaped or self.native)
+        self.prompt = twin if self.structured and twin is not None else prompt
+        self.schema = answer_schema()
+
+    def _kwargs(self, kwargs: dict) -> dict:
+        if not self.schema_shaped:
+            return kwargs  # prompt JSON: the twin prompt asks for it, parse_structured repairs it
+        return {"response_format": response_format_for(AnswerReply, self.schema), **kwargs}
+
+    def _read_text(self, raw: str) -> tuple[str, FinalAnswer]:
+        if not self.structured:
+            return raw, parse_reply(raw, calculator=self.calculator)
+        return raw, read_structured(parse_structured(raw, AnswerReply, no_answer), self.calculator)
+
+    def invoke(self, text: str, config: RunnableConfig, **kwargs: Any) -> tuple[str, FinalAnswer]:
+        """(the raw reply, the final answer read from it); provider failures and empty replies raise."""
+        if self.structured and self.native:
+            reply = structured_runnable(self.llm, self.schema, kwargs).invoke(_messages(text), config=config)
+            return self._read_native(reply)
+        reply = self.llm.invoke(text, config=config, **(self._kwargs(kwargs) if self.structured else kwargs))
+        return self._read_text(message_text(reply.content))
+
+    async def ainvoke(self, text: str, config: RunnableConfig, **kwargs: Any) -> tuple[str, FinalAnswer]:
+        """Async invoke."""
+        if self.structured and self.native:
+            reply = await structured_runnable(self.llm, self.schema, kwargs).ainvoke(_messages(text), config=config)
+            return self._read_native(reply)
+        reply = await self.llm.ainvoke(text, config=config, **(self._kwargs(kwargs) if self.structured else kwargs))
+        return self._read_text(message_text(reply.content))
+
+    def _read_native(self, out: Any) -> tuple[str, FinalAnswer]:
+        reply = read_native(out, AnswerReply, no_answer, str(self.schema.get("title", "AnswerReply")))
+        return reply.raw, read_structured(reply, self.calculator)
+
+
+def _messages(text: str) -> list[BaseMessage]:
+    return [HumanMessage(content=text)]
