@@ -140,3 +140,14 @@ def compare_paired_means(a: Sequence[float], b: Sequence[float]) -> PairedMeans:
     mean_a, mean_b = float(np.mean(a)), float(np.mean(b))
     return PairedMeans(n=len(a), mean_a=mean_a, mean_b=mean_b, diff=mean_b - mean_a, ci_low=low, ci_high=high,
                        p_value=sign_flip_p(np.asarray(b, dtype=float) - np.asarray(a, dtype=float)))
+
+
+def wilson_ci(successes: int, n: int, *, z: float = 1.959964) -> tuple[float, float] | None:
+    """Wilson score 95% interval of a proportion (None when n is 0)."""
+    # Unlike the bootstrap it stays honest for small n and at 0% or 100% (a bootstrap of 3/3 is [1, 1]).
+    if n <= 0:
+        return None
+    p, spread = successes / n, z * z / n
+    centre = (p + spread / 2) / (1 + spread)
+    half = z * ((p * (1 - p) / n + spread / (4 * n)) ** 0.5) / (1 + spread)
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -53,7 +53,7 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
     if not ModelSpec.of(settings.model).local:
         total = questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
         return (f"{questions} question(s) × {calls}; at ~{HOSTED_SECONDS_PER_CALL:.0f} s a hosted call and concurrency "
-                f"{concurrency}: roughly {_duration(total)} (an estimate; provider speed varies)")
+                f"{concurrency}: roughly {duration(total)} (an estimate; provider speed varies)")
 
     def call_seconds(prompt_tokens: int, output_tokens: int) -> float:
         return prompt_tokens / LOCAL_PROMPT_TPS + output_tokens / LOCAL_OUTPUT_TPS
@@ -73,12 +73,13 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
     planning = first_plan + (settings.n - 1) * later_plan if settings.system == "multistep" else 0
     per_question = planning + (0 if settings.retrieval_only else answer) + judge_calls * judge
     return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
-            f"{_duration(questions * per_question)} (an estimate from ~{LOCAL_PROMPT_TPS:.0f} prompt and "
+            f"{duration(questions * per_question)} (an estimate from ~{LOCAL_PROMPT_TPS:.0f} prompt and "
             f"~{LOCAL_OUTPUT_TPS:.0f} output tokens/s measured on 2 idle cores, full token budgets, judge calls only "
             "when the short-cuts miss; other jobs on the machine slow it down; --limit N for a quick look)")
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """A span of seconds said as a person would: "40 s", "12 min", "2.5 h"."""
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:

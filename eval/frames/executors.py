@@ -91,6 +91,7 @@ class RayCluster:
         from tqdm import tqdm
 
         from eval.frames import remote
+        from eval.frames.progress import shown
 
         options = {"max_retries": self.max_retries, "num_cpus": self.task_cpus}
         probe = ray.remote(**options)(remote.fingerprint_task)
@@ -106,7 +107,8 @@ class RayCluster:
             run.start(fingerprint, echo)
         pending = {task.remote(jobs[id(run)], question, not run.settings.retrieval_only): (run, question)
                    for run in live for question in run.todo}
-        progress = any(run.settings.progress for run in live)
+        # Per question only: a question's steps happen in a worker process, which sends back its record alone.
+        progress = shown(any(run.settings.progress for run in live), sys.stderr)
         bar = tqdm(total=len(pending), unit="q", desc="ray", file=sys.stderr, disable=not progress, dynamic_ncols=True)
         try:
             while pending:

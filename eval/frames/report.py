@@ -8,12 +8,12 @@ from pathlib import Path
 from eval.errors import EvalError
 from eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
 from eval.frames.metrics import RunSummary, run_summary
+from eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
 from eval.frames.records import QuestionRecord
 from eval.frames.provenance import origin_lines
 from eval.frames.visibility import visibility_lines
 
 SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
-ACCURACY_PLOT, RECALL_PLOT = "accuracy_by_type.png", "recall_by_step.png"
 _MAX_ROWS = 100
 
 
@@ -33,7 +33,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
                           retrieval_only=config.get("retrieval_only"))
     summary.warnings = list(warnings)
     run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
-    plots = _plots(run_dir.path, summary)
+    plots = write_plots(run_dir.path, summary)  # eval/frames/plots.py: the figures with their 95% intervals
     run_dir.write(REPORT_FILE, render_markdown(config, summary, records, plots))
     if html:
         from eval.frames.html import write_run_html
@@ -60,53 +60,6 @@ def rerender(path: Path, html: bool = False) -> tuple[dict, RunSummary, list[Que
         summary = write_outputs(run_dir, config, warnings=warnings, html=html)
         records, _ = run_dir.load_records()
     return config, summary, [records[k] for k in sorted(records, key=_natural)]
-
-
-# --- plots ------------------------------------------------------------------------------------------------------
-def _plots(out: Path, summary: RunSummary) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    made = []
-    types = {k: v for k, v in summary.by_reasoning_type.items() if v.accuracy is not None}
-    if summary.accuracy is not None and types:
-        fig, ax = plt.subplots(figsize=(7, 3.6))
-        names = [f"overall ({summary.rated} rated)", *(f"{k} ({v.rated} rated)" for k, v in types.items())]
-        values = [summary.accuracy, *(v.accuracy for v in types.values())]
-        bars = ax.barh(names[::-1], [v * 100 for v in values[::-1]], color=["#4c72b0"] * len(types) + ["#dd8452"])
-        ax.bar_label(bars, labels=[f"{v * 100:.0f}%" for v in values[::-1]], padding=3)
-        ax.set_xlabel("accuracy over rated answers (%)")
-        ax.set_xlim(0, 100)
-        unrated = f", {summary.unrated} unrated" if summary.unrated else ""
-        ax.set_title(f"Accuracy by reasoning type ({summary.system}, {summary.n} questions{unrated})")
-        fig.tight_layout()
-        fig.savefig(out / ACCURACY_PLOT, dpi=110)
-        plt.close(fig)
-        made.append(ACCURACY_PLOT)
-    curve = summary.recall_by_step
-    if curve:
-        fig, ax = plt.subplots(figsize=(6, 3.6))
-        steps = list(range(1, len(curve) + 1))
-        ax.plot(steps, [(v or 0) * 100 for v in curve], marker="o", label="recall (all gold articles)")
-        covered = summary.covered_recall_by_step
-        if any(v is not None for v in covered):
-            ax.plot(steps, [(v or 0) * 100 for v in covered], marker="s", label="covered recall (gold in index)")
-        if summary.coverage is not None:
-            ax.axhline(summary.coverage * 100, color="grey", linestyle="--", linewidth=1,
-                       label=f"coverage {summary.coverage * 100:.0f}% (ceiling of recall)")
-        ax.set_xlabel("step")
-        ax.set_ylabel("gold-article recall (%)")
-        ax.set_xticks(steps)
-        ax.set_ylim(0, 100)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=8)  # outside: never on data
-        ax.set_title(f"Recall after each step ({summary.system}, {summary.n} questions)")
-        fig.tight_layout()
-        fig.savefig(out / RECALL_PLOT, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-        made.append(RECALL_PLOT)
-    return made
 
 
 # --- markdown ---------------------------------------------------------------------------------------------------

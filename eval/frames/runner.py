@@ -190,36 +190,38 @@ def _postfix(records: dict[str, QuestionRecord], answer: bool) -> str:
 
 
 async def run_all(todo: list[Question], components: Components, run_dir: RunDir, records: dict[str, QuestionRecord], *,
-                  concurrency: int, answer: bool, progress: bool) -> int:
+                  concurrency: int, answer: bool, progress: bool, steps: int | None = None) -> int:
     """Run todo questions with at most `concurrency` at a time; append each record as soon as it is done."""
-    from tqdm import tqdm
+    from eval.frames.progress import Progress
+    from eval.frames.systems import WATCH
 
     semaphore = asyncio.Semaphore(max(1, concurrency))
     # Baseline systems search and fetch in asyncio.to_thread; the default pool (cores + 4 threads) would cap
     # I/O-bound retrievers below the requested concurrency.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=max(8, 2 * concurrency)))
-    bar = tqdm(total=len(todo), unit="q", desc=components.system.name, file=sys.stderr, disable=not progress,
-               dynamic_ncols=True)
+    shown = Progress(len(todo), components.system.name, steps=steps, progress=progress)
 
     async def one(question: Question) -> None:
         async with semaphore:
-            record = await run_question(question, components, answer)
+            with shown.flight(question.id) as watch:
+                if shown.enabled:  # each gathered question is its own task: the watcher is this question's alone
+                    WATCH.set(watch)
+                record = await run_question(question, components, answer)
         run_dir.append(record)
         records[question.id] = record
-        bar.set_postfix_str(_postfix(records, answer), refresh=False)
-        bar.update(1)
+        shown.finished(_postfix(records, answer))
 
     async def tick() -> None:  # a local model may take minutes per question: keep the elapsed time moving
         while True:
             await asyncio.sleep(1.0)
-            bar.refresh()
+            shown.refresh()
 
     ticker = asyncio.create_task(tick())
     try:
         await asyncio.gather(*(one(q) for q in todo))
     finally:
         ticker.cancel()
-        bar.close()
+        shown.close()
     return len(todo)
 
 
@@ -237,7 +239,8 @@ def run_frames(settings: RunSettings, agent_config, *,
         try:
             asyncio.run(run_all(run.todo, components, run.run_dir, run.records, answer=not settings.retrieval_only,
                                 concurrency=settings.concurrency or default_concurrency(settings),
-                                progress=settings.progress))
+                                progress=settings.progress,
+                                steps=agent_config.n if settings.system == "multistep" else None))
         finally:  # also after Ctrl-C: the summary covers every finished question
             outcome = run.finish()
     return outcome

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import os
 import threading
@@ -11,12 +12,16 @@ from pathlib import Path
 from typing import Protocol
 
 from agent.api import FramesAgent
-from agent.state import AgentResult, StepRecord
+from agent.state import AgentEvent, AgentResult, AnswerReady, StepRecord
 from eval.frames.datasets import Question, normalize_title
 from retrieval.errors import FramesAgentError
 from retrieval.types import Document, Retriever
 
 SYSTEMS = ("multistep", "naive", "bm25", "oracle")
+# Where the question running in this task sends the agent's per-step events (the runner's progress display sets it);
+# a context variable, so each of the concurrent questions has its own and System.run keeps its signature.
+WATCH: contextvars.ContextVar[Callable[[AgentEvent], None] | None] = contextvars.ContextVar("frames_watch",
+                                                                                            default=None)
 
 
 @dataclass
@@ -46,7 +51,14 @@ class MultiStep:
         self.agent = agent
 
     async def run(self, question: Question, answer: bool = True) -> SystemOutput:
-        return SystemOutput(await self.agent.ainvoke(question.prompt, answer=answer))
+        watch = WATCH.get()
+        if watch is None:
+            return SystemOutput(await self.agent.ainvoke(question.prompt, answer=answer))
+        result = None
+        async for event in self.agent.astream(question.prompt, answer=answer):  # the same result, step by step
+            watch(event)
+            result = event.result if isinstance(event, AnswerReady) else result
+        return SystemOutput(result)
 
 
 class Naive:
