@@ -157,7 +157,7 @@ class Nodes:
             if queries and self.retriever is not None:
                 try:
                     origins = state["steps"][-1].origins if state.get("steps") else []
-                    hits, update["query_hits"] = self._search(queries, origins, config)
+                    hits, update["query_hits"] = self._search(queries, origins, config, step)
                 except FramesAgentError as exc:
                     raise AgentError(f"retrieval failed at step {step}: {exc}") from exc
                 found += hits
@@ -172,13 +172,13 @@ class Nodes:
         update.update({"errors": [*record.errors, *errors]} if errors else {})
         return {"retrieved": found, "steps": [record.model_copy(update=update)]}
 
-    def _search(self, queries: list[str], origins: list[str],
-                config: RunnableConfig | None) -> tuple[list[tuple[int, Document]], list[int]]:
+    def _search(self, queries: list[str], origins: list[str], config: RunnableConfig | None,
+                step: int = 1) -> tuple[list[tuple[int, Document]], list[int]]:
         """(rank, hit) pairs in query order, and the hits of each query: n_docs hits per query, proposer_docs per
         proposer query, question_docs for the question query, feedback_docs per feedback query (one batch for
         each size)."""
         cfg = self.config
-        sizes = [cfg.hits_for(origins[i] if i < len(origins) else "model") for i in range(len(queries))]
+        sizes = [cfg.hits_for(origins[i] if i < len(origins) else "model", step) for i in range(len(queries))]
         hits: dict[int, list[Document]] = {}
         for size in dict.fromkeys(sizes):
             positions = [i for i, n in enumerate(sizes) if n == size]

@@ -58,7 +58,8 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
         origins = step.get("origins") or []
         found = []
         for i, query in enumerate(step.get("queries", [])):
-            size = cfg.n_docs if system == "bm25" else cfg.hits_for(origins[i] if i < len(origins) else "model")
+            size = cfg.n_docs if system == "bm25" else cfg.hits_for(origins[i] if i < len(origins) else "model",
+                                                                          step.get("step", 1))
             found += list(enumerate(retriever.search(query, size)))
         ctx.merge(context, found, step=step.get("step", 1))
         queries += [q for q in step.get("queries", []) if system != "bm25"]

@@ -58,7 +58,8 @@ STEPS = [
 def test_exactly_k_times_n_searches(tiny_retriever):
     counting = Counting(tiny_retriever)
     llm = ScriptedLLM([*STEPS, "She was born in Brennick.\nAnswer: Tomas Ferrante"])
-    result = FramesAgent(llm, counting, config=AgentConfig(k=3, n=3, n_docs=2, propose_queries=False)).invoke(
+    paper = AgentConfig(k=3, n=3, n_docs=2, propose_queries=False, question_query=False)  # the paper's k searches
+    result = FramesAgent(llm, counting, config=paper).invoke(
         "Who is the mayor of the city where Marta Kowalczyk was born?")
     assert counting.batches == [s["queries"] for s in STEPS]
     assert sum(len(b) for b in counting.batches) == 3 * 3
@@ -166,7 +167,7 @@ def test_short_or_repeated_plans_are_topped_up_by_the_proposer(tiny_retriever):
     # Step 1 gives nothing usable, step 2 only repeats: the proposer's entities fill in, each marked as such.
     llm = ScriptedLLM(["", plan("Gannet Park"), "Answer: 1962"])
     # Any entity span may fill in here (the tiny index has few titles to name).
-    config = AgentConfig(k=3, n=2, n_docs=4, proposer_titles_only=False, proposer_min_shared=0)
+    config = AgentConfig(k=3, n=2, n_docs=4, proposer_titles_only=False, proposer_min_shared=0, question_query=False)
     result = FramesAgent(llm, tiny_retriever, config=config).invoke(
         "When did the stadium of Kestrel Valley FC, Gannet Park, open?")
     first, second = result.steps
@@ -182,11 +183,12 @@ def test_short_or_repeated_plans_are_topped_up_by_the_proposer(tiny_retriever):
 
 def test_proposer_competes_for_slots_and_origins_follow_queries(tiny_retriever):
     replies = [plan("Kestrel Valley FC"), plan("football", "club", "stadium"), "Answer: x"]
-    config = AgentConfig(k=3, n=2, n_docs=3, proposer_slots=1, proposer_titles_only=False, proposer_min_shared=0)
+    config = AgentConfig(k=3, n=2, n_docs=3, proposer_slots=1, proposer_titles_only=False, proposer_min_shared=0,
+                         question_query=False)
     result = FramesAgent(ScriptedLLM(replies), tiny_retriever, config=config).invoke("Where does Kestrel Valley FC play?")
     second = result.steps[1]
     assert second.queries[:2] == ["football", "club"] and second.origins == ["model", "model", "proposer"]
-    off = AgentConfig(k=3, n=2, n_docs=3, propose_queries=False)
+    off = AgentConfig(k=3, n=2, n_docs=3, propose_queries=False, question_query=False)
     result = FramesAgent(ScriptedLLM(replies), tiny_retriever, config=off).invoke("Where does Kestrel Valley FC play?")
     assert result.steps[1].origins == ["model"] * 3 and result.steps[0].origins == ["model"]
 
@@ -200,6 +202,14 @@ def test_proposer_queries_fetch_proposer_docs_hits_each(tiny_retriever):
     proposed = [q for step in result.steps for q, o in zip(step.queries, step.origins) if o == "proposer"]
     assert proposed and all(k == 1 for batch, k in counting.batches if set(batch) <= set(proposed))
     assert {q for batch, k in counting.batches if k == 1 for q in batch} == set(proposed)
+
+
+def test_the_questions_own_hits_are_in_step_1_by_default(tiny_retriever):
+    question = "Who is the mayor of Brennick?"
+    result = FramesAgent(ScriptedLLM([plan("Marta Kowalczyk")]), tiny_retriever, config=AgentConfig(k=1, n=1)).invoke(
+        question, answer=False)
+    assert AgentConfig().question_query and result.steps[0].queries == ["Marta Kowalczyk", question]
+    assert result.steps[0].origins == ["model", "question"] and "brennick" in result.steps[0].new_doc_ids
 
 
 def test_question_query_fetches_question_docs_hits_at_step_1_only(tiny_retriever):
@@ -216,7 +226,8 @@ def test_question_query_fetches_question_docs_hits_at_step_1_only(tiny_retriever
 def test_long_and_too_many_queries_are_trimmed(tiny_retriever):
     long = "birth city of the mayor of Brennick in the year the observatory got its new telescope installed"
     llm = ScriptedLLM([plan(long, "Olse River", "Port Alder", "Gannet Park"), "Answer: a"])
-    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=2, n=1, max_query_words=6)).invoke("q?")
+    config = AgentConfig(k=2, n=1, max_query_words=6, question_query=False)
+    result = FramesAgent(llm, tiny_retriever, config=config).invoke("q?")
     assert result.steps[0].queries == ["birth city of the mayor of", "Olse River"]
 
 

@@ -42,7 +42,7 @@ class Half:
 
 def test_build_graph_adapts_a_langchain_retriever(store_retriever):
     llm = ScriptedLLM([{"thought": "", "queries": ["fact number 3"]}, "Answer: three"])
-    graph = build_graph(llm, store_retriever, config=AgentConfig(k=1, n=1, n_docs=2))
+    graph = build_graph(llm, store_retriever, config=AgentConfig(k=1, n=1, n_docs=2, question_query=False))
     state = graph.invoke({"question": "Which fact?"})
     assert state["answer"] == "three" and len(state["context"]) == 2
     with pytest.raises(UsageError) as err:  # at construction, not inside the retrieve task
@@ -96,7 +96,7 @@ def test_configurable_settings_per_run(agent):
     assert specs["model"].default is None and "model spec" in specs["model"].description
     assert specs["k"].default == 1 and specs["k"].annotation is int and "per step" in specs["k"].description
     result = agent.invoke("About Brennick", config={"configurable": {"k": 2, "n": 2}})
-    assert len(result.steps) == 2 and max(len(s.queries) for s in result.steps) == 2
+    assert len(result.steps) == 2 and max(o.count("model") for o in (s.origins for s in result.steps)) == 2
     bound = agent.with_config(configurable={"n": 3})
     assert len(bound.invoke("About Olse").steps) == 3 and len(agent.invoke("About Olse").steps) == 1
     assert agent.with_settings(n=3) is agent.with_settings(n=3)  # variants are kept, not rebuilt per run

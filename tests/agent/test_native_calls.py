@@ -35,7 +35,8 @@ def test_plans_and_the_answer_go_through_with_structured_output(tiny_retriever):
     answer = AIMessage(content="", tool_calls=[_call("AnswerReply", {"reasoning": "The article names him.",
                                                                      "answer": "Tomas Ferrante"})])
     llm = ToolScriptedLLM([plan, answer])
-    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=1, n=1, n_docs=2)).invoke("Who is the mayor of Brennick?")
+    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=1, n=1, n_docs=2, question_query=False)).invoke(
+        "Who is the mayor of Brennick?")
     plan_kwargs, answer_kwargs = llm.call_kwargs
     assert _tool_names(plan_kwargs) == ["PlanReply"] and plan_kwargs["tool_choice"] == "any"
     assert plan_kwargs["tools"][0]["function"]["parameters"]["properties"]["queries"]["maxItems"] == 1
@@ -47,7 +48,8 @@ def test_plans_and_the_answer_go_through_with_structured_output(tiny_retriever):
 def test_a_native_model_that_answers_in_text_is_read_from_the_text(tiny_retriever):
     llm = ToolScriptedLLM([json.dumps({"thought": "t", "queries": ["Brennick"]}),
                            "Reasoning: named.\nAnswer: Tomas Ferrante"])
-    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=1, n=1, n_docs=2)).invoke("Who is the mayor?")
+    result = FramesAgent(llm, tiny_retriever, config=AgentConfig(k=1, n=1, n_docs=2, question_query=False)).invoke(
+        "Who is the mayor?")
     assert result.steps[0].queries == ["Brennick"] and result.answer == "Tomas Ferrante"
     assert not result.final.format_ok  # the structured reply was unusable: the fallback parser read it
 

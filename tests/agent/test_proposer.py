@@ -84,7 +84,7 @@ def test_each_new_document_is_credited_to_the_first_query_that_brought_it():
 
 def test_step_records_say_where_queries_and_new_documents_came_from(tiny_retriever):
     plans = [{"thought": "t", "queries": ["Marta Kowalczyk"]}, {"thought": "t", "queries": ["Halvorsen Prize"]}]
-    config = AgentConfig(k=2, n=2, n_docs=2, proposer_docs=1, feedback_queries=1)
+    config = AgentConfig(k=2, n=2, n_docs=2, proposer_docs=1, feedback_queries=1, question_query=False)
     result = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=config).invoke(
         "Who is the mayor of the city where Marta Kowalczyk was born?", answer=False)
     first, second = result.steps
@@ -101,8 +101,11 @@ def test_step_records_say_where_queries_and_new_documents_came_from(tiny_retriev
 
 def test_feedback_queries_fetch_feedback_docs_hits_each(tiny_retriever):
     plans = [{"thought": "t", "queries": ["Marta Kowalczyk"]}, {"thought": "t", "queries": ["Halvorsen Prize"]}]
-    config = AgentConfig(k=2, n=2, n_docs=2, proposer_docs=1, feedback_queries=1, feedback_docs=1)
+    config = AgentConfig(k=2, n=2, n_docs=2, proposer_docs=1, feedback_queries=1, feedback_docs=1,
+                         question_query=False)
     assert [config.hits_for(o) for o in ("model", "proposer", "question", "feedback")] == [2, 1, 20, 1]
+    # The fallback (the question again) goes deeper each step: the next n_docs past what the question brought.
+    assert config.hits_for("fallback", 3) == 2 * 3 and AgentConfig(n_docs=10).hits_for("fallback", 2) == 20 + 20
     result = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=config).invoke(
         "Who is the mayor of the city where Marta Kowalczyk was born?", answer=False)
     assert result.steps[1].origins == ["model", "proposer", "feedback"] and result.steps[1].query_hits == [2, 1, 1]
@@ -112,7 +115,7 @@ def test_a_step_that_brings_nothing_worth_reading_ends_the_loop(tiny_retriever):
     question = "Who is the mayor of the city where Marta Kowalczyk was born?"
     plans = [{"thought": "t", "queries": ["Marta Kowalczyk"]}, {"thought": "t", "queries": ["Punxsutawney Phil"]},
              {"thought": "t", "queries": ["Brennick"]}]
-    base = dict(k=1, n=3, n_docs=1, propose_queries=False, answer_budget=200)
+    base = dict(k=1, n=3, n_docs=1, propose_queries=False, answer_budget=200, question_query=False)
     stale = FramesAgent(ScriptedLLM(plans[:2]), tiny_retriever, config=AgentConfig(**base, stop_when_stale=True))
     result = stale.invoke(question, answer=False)
     assert [s.queries for s in result.steps] == [["Marta Kowalczyk"], ["Punxsutawney Phil"]] and result.stopped_early

@@ -18,7 +18,7 @@ def plan(*queries):
 
 
 def graph(tiny_retriever, replies, n=2):
-    config = AgentConfig(k=2, n=n, n_docs=2, propose_queries=False)
+    config = AgentConfig(k=2, n=n, n_docs=2, propose_queries=False, question_query=False)
     return build_graph(ScriptedLLM(replies), tiny_retriever, config=config)
 
 

@@ -111,7 +111,7 @@ def test_structured_content_progress_descriptions_annotations_and_version(tmp_pa
     data = research.structured_content
     assert not research.is_error and data["answer"] == "Tomas Ferrante" and research.content[0].text.startswith(
         "Tomas Ferrante\nSources:\n- ")
-    assert len(data["steps"]) == 2 and data["steps"][0]["queries"] == ["Brennick mayor"]
+    assert len(data["steps"]) == 2 and data["steps"][0]["queries"] == ["Brennick mayor", "Who is the mayor of Brennick?"]
     assert data["sources"][0]["title"] in {"Brennick", "Tomas Ferrante"} and data["tokens"]["prompt"] >= 0
     assert [p[0] for p in progress] == sorted(p[0] for p in progress) and progress[-1][:2] == (7, 7)
     assert progress[0][2] == "Step 1" and progress[1][2].startswith("searching: ")

@@ -30,7 +30,7 @@ def test_ask_returns_the_agent_result(server):
     assert reply.status_code == 200, reply.text
     result = reply.json()
     assert result["answer"] == "Tomas Ferrante" and result["question"] == QUESTION
-    assert [s["queries"] for s in result["steps"]] == [["Brennick mayor"]]
+    assert [s["queries"] for s in result["steps"]] == [["Brennick mayor", QUESTION]]  # the question's own hits too
     assert {d["title"] for d in result["documents"]} & {"Brennick", "Tomas Ferrante"}
     assert result["llm_calls"] == 2
 
@@ -55,7 +55,7 @@ def test_ask_stream_sends_one_event_per_agent_event(server):
         frames = [f for f in reply.read().decode().split("\n\n") if f.strip()]
     events = [(f.split("\n")[0].removeprefix("event: "), json.loads(f.split("\n")[1].removeprefix("data: "))) for f in frames]
     assert [kind for kind, _ in events] == ["step_started", "queries", "documents_added", "answer"]
-    assert events[1][1]["queries"] == ["Brennick mayor"]
+    assert events[1][1]["queries"] == ["Brennick mayor", QUESTION]
     assert events[-1][1]["result"]["answer"] == "Tomas Ferrante"
 
 
