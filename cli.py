@@ -88,6 +88,12 @@ def _main(argv: list[str] | None) -> int:
     except Exception as exc:  # a bug, not bad input: still one line unless asked for more
         if os.environ.get("FRAMES_AGENT_DEBUG"):
             raise
+        if isinstance(exc, ModuleNotFoundError):  # an optional extra not installed: say which one
+            from retrieval.extras import install_hint
+
+            if hint := install_hint(exc.name):
+                print(f"error: {hint}", file=sys.stderr)
+                return 2
         print(f"error: unexpected {type(exc).__name__}: {exc} (FRAMES_AGENT_DEBUG=1 shows the traceback)", file=sys.stderr)
         return 1
 

@@ -8,6 +8,7 @@ from agent.errors import AgentError
 from agent.graph import build_graph
 from agent.state import AgentEvent, AgentInput, AgentOutput, AgentResult
 from retrieval.errors import FramesAgentError
+from retrieval.version import __version__
 
 __all__ = ["FramesAgent", "AgentConfig", "AgentError", "AgentResult", "AgentEvent", "AgentInput", "AgentOutput",
-           "FramesAgentError", "build_graph"]
+           "FramesAgentError", "__version__", "build_graph"]

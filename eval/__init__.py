@@ -5,5 +5,6 @@ interface and paired statistics.
 """
 from eval.judge import Judge, Verdict
 from eval.rundir import RunDir
+from retrieval.version import __version__
 
-__all__ = ["Judge", "RunDir", "Verdict"]
+__all__ = ["Judge", "RunDir", "Verdict", "__version__"]

@@ -1,11 +1,11 @@
-"""Paired tests for two systems on the same questions: McNemar's exact test and a paired bootstrap CI."""
+"""Paired tests for two systems on the same questions (scipy.stats): McNemar's exact test, bootstrap CIs, sign flips."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from math import comb
 
 import numpy as np
+from scipy.stats import binomtest, bootstrap, permutation_test
 
 BOOTSTRAP_SEED = 0
 BOOTSTRAP_RESAMPLES = 10_000
@@ -44,8 +44,19 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     n = only_a + only_b
     if n == 0:
         return 1.0
-    tail = sum(comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
+    return float(binomtest(min(only_a, only_b), n, 0.5).pvalue)
+
+
+def _percentile_ci(values: np.ndarray, resamples: int, seed: int, level: float) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean of values (one row per question)."""
+    if values.size == 1:  # scipy needs two observations; every resample of one is that one
+        return float(values[0]), float(values[0])
+    # batch=1000 bounds memory for large question sets and, with the seed, draws the very resamples (and so the
+    # very intervals) the hand-written bootstrap drew before scipy took it over.
+    result = bootstrap((values,), np.mean, n_resamples=resamples, batch=1000, method="percentile",
+                       confidence_level=level, vectorized=True, rng=np.random.default_rng(seed))
+    low, high = result.confidence_interval
+    return float(low), float(high)
 
 
 def paired_bootstrap(a: Sequence[bool], b: Sequence[bool], *, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -54,15 +65,7 @@ def paired_bootstrap(a: Sequence[bool], b: Sequence[bool], *, resamples: int = B
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     if diffs.size == 0:
         return 0.0, 0.0
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    for start in range(0, resamples, 1000):  # chunks bound memory for large question sets
-        stop = min(resamples, start + 1000)
-        idx = rng.integers(0, diffs.size, size=(stop - start, diffs.size))
-        means[start:stop] = diffs[idx].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
+    return _percentile_ci(diffs, resamples, seed, level)
 
 
 def compare_paired(a: Sequence[bool], b: Sequence[bool]) -> PairedComparison:
@@ -82,16 +85,7 @@ def bootstrap_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLE
                  level: float = 0.95) -> tuple[float, float] | None:
     """Percentile CI of the mean of values, resampling questions; None when there are none."""
     data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    for start in range(0, resamples, 1000):
-        stop = min(resamples, start + 1000)
-        means[start:stop] = data[rng.integers(0, data.size, size=(stop - start, data.size))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
+    return None if data.size == 0 else _percentile_ci(data, resamples, seed, level)
 
 
 @dataclass(frozen=True)
@@ -115,19 +109,20 @@ class PairedMeans:
                 f"{BOOTSTRAP_SEED}): {verdict}")
 
 
+def _abs_mean(d: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.abs(np.mean(d, axis=axis))
+
+
 def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> float:
     """Two-sided paired permutation p-value: how often random sign flips give a mean difference as large."""
     d = np.asarray(diffs, dtype=float)
     if d.size == 0 or not np.any(d):
         return 1.0
-    observed = abs(d.mean())
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for start in range(0, resamples, 1000):
-        stop = min(resamples, start + 1000)
-        signs = rng.choice((-1.0, 1.0), size=(stop - start, d.size))
-        hits += int(np.sum(np.abs((signs * d).mean(axis=1)) >= observed - 1e-12))
-    return (hits + 1) / (resamples + 1)
+    # |mean| against "greater" is the two-sided test on the mean; with 2^n <= resamples (n <= 13 questions) scipy
+    # enumerates every sign pattern, an exact p, where the hand-written test drew random flips.
+    result = permutation_test((d,), _abs_mean, permutation_type="samples", alternative="greater",
+                              n_resamples=resamples, batch=1000, vectorized=True, rng=np.random.default_rng(seed))
+    return float(result.pvalue)
 
 
 def compare_paired_means(a: Sequence[float], b: Sequence[float]) -> PairedMeans:

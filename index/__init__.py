@@ -4,5 +4,6 @@ an atomic swap and a manifest.
     from index import open_index, build_named, ensure_index
 """
 from index.build import build_named, ensure_index, open_index
+from retrieval.version import __version__
 
-__all__ = ["build_named", "ensure_index", "open_index"]
+__all__ = ["__version__", "build_named", "ensure_index", "open_index"]

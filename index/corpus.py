@@ -14,7 +14,7 @@ from typing import BinaryIO, Callable, Iterator
 from xml.etree.ElementTree import ParseError, iterparse
 
 from index.errors import CorpusError
-from retrieval.paths import shared_dir
+from retrieval.paths import shared_dir, shared_lookup
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".jsonl.bz2")
 XML_SUFFIXES = (".xml", ".xml.bz2", ".xml.gz", ".bz2")
@@ -59,7 +59,7 @@ def redirect_files(corpus_files: list[Path]) -> list[Path]:
 
 
 def default_corpus_paths() -> list[Path]:
-    """The default corpus: FRAMES_AGENT_CORPUS (file or directory), else ../shared/data/wiki/*.jsonl.gz."""
+    """The default corpus: FRAMES_AGENT_CORPUS (file or directory), else <shared>/data/wiki/*.jsonl.gz."""
     env = os.environ.get("FRAMES_AGENT_CORPUS")
     if env:
         return expand_corpus_paths([Path(env)])
@@ -68,7 +68,7 @@ def default_corpus_paths() -> list[Path]:
     if not paths:
         raise CorpusError(f"no default corpus: {wiki} has no *.jsonl.gz; set FRAMES_AGENT_CORPUS or pass --corpus, "
                           "build from a Wikipedia dump (index build --xml enwiki-latest-pages-articles.xml.bz2), "
-                          "or search a pyserini prebuilt index online (--index wikipedia-kilt-doc)")
+                          f"or search a pyserini prebuilt index online (--index wikipedia-kilt-doc); {shared_lookup()}")
     return paths
 
 

@@ -7,5 +7,6 @@ mock knowledge-graph client and tools (`retrieval.crag`), and the deduplicated, 
 """
 from retrieval.errors import FramesAgentError, InstallError, RetrievalError, UsageError
 from retrieval.types import Document, Retriever
+from retrieval.version import __version__
 
-__all__ = ["Document", "FramesAgentError", "InstallError", "RetrievalError", "Retriever", "UsageError"]
+__all__ = ["Document", "FramesAgentError", "InstallError", "RetrievalError", "Retriever", "UsageError", "__version__"]

@@ -4,16 +4,49 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import platformdirs
+
+
+# Only for checking the project as an installed package sees it (tests without `../shared`): skip the checkout's.
+NO_CHECKOUT_SHARED = "FRAMES_AGENT_NO_CHECKOUT_SHARED"
+
 
 def project_root() -> Path:
-    """The checkout this code runs from."""
+    """The checkout this code runs from (site-packages when installed as a package)."""
     return Path(__file__).resolve().parents[1]
 
 
+def checkout_shared() -> Path | None:
+    """`../shared` beside the checkout; None when installed as a package (no pyproject.toml above the code)."""
+    root = project_root()
+    if os.environ.get(NO_CHECKOUT_SHARED) or not (root / "pyproject.toml").is_file():
+        return None
+    return root.parent / "shared"
+
+
+def user_shared_dir() -> Path:
+    """Shared data in the user's data directory (platformdirs), where an installed package looks last."""
+    return Path(platformdirs.user_data_dir("frames-agent")) / "shared"
+
+
 def shared_dir() -> Path:
-    """Read-only shared data (`../shared` beside the checkout, or FRAMES_AGENT_SHARED)."""
+    """Read-only shared data: FRAMES_AGENT_SHARED, else the checkout's `../shared`, else the user's data directory."""
     env = os.environ.get("FRAMES_AGENT_SHARED")
-    return Path(env) if env else project_root().parent / "shared"
+    if env:
+        return Path(env)
+    beside = checkout_shared()
+    return beside if beside is not None and beside.is_dir() else user_shared_dir()
+
+
+def shared_lookup() -> str:
+    """Where shared data was looked for, for one-line errors (says what applies to an installed package)."""
+    env = os.environ.get("FRAMES_AGENT_SHARED")
+    if env:
+        return f"shared data is read from FRAMES_AGENT_SHARED={env}"
+    beside = checkout_shared()
+    checkout = f"{beside} (beside this checkout), then " if beside is not None else ""
+    return (f"shared data is looked for in FRAMES_AGENT_SHARED (unset), then {checkout}{user_shared_dir()} "
+            "(an installed package: set FRAMES_AGENT_SHARED or put the shared data there)")
 
 
 def cache_dir() -> Path:

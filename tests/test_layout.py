@@ -86,3 +86,13 @@ def test_no_module_is_over_300_lines():
 def _source(module: str) -> str:
     path = ROOT / Path(*module.split("."))
     return (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text(encoding="utf-8")
+
+
+def test_report_and_runner_do_not_import_each_other():
+    # Re-rendering a finished run must not load the machinery that runs one (issue 32: the report <-> runner cycle).
+    seen, todo = set(), ["eval.frames.report"]
+    while todo:
+        for target in imports_of(todo.pop()) - seen:
+            seen.add(target)
+            todo.append(target)
+    assert "eval.frames.runner" not in seen and "eval.frames.report" in imports_of("eval.frames.opening")

@@ -1,6 +1,7 @@
 """Packaging: the console script, PEP 561 markers, and every FRAMES_AGENT_* variable the code reads is documented."""
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import re
 import tomllib
@@ -46,3 +47,46 @@ def test_readme_states_the_limits_the_code_applies():
             and f"{MAX_BITS:,} bits" in readme and f"more than {MAX_ROUND_DIGITS} digits" in readme)
     assert (f"reads a reply's last {answers.MAX_REPLY_CHARS:,} characters" in readme
             and f"a structured reply's first {json_repair.MAX_REPLY_CHARS:,}" in readme)
+
+
+def _package_of(path: Path) -> tuple[str, str]:
+    """(dotted package holding path, path relative to it): the deepest folder above it with an __init__.py."""
+    folder = path.parent
+    while not (folder / "__init__.py").is_file():
+        folder = folder.parent
+    return ".".join(folder.relative_to(ROOT).parts), path.relative_to(folder).as_posix()
+
+
+def _covered(path: Path, package_data: dict[str, list[str]]) -> bool:
+    package, inside = _package_of(path)
+    patterns = package_data.get(package, []) + package_data.get("*", [])
+    # setuptools matches package-data globs against the path inside the package, folder by folder.
+    return any(fnmatch.fnmatch(inside, pattern) and inside.count("/") == pattern.count("/") for pattern in patterns)
+
+
+def test_package_data_covers_every_file_the_code_opens():
+    from agent.prompts import PROMPTS_DIR
+    from eval.frames.judgecheck import SHIPPED_AGREEMENT, SHIPPED_LABELS
+
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    html = ROOT / "eval" / "frames" / "html"
+    opened = [SHIPPED_LABELS, SHIPPED_AGREEMENT, html / "page.js", html / "page.css",
+              *(p for p in PROMPTS_DIR.iterdir() if p.suffix != ".py" and p.is_file())]
+    assert all(p.is_file() for p in opened) and len(opened) > 10
+    # Every other non-Python file inside the packages too: a file added later is shipped or this fails.
+    present = [p for package in PACKAGES for p in (ROOT / package).rglob("*")
+               if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
+    missing = sorted(str(p.relative_to(ROOT)) for p in {*opened, *present} if not _covered(p, package_data))
+    assert not missing, f"not in [tool.setuptools.package-data]: {missing}"
+
+
+def test_version_comes_from_the_package_metadata():
+    from importlib.metadata import version
+
+    import agent
+    import eval as evaluation
+    import index
+    import retrieval
+
+    assert agent.__version__ == version("frames-agent") and "__version__" in agent.__all__
+    assert retrieval.__version__ == index.__version__ == evaluation.__version__ == agent.__version__

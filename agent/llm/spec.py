@@ -142,8 +142,12 @@ def _provider_function(module: str, function: str, spec: ModelSpec) -> Any:
     try:
         return getattr(importlib.import_module(f"agent.llm.providers.{module}"), function)
     except ImportError as exc:
-        package = (exc.name or module).replace(".", "-").replace("_", "-")
-        raise MissingPackageError(f"{spec} needs the {package} package: pip install {package}") from None
+        from retrieval.extras import extra_for
+
+        package = (exc.name or module).split(".")[0].replace("_", "-")
+        extra = extra_for(exc.name) or "hosted"
+        raise MissingPackageError(f"{spec} needs the {package} package: pip install 'frames-agent[{extra}]' "
+                                  f"(or pip install {package})") from None
 
 
 def _local_model(name: str, *, timeout: float | None, max_retries: int | None, temperature: float | None,

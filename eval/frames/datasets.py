@@ -19,7 +19,7 @@ from eval.frames.split import check_split, in_split
 from eval.rundir import file_fingerprint
 from eval.frames.table import LINE_KEY, list_cell, read_table
 from retrieval.lucene.searcher import normalize_title
-from retrieval.paths import shared_dir
+from retrieval.paths import shared_dir, shared_lookup
 
 __all__ = [
     "REASONING_TYPES",
@@ -110,8 +110,9 @@ def load_questions(spec: str | os.PathLike | None = None, limit: int | None = No
 # --- reading -----------------------------------------------------------------------------------------------
 def _file_rows(path: Path, notes: list[str]) -> list[dict]:
     if not path.exists():
+        where = f"; {shared_lookup()}" if path.is_relative_to(shared_dir()) else ""
         raise DataError(f"no data file at {path}: give --data PATH, set FRAMES_DATA, or, online, "
-                        "--data hf:google/frames-benchmark (pip install -e '.[hf]')")
+                        f"--data hf:google/frames-benchmark (pip install -e '.[hf]'){where}")
     if path.is_dir():
         raise DataError(f"--data {path} is a directory; give a .tsv, .csv or .jsonl file")
     try:

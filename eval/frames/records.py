@@ -1,10 +1,13 @@
 """The typed line of a FRAMES results.jsonl: one QuestionRecord per finished question (schema in README.md)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, computed_field, field_validator
 
 from agent.llm.timing import CallTiming
 from eval.judge import Verdict
+from eval.rundir import RunDir
 
 
 class Tokens(BaseModel):
@@ -106,3 +109,8 @@ class QuestionRecord(BaseModel):
             "calls": [*self.calls, *(t for v in (verdict, verdict2) if v is not None for t in v.timings)],
             "judge_tokens": Tokens(prompt=self.judge_tokens.prompt + prompt,
                                    completion=self.judge_tokens.completion + completion)})
+
+
+def frames_run_dir(path: Path) -> RunDir[QuestionRecord]:
+    """A FRAMES run directory: QuestionRecords keyed by question id."""
+    return RunDir(path, QuestionRecord.model_validate, lambda r: r.id)

@@ -9,7 +9,7 @@ from eval.errors import EvalError
 from eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
 from eval.frames.metrics import RunSummary, run_summary
 from eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
-from eval.frames.records import QuestionRecord
+from eval.frames.records import QuestionRecord, frames_run_dir
 from eval.frames.provenance import origin_lines
 from eval.frames.visibility import visibility_lines
 
@@ -44,8 +44,6 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
 
 def rerender(path: Path, html: bool = False) -> tuple[dict, RunSummary, list[QuestionRecord]]:
     """Re-render an existing run directory (and its report.html with html); returns (config, summary, records)."""
-    from eval.frames.runner import frames_run_dir
-
     run_dir = frames_run_dir(Path(path))
     config = run_dir.read_config()
     if config is None or not run_dir.results.exists():

@@ -17,7 +17,7 @@ from eval.frames.autorater import exact_match
 from eval.frames.datasets import Dataset, Question
 from eval.frames.estimate import default_concurrency, judge_spec
 from eval.frames.metrics import RunSummary
-from eval.frames.records import QuestionRecord, Tokens
+from eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
 from eval.frames.recording import question_fields, result_fields
 from eval.frames.systems import CoverageChecker, System, SystemOutput
 from eval.judge import Judge
@@ -139,11 +139,6 @@ def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
 
 
 # --- one question ---------------------------------------------------------------------------------------------
-def frames_run_dir(path: Path) -> RunDir[QuestionRecord]:
-    """A FRAMES run directory: QuestionRecords keyed by question id."""
-    return RunDir(path, QuestionRecord.model_validate, lambda r: r.id)
-
-
 async def rate_record(record: QuestionRecord, rater: Judge | None, rater2: Judge | None = None) -> QuestionRecord:
     """The record rated by the judge(s); also used by `rejudge` on an answer that was left unrated."""
     async def one(judge: Judge | None):

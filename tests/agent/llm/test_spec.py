@@ -57,7 +57,8 @@ def test_a_missing_provider_sdk_is_an_install_error_naming_the_package(monkeypat
     monkeypatch.delitem(sys.modules, "agent.llm.providers.openai_compat", raising=False)
     with pytest.raises(InstallError) as err:
         resolve_model("openai:gpt-4o-mini")
-    assert str(err.value) == "openai:gpt-4o-mini needs the langchain-openai package: pip install langchain-openai"
+    assert str(err.value) == ("openai:gpt-4o-mini needs the langchain-openai package: pip install 'frames-agent[hosted]' "
+                              "(or pip install langchain-openai)")
 
 
 def test_a_missing_llama_cpp_runtime_is_reported_before_weights(monkeypatch):

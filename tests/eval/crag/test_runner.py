@@ -19,8 +19,9 @@ from retrieval.crag.tools import crag_tools
 from retrieval.errors import FramesAgentError
 from retrieval.paths import shared_dir
 from retrieval.types import Retriever
+from tests.shared_data import CRAG_ROWS, needs_crag, needs_crag_rows
 
-DEV_ROWS = [json.loads(line) for line in bz2.open(default_data(), "rt")]
+DEV_ROWS = [json.loads(line) for line in bz2.open(default_data(), "rt")] if CRAG_ROWS.is_file() else []
 PAGE = "<html><head><title>T</title><script>var x=1;</script></head><body><article><h1>Ritchie</h1>" \
        "<p>Lock, Stock and Two Smoking Barrels is a 1998 crime comedy film written and directed by Guy Ritchie. " \
        "It was produced by Matthew Vaughn and stars Jason Flemyng, Dexter Fletcher and Jason Statham.</p>" \
@@ -75,6 +76,7 @@ def test_chunk_retriever_ranks_by_bm25_and_is_a_retriever():
     assert retriever.doc(hits[0].id) == docs[0] and retriever.by_title("Y").title == "y"
 
 
+@needs_crag_rows
 def test_dev_rows_load_with_parsed_alternative_answers():
     rows = list(iter_rows(default_data()))
     assert len(rows) == 10 and all(isinstance(r, CragRow) for r in rows)
@@ -109,6 +111,7 @@ def test_not_a_bz2_file_is_a_row_error(tmp_path):
     assert len(items) == 1 and "cannot read it" in items[0].message
 
 
+@needs_crag_rows
 def test_run_on_the_dev_rows_scores_and_resumes(tmp_path):
     llm = ScriptedLLM(responder=lambda m: "The pages say so.\nAnswer: universal pictures")
     summary = run(default_data(), tmp_path, llm, None, CragSettings(model="scripted"), log=lambda s: None)
@@ -161,6 +164,7 @@ def _plan(calls, queries=("lock stock director",)):
     return json.dumps({"thought": "t", "queries": list(queries), "tool_calls": calls, "enough": False})
 
 
+@needs_crag
 def test_task2_uses_kg_tools_and_pages(tmp_path):
     path = tmp_path / "rows.jsonl"
     _write(path, [_row(0, query="what is meta's eps?", answer="22.95", domain="finance")])

