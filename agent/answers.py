@@ -16,7 +16,8 @@ MAX_ANSWER_CHARS = 300
 # would otherwise backtrack cubically ("answer" + 2,000 spaces took 30 s).
 MAX_REPLY_CHARS = 50_000
 # A short lead-in ("Final line:", "So the") may precede the answer label on its line.
-_FINAL_LINE = re.compile(r"^[\s>*#_-]*(?:[\w\s]{0,20}?[:\s]\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?\s*[*_]*\s*[:：]\s*[*_]*\s*(.*?)\s*$", re.I | re.M)
+_FINAL_LINE = re.compile(r"^[\s>*#_-]*(?:[\w\s]{0,20}?[:\s]\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?"
+                         r"\s*[*_]*\s*[:：]\s*[*_]*\s*(.*?)\s*$", re.I | re.M)
 _ANSWER_IS = re.compile(r"\b(?:final\s+)?answer\s+is\s*+:?\s*+(.+?)(?:\.\s|\.?$)", re.I | re.M)
 # "… the rest of the paragraph. Answer: Triceratops": the label inline, at the end of the last paragraph.
 _INLINE = re.compile(r"(?:^|[.!?]\s+)(?:final\s+)?answer\s*+[:：]\s*+(\S(?:[^\n]*\S)?)\s*$", re.I)

@@ -2,19 +2,20 @@
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, AsyncIterator, Iterator, Sequence
+from typing import Any
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langchain_core.runnables.config import (
     ensure_config,
     get_async_callback_manager_for_config,
     get_callback_manager_for_config,
     patch_config,
 )
+from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
@@ -22,21 +23,19 @@ from agent.config import AgentConfig
 from agent.deadline import aiterate_within, await_within, call_within, iterate_within
 from agent.errors import AgentError
 from agent.graph import build_graph, build_nodes
-from agent.llm.usage import UsageTracker
 from agent.llm.spec import ModelSpec
+from agent.llm.usage import UsageTracker
 from agent.runtime import Picker, StreamMode, Variants, component_changes, components, config_specs, runtime_changes
 from agent.state import (
-    AgentEvent,
     AgentInput,
-    AgentOutput,
     AgentResult,
     AgentState,
     AnswerReady,
     ContextCut,
     TokenUsage,
 )
-from retrieval import context as ctx
 from agent.tools import agent_tool
+from retrieval import context as ctx
 from retrieval.bridges import as_documents, as_retriever
 from retrieval.types import Document, Retriever
 
@@ -88,7 +87,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes)
         self._variants = Variants(_KEPT_VARIANTS)
 
-    def with_settings(self, **changes: Any) -> "FramesAgent":
+    def with_settings(self, **changes: Any) -> FramesAgent:
         """The same model, retriever and tools with some AgentConfig fields changed (k=, n=, n_docs=, prompt=, ...).
 
         The last few variants are kept, so asking again for the same settings costs nothing."""
@@ -113,7 +112,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         agent's."""
         return config_specs(self.config)
 
-    def _configured(self, config: RunnableConfig | None) -> "FramesAgent":
+    def _configured(self, config: RunnableConfig | None) -> FramesAgent:
         """This agent, or its variant for the run's `configurable` settings and parts (a one-line error if invalid);
         another model or index keeps this agent's AgentConfig and tools."""
         own_index = getattr(self.retriever, "name", None)
@@ -143,7 +142,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         return config.get("run_name") or self.get_name()
 
     @contextmanager
-    def _traced(self, config: RunnableConfig | None, state: AgentInput, tracker: UsageTracker) -> Iterator[tuple[RunnableConfig, dict]]:
+    def _traced(self, config: RunnableConfig | None, state: AgentInput,
+                tracker: UsageTracker) -> Iterator[tuple[RunnableConfig, dict]]:
         """One chain run around the graph, so a tracer sees the agent with the caller's name, tags and metadata."""
         config = ensure_config(config)
         run = get_callback_manager_for_config(config).on_chain_start(
@@ -157,7 +157,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         run.on_chain_end(out)
 
     @asynccontextmanager
-    async def _atraced(self, config: RunnableConfig | None, state: AgentInput, tracker: UsageTracker) -> AsyncIterator[tuple[RunnableConfig, dict]]:
+    async def _atraced(self, config: RunnableConfig | None, state: AgentInput,
+                       tracker: UsageTracker) -> AsyncIterator[tuple[RunnableConfig, dict]]:
         """Async _traced."""
         config = ensure_config(config)
         run = await get_async_callback_manager_for_config(config).on_chain_start(
@@ -171,7 +172,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         await run.on_chain_end(out)
 
     @staticmethod
-    def _result(state: AgentOutput, tracker: UsageTracker, started: float, out: dict | None = None) -> AgentResult:
+    def _result(state: Mapping[str, Any], tracker: UsageTracker, started: float, out: dict | None = None) -> AgentResult:
         usage = tracker.usage
         docs = [doc for entry in state.get("context", []) for doc in entry.documents]
         order = {doc_id: i for i, doc_id in enumerate(d for s in state.get("steps", []) for d in s.new_doc_ids)}
@@ -239,8 +240,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
                   **kwargs: Any) -> Iterator[AgentResult]:
         """In a streamed chain: the last input chunk is the question, the one output chunk the AgentResult."""
         final = None
-        for final in input:
-            pass
+        for chunk in input:
+            final = chunk
         if final is not None:
             yield self.invoke(final, config, **kwargs)
 
@@ -248,8 +249,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
                          **kwargs: Any) -> AsyncIterator[AgentResult]:
         """Async transform."""
         final = None
-        async for final in input:
-            pass
+        async for chunk in input:
+            final = chunk
         if final is not None:
             yield await self.ainvoke(final, config, **kwargs)
 
@@ -263,7 +264,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         return agent_tool(self, args_schema, name, description, sources)
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
-    def _answer_state(self, question: str, documents: Sequence[Any], variables: dict[str, str] | None):
+    def _answer_state(self, question: str, documents: Sequence[Any],
+                      variables: dict[str, str] | None) -> tuple[AgentState, UsageTracker]:
         start, tracker = self._start(question, variables, True)
         tracker.node = "answer"  # no graph node names the call here, and per-node timings should still add up
         context: list[ctx.ContextEntry] = []
@@ -287,5 +289,6 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._answer_state(question, documents, variables)
         async with agent._atraced(config, state, tracker) as (run, out):
-            state.update(await await_within(agent.nodes.aanswer(state, run), agent.config.question_timeout))
+            answered = await await_within(agent.nodes.aanswer(state, run), agent.config.question_timeout)
+            state.update(answered)
             return self._result(state, tracker, started, out)

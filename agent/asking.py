@@ -4,7 +4,8 @@ chat model's own structured output and tool calling (LangChain with_structured_o
 read by a tolerant parser."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -16,8 +17,15 @@ from agent.config import AgentConfig
 from agent.llm.calls import accepts_json_schema, astructured, message_text, response_format_for, structured
 from agent.llm.errors import EmptyReplyError
 from agent.llm.json_repair import Structured, parse_structured
-from agent.llm.native import (bind_with_tools, native_structured, native_tools, read_native, read_tool_reply,
-                              schema_tool, structured_runnable)
+from agent.llm.native import (
+    bind_with_tools,
+    native_structured,
+    native_tools,
+    read_native,
+    read_tool_reply,
+    schema_tool,
+    structured_runnable,
+)
 from agent.prompts import Prompt, structured_twin
 from agent.queries import PlanReply, fallback_plan, plan_schema, reply_extras
 from agent.state import ToolCall

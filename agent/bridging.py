@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 from retrieval import context as ctx
 from retrieval.tokens import count_tokens, truncate_tokens
@@ -92,7 +92,8 @@ def matched_sentences(context: Sequence[ctx.ContextEntry], queries: Iterable[str
 def render_evidence(evidence: Sequence[Evidence], budget: int, doc_tokens: int,
                     empty: str = "(no documents yet)") -> str:
     """Evidence as numbered "[i] Title: sentence … sentence" blocks under a token budget."""
-    parts, remaining = [], budget
+    parts: list[str] = []
+    remaining = budget
     for ev in evidence:
         block = truncate_tokens(f"[{len(parts) + 1}] {ev.title}: " + " … ".join(ev.sentences), doc_tokens)
         used = count_tokens(block) + 2

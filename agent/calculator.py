@@ -10,7 +10,9 @@ import datetime as dt
 import math
 import operator
 import re
+from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
 
 from agent.errors import CalculatorError
 
@@ -21,9 +23,10 @@ _MAX_MAGNITUDE = 10**30
 MAX_BITS = 1024
 MAX_NODES = 150  # parse-tree nodes of one expression (operators count): the step budget
 MAX_ROUND_DIGITS = 15
-_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _ISO_DATE = re.compile(r"(?<![\w'\"])(\d{4}-\d{2}-\d{2})(?![\w'\"])")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SYMBOLS = str.maketrans({"×": "*", "÷": "/", "−": "-", "–": "-", "^": "**"})
@@ -52,7 +55,7 @@ def years_between(a: object, b: object) -> int:
     return years if _date(a) <= _date(b) else -years
 
 
-_FUNCTIONS = {"abs": abs, "round": round, "min": min, "max": max,
+_FUNCTIONS: dict[str, Callable[..., Any]] = {"abs": abs, "round": round, "min": min, "max": max,
               "days_between": days_between, "years_between": years_between}
 
 
@@ -68,7 +71,7 @@ def _number(value: object) -> Fraction | int:
         if not math.isfinite(value):
             raise CalculatorError("number too large")
         value = Fraction(repr(value))  # as written (1.05 is 21/20), not the binary float's 53-bit fraction
-    if abs(value) > _MAX_MAGNITUDE:
+    if abs(Fraction(value)) > _MAX_MAGNITUDE:
         raise CalculatorError("number too large")
     if _bits(value) > MAX_BITS:
         raise CalculatorError("number too precise to compute exactly")
@@ -77,7 +80,7 @@ def _number(value: object) -> Fraction | int:
 
 def _power(left: Fraction | int, right: Fraction | int) -> Fraction | int | float:
     """left ** right, refused before computing when the result would be too large or too precise."""
-    if abs(right) > 64 or abs(left) > 10**6:
+    if abs(Fraction(right)) > 64 or abs(Fraction(left)) > 10**6:
         raise CalculatorError("power too large")
     if left == 0 and right < 0:
         raise CalculatorError("division by zero")

@@ -4,8 +4,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from agent.llm.spec import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from agent.api import FramesAgent
+    from agent.config import AgentConfig
+    from retrieval.types import Retriever
 
 
 def add_agent_flags(parser: argparse.ArgumentParser) -> None:
@@ -74,7 +80,7 @@ def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
     return out
 
 
-def agent_config(args, **overrides):
+def agent_config(args: Any, **overrides: object) -> AgentConfig:
     """AgentConfig from CLI flags (overrides win), with budgets sized for the model; bad values become one-line errors."""
     from pydantic import ValidationError
 
@@ -92,7 +98,7 @@ def agent_config(args, **overrides):
         raise AgentError(f"--{'-'.join(map(str, err['loc'])).replace('_', '-')}: {err['msg']}") from None
 
 
-def build_agent(args: argparse.Namespace, cache: bool = True):
+def build_agent(args: argparse.Namespace, cache: bool = True) -> FramesAgent:
     """A FramesAgent wired from CLI flags: model, index, tools, config."""
     from agent.api import FramesAgent
     from agent.llm import resolve_model
@@ -102,20 +108,21 @@ def build_agent(args: argparse.Namespace, cache: bool = True):
 
     config = agent_config(args)
     use_wiki, tools = build_tools(args.tools)
-    retriever = open_index(args.index, title_boost=config.title_boost, exact_title=config.exact_title) if use_wiki else None
-    if retriever is not None and config.dense_weight > 0:
+    bm25 = open_index(args.index, title_boost=config.title_boost, exact_title=config.exact_title) if use_wiki else None
+    retriever: Retriever | None = bm25
+    if bm25 is not None and config.dense_weight > 0:
         from index.build import is_default_name
         from retrieval.dense import open_hybrid
 
         # The embedded index gets its vectors on first use, as it gets its Lucene index; others need `index dense`.
-        retriever = open_hybrid(retriever, config.dense_weight, build=is_default_name(args.index))
+        retriever = open_hybrid(bm25, config.dense_weight, build=is_default_name(args.index))
     # Test processes (serve, mcp) get a scripted model through FRAMES_AGENT_TEST_SCRIPT instead of a real one.
     llm = scripted_from_env() or resolve_model(args.model, base_url=args.base_url, cache=cache and not args.no_cache,
                                                timeout=config.timeout)
     return FramesAgent(llm, retriever, tools, config)
 
 
-def _print_event(event) -> None:
+def _print_event(event: Any) -> None:
     if event.kind == "step_started":
         print(f"\n── step {event.step}", flush=True)
     elif event.kind == "queries":
@@ -142,6 +149,7 @@ def run_ask(args: argparse.Namespace) -> int:
         _print_event(event)
         if event.kind == "answer":
             result = event.result
+    assert result is not None, "a typed stream ends with its answer event"
     findings = result.final.findings if result.final else []
     if findings:
         print("\n── notes (self-ask)", flush=True)

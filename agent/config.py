@@ -27,14 +27,15 @@ ASSUMED_HOSTED_WINDOW = 32_768
 def budgets_for_window(window: int) -> dict[str, int | None]:
     """Budgets for a model reading `window` tokens: at most half of it for the answer's context and a fifth for the
     plan's (the rest is prompt, thought and reply), capped at the large-model budgets."""
-    plan, answer = min(LARGE_MODEL_BUDGETS["plan_budget"], window // 5), min(LARGE_MODEL_BUDGETS["answer_budget"], window // 2)
+    large = {key: value for key, value in LARGE_MODEL_BUDGETS.items() if value is not None}  # the capped ones
+    plan, answer = min(large["plan_budget"], window // 5), min(large["answer_budget"], window // 2)
     return {"plan_budget": plan, "answer_budget": answer,
-            "plan_doc_tokens": max(SMALL_MODEL_BUDGETS["plan_doc_tokens"], min(LARGE_MODEL_BUDGETS["plan_doc_tokens"], plan // 40)),
+            "plan_doc_tokens": max(SMALL_MODEL_BUDGETS["plan_doc_tokens"], min(large["plan_doc_tokens"], plan // 40)),
             "answer_doc_tokens": max(SMALL_MODEL_BUDGETS["answer_doc_tokens"],
-                                     min(LARGE_MODEL_BUDGETS["answer_doc_tokens"], answer // 15)),
+                                     min(large["answer_doc_tokens"], answer // 15)),
             # ~110 tokens per passage: as many passages per article as its share of the budget holds.
             "answer_passages": max(SMALL_MODEL_BUDGETS["answer_passages"],
-                                   min(LARGE_MODEL_BUDGETS["answer_passages"], answer // 15 // 110)),
+                                   min(large["answer_passages"], answer // 15 // 110)),
             # Hosted models generate fast: their replies are not capped unless the user asks.
             "plan_max_tokens": None, "answer_max_tokens": None}
 
@@ -86,7 +87,8 @@ class AgentConfig(BaseModel):
     plan_budget: int = Field(SMALL_MODEL_BUDGETS["plan_budget"], ge=0, description="context tokens shown to plan")
     answer_budget: int = Field(SMALL_MODEL_BUDGETS["answer_budget"], ge=0, description="context tokens shown to answer")
     plan_doc_tokens: int = Field(SMALL_MODEL_BUDGETS["plan_doc_tokens"], ge=1, description="tokens per document when planning")
-    answer_doc_tokens: int = Field(SMALL_MODEL_BUDGETS["answer_doc_tokens"], ge=1, description="tokens per document when answering")
+    answer_doc_tokens: int = Field(SMALL_MODEL_BUDGETS["answer_doc_tokens"], ge=1,
+                                   description="tokens per document when answering")
     answer_passages: int = Field(SMALL_MODEL_BUDGETS["answer_passages"], ge=0, le=500,
                                  description="passages shown per article when answering: its lead and those most relevant "
                                  "to the question and the step queries (BM25 within the article); 0 = the article's beginning")
@@ -203,7 +205,7 @@ class AgentConfig(BaseModel):
         return sizes.get(origin) or self.n_docs
 
     @classmethod
-    def for_model(cls, model: Any, **overrides: object) -> "AgentConfig":
+    def for_model(cls, model: Any, **overrides: object) -> AgentConfig:
         """Defaults with budgets and deadlines sized for the model (a spec string, ModelSpec or chat model object;
         None = unknown)."""
         defaults = {**model_budgets(model), **model_deadlines(model)}

@@ -7,7 +7,8 @@ import queue
 import threading
 import time
 import weakref
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterator, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
 from agent.errors import QuestionTimeout
 
@@ -84,7 +85,7 @@ async def await_within(awaitable: Awaitable[T], seconds: float | None) -> T:
     token = _DEADLINE.set(_bounded(seconds))  # the task wait_for starts copies it
     try:
         return await asyncio.wait_for(awaitable, seconds)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise _expired(seconds) from None
     finally:
         _DEADLINE.reset(token)
@@ -138,7 +139,7 @@ async def aiterate_within(events: AsyncIterator[T], seconds: float | None) -> As
             event = await asyncio.wait_for(iterator.__anext__(), max(0.0, deadline[0] - time.monotonic()))
         except StopAsyncIteration:
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise _expired(seconds) from None
         finally:
             _DEADLINE.reset(token)

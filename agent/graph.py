@@ -1,7 +1,8 @@
 """FRAMES Algorithm 1 as a LangGraph state machine: plan -> retrieve -> merge, n times, then answer."""
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableLambda
@@ -21,7 +22,7 @@ from retrieval.types import Retriever
 def after_plan(state: AgentState) -> Literal["retrieve", "answer", "__end__"]:
     """Retrieve, unless the model already has what it needs (adaptive mode)."""
     if state.get("done"):
-        return END if state.get("skip_answer") else "answer"
+        return "__end__" if state.get("skip_answer") else "answer"  # END
     return "retrieve"
 
 
@@ -30,7 +31,7 @@ def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__
     retrieval-only runs)."""
     if state["step"] < n and not state.get("done"):
         return "plan"
-    return END if state.get("skip_answer") else "answer"
+    return "__end__" if state.get("skip_answer") else "answer"  # END
 
 
 def build_nodes(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Sequence[BaseTool],

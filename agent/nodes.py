@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
@@ -13,15 +14,15 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
 from agent.asking import AnswerCall, PlanCall
+from agent.bridging import matched_sentences, render_evidence
 from agent.config import AgentConfig
 from agent.errors import AgentError
 from agent.llm.calls import Structured
 from agent.prompts import Prompt
-from agent.bridging import matched_sentences, render_evidence
 from agent.proposer import Proposer, doc_origins
 from agent.queries import PlanReply, clean_queries
-from agent.subquestions import Finding, SelfAsk, render_findings
 from agent.state import (
+    AgentOutput,
     AgentState,
     ContextCut,
     DocumentsAdded,
@@ -29,12 +30,13 @@ from agent.state import (
     StepRecord,
     StepStarted,
 )
+from agent.subquestions import Finding, SelfAsk, render_findings
 from agent.tools import run_tool
 from retrieval import context as ctx
-from retrieval.bridges import traced_batch_search
-from retrieval.errors import FramesAgentError
-from retrieval.dense.encoder import Encoder
 from retrieval.bm25 import terms
+from retrieval.bridges import traced_batch_search
+from retrieval.dense.encoder import Encoder
+from retrieval.errors import FramesAgentError
 from retrieval.passages import Rerank, query_terms
 from retrieval.selection import ContextSelection
 from retrieval.types import Document, Retriever
@@ -172,11 +174,12 @@ class Nodes:
         update.update({"errors": [*record.errors, *errors]} if errors else {})
         return {"retrieved": found, "steps": [record.model_copy(update=update)]}
 
-    def _search(self, queries: list[str], origins: list[str], config: RunnableConfig | None,
+    def _search(self, queries: list[str], origins: Sequence[str], config: RunnableConfig | None,
                 step: int = 1) -> tuple[list[tuple[int, Document]], list[int]]:
         """(rank, hit) pairs in query order, and the hits of each query: n_docs hits per query, proposer_docs per
         proposer query, question_docs for the question query, feedback_docs per feedback query (one batch for
         each size)."""
+        assert self.retriever is not None, "searches run only with a retriever"
         cfg = self.config
         sizes = [cfg.hits_for(origins[i] if i < len(origins) else "model", step) for i in range(len(queries))]
         hits: dict[int, list[Document]] = {}
@@ -245,7 +248,7 @@ class Nodes:
         return ContextSelection(terms(question), [t for q in queries for t in terms(q)], per_article,
                                 self.config.passage_words, rerank=rerank)
 
-    def _sub_passages(self, state: AgentState):
+    def _sub_passages(self, state: AgentState) -> Callable[[str, Sequence[str]], str]:
         context, budget = state.get("context", []), self.config.sub_answer_budget
         return lambda sub, names: self._passages(sub, context, names, budget).text
 
@@ -264,19 +267,19 @@ class Nodes:
         return self.answer_text(state["question"], state.get("context", []), state.get("variables", {}),
                                 state.get("queries", []), findings)
 
-    def _answer_update(self, reply: tuple[str, Any], cut: ContextCut, findings: list[Finding]) -> dict:
+    def _answer_update(self, reply: tuple[str, Any], cut: ContextCut, findings: list[Finding]) -> AgentOutput:
         raw, final = reply
         final.findings = findings
         return {"answer": final.answer, "raw_answer": raw, "answer_context": cut, "final": final}
 
-    def answer(self, state: AgentState, config: RunnableConfig) -> dict:
+    def answer(self, state: AgentState, config: RunnableConfig) -> AgentOutput:
         """Answer from the question and the context under the answer budget."""
         findings = self.self_ask.run(state["question"], self._sub_passages(state), config) if self.self_ask else []
         text, cut = self._answer_input(state, findings)
         reply = self.answer_call.invoke(text, config, **self._cap(self.config.answer_max_tokens))
         return self._answer_update(reply, cut, findings)
 
-    async def aanswer(self, state: AgentState, config: RunnableConfig) -> dict:
+    async def aanswer(self, state: AgentState, config: RunnableConfig) -> AgentOutput:
         """Async answer."""
         findings = await self.self_ask.arun(state["question"], self._sub_passages(state), config) if self.self_ask else []
         text, cut = self._answer_input(state, findings)

@@ -3,7 +3,8 @@ sentences), pseudo-relevance feedback, and which query brought each new document
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from agent.bridging import Specificity, feedback_queries, propose, question_evidence
 from agent.config import AgentConfig

@@ -3,7 +3,8 @@ substance against earlier steps."""
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 

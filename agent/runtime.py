@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.utils import ConfigurableFieldSpec
+from langgraph.types import StreamMode as GraphStreamMode
 
 from agent.config import AgentConfig
 from agent.state import AgentEvent
@@ -64,7 +66,8 @@ class Variants:
     """The last few agents with other settings or parts, by key: asking again for the same costs nothing."""
 
     def __init__(self, kept: int) -> None:
-        self.kept, self._items, self._lock = kept, {}, threading.Lock()  # batch() runs questions in threads
+        self.kept, self._lock = kept, threading.Lock()  # batch() runs questions in threads
+        self._items: dict[Any, Any] = {}
 
     def get(self, key: str, make: Callable[[], Any]) -> Any:
         """The variant of key, made (and the oldest dropped past `kept`) if new."""
@@ -89,10 +92,11 @@ class Picker:
     the AnswerReady at the end by default; with stream_mode, the graph's chunks of those modes (a chunk for one mode,
     (mode, chunk) pairs for a list). It keeps the last values chunk, the final state."""
 
-    def __init__(self, stream_mode: StreamMode, state: dict[str, Any]) -> None:
+    def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any]) -> None:
         self.stream_mode, self.final = stream_mode, dict(state)
         wanted = ["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str) else stream_mode
-        self.modes = list(dict.fromkeys([*wanted, "values"]))  # values, for the result
+        # values, for the result; LangGraph checks the names it is given.
+        self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*wanted, "values"])))
 
     def take(self, mode: str, chunk: Any) -> list[Any]:
         """What the caller gets of one graph chunk (nothing or one item)."""

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Literal, TypeVar
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from pydantic import BaseModel, Field
-from typing_extensions import Annotated, NotRequired, TypedDict
+from typing_extensions import TypedDict
 
-from agent.llm.timing import CallTiming
 from agent.answers import FinalAnswer
+from agent.llm.timing import CallTiming
 from retrieval.context import ContextEntry
 from retrieval.passages import ShownPassages
 from retrieval.types import Document
@@ -147,7 +148,9 @@ class AgentOutput(TypedDict, total=False):
     final: FinalAnswer
 
 
-class AgentState(AgentInput, AgentOutput, total=False):
+# mypy has no model of TypedDict's runtime merge (the output's optional question over the input's required one),
+# which LangGraph's schemas rely on; a Required question would change the output schema.
+class AgentState(AgentInput, AgentOutput, total=False):  # type: ignore[misc]
     """LangGraph state: FRAMES Algorithm 1's question, step counter, queries, context and answer.
 
     Fields that accumulate over the steps have reducers (queries are appended; step records and context entries are

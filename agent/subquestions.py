@@ -3,7 +3,8 @@ selected for it, and the final answer reads those findings with the passages."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
@@ -56,7 +57,7 @@ class SelfAsk:
         self.split_prompt, self.sub_prompt = load_prompt("subquestions"), load_prompt("subanswer")
         # Caps go only where the answer is capped too (small local models): not every hosted model takes max_tokens.
         self.split_cap = {"max_tokens": SPLIT_MAX_TOKENS} if capped else {}
-        self.sub_cap = {"max_tokens": SUB_ANSWER_MAX_TOKENS} if capped else {}
+        self.sub_cap: dict[str, Any] = {"max_tokens": SUB_ANSWER_MAX_TOKENS} if capped else {}
 
     def _split(self, question: str) -> tuple[str, dict]:
         text = self.split_prompt.render(question=question, n=self.limit)

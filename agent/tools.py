@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
@@ -31,7 +32,8 @@ def as_documents(call: ToolCall, result: Any) -> list[Document]:
     text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
     key = call_key(call.name, call.args)
     args = ", ".join(f"{k}={v!r}" for k, v in call.args.items())
-    return [Document(id=key, title=f"{call.name}({args})", text=text[:_MAX_RESULT_CHARS], source=f"tool:{call.name}", article_id=key)]
+    return [Document(id=key, title=f"{call.name}({args})", text=text[:_MAX_RESULT_CHARS], source=f"tool:{call.name}",
+                     article_id=key)]
 
 
 def describe_tools(tools: Sequence[BaseTool], max_calls: int, native: bool = False) -> str:

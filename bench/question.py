@@ -25,7 +25,6 @@ from agent import AgentConfig, FramesAgent  # noqa: E402
 from agent.llm import DEFAULT_MODEL, by_node, resolve_model  # noqa: E402
 from agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
 
-
 OLD_PROMPT = Path(__file__).resolve().parent / "old_planning.txt"
 
 

@@ -84,8 +84,8 @@ def replay(questions, scripts: dict, settings: dict, override: dict, retriever) 
     """QuestionRecords of the agent under settings + override, retrieval only, the planner scripted."""
     from agent.api import FramesAgent
     from agent.config import AgentConfig
-    from eval.frames.records import QuestionRecord
     from eval.frames.recording import question_fields, result_fields
+    from eval.frames.records import QuestionRecord
     from eval.frames.systems import CoverageChecker, SystemOutput
 
     known = {k: v for k, v in settings.items() if k in AgentConfig.model_fields}
@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from eval.frames.budget import bm25_curve
-    from eval.frames.split import refuse_check
     from eval.frames.runner import frames_run_dir
+    from eval.frames.split import refuse_check
     from index.build import open_index
     from retrieval.errors import FramesAgentError
 

@@ -44,8 +44,9 @@ def run_rejudge(args: argparse.Namespace) -> int:
     done = rejudge(path, args.judge, lambda kind, spec: make_judge(kind, spec, cache=not args.no_cache),
                    concurrency=args.concurrency)
     if done.kind == "crag":
-        from eval.crag.score import format_table
+        from eval.crag.score import Figures, format_table
 
+        assert isinstance(done.summary, Figures), "a CRAG run's summary"
         print(format_table(done.summary))
     else:
         from eval.frames.commands import one_line

@@ -10,9 +10,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from eval.errors import EvalError
 from eval.judge import Judge
+
+if TYPE_CHECKING:
+    from eval.crag.records import CragRecord
+    from eval.rundir import RunDir
 
 
 @dataclass
@@ -44,6 +49,8 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], conc
     run_dir = crag_run_dir(path) if kind == "crag" else frames_run_dir(path)
     with run_dir.locked():
         config = run_dir.read_config()
+        if config is None:  # read a moment ago by run_kind; gone since
+            raise EvalError(f"{path} is not a run directory (no config.json)")
         records, notes = run_dir.load_records()
         for note in notes:
             echo(f"note: {note}")
@@ -60,7 +67,7 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], conc
         if kind == "crag":
             from eval.crag.runner import refresh_summary
 
-            summary = refresh_summary(run_dir, config)
+            summary: object = refresh_summary(cast("RunDir[CragRecord]", run_dir), config)  # kind crag
     if kind == "frames":
         from eval.frames.report import rerender
 

@@ -8,7 +8,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -45,7 +45,7 @@ def file_fingerprint(path: Path) -> str:
 
 def read_config(path: Path) -> dict | None:
     """config.json of the run directory at path, or None when there is none."""
-    return RunDir(path, dict, str).read_config()
+    return RunDir[Any](path, dict, str).read_config()
 
 
 def _why(exc: Exception) -> str:

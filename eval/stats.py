@@ -59,7 +59,7 @@ def _percentile_ci(values: np.ndarray, resamples: int, seed: int, level: float) 
     return float(low), float(high)
 
 
-def paired_bootstrap(a: Sequence[bool], b: Sequence[bool], *, resamples: int = BOOTSTRAP_RESAMPLES,
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
                      seed: int = BOOTSTRAP_SEED, level: float = 0.95) -> tuple[float, float]:
     """Percentile CI of mean(b) - mean(a), resampling questions (pairs stay together)."""
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)

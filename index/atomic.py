@@ -44,7 +44,7 @@ def build_lock(out_dir: Path):
     """One builder per index at a time; a second one waits and then finds the index finished."""
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(out_dir.parent / f".{out_dir.name}.lock", "w")
+        handle = open(out_dir.parent / f".{out_dir.name}.lock", "w")  # noqa: SIM115 - held as the lock
     except OSError as exc:
         raise CorpusError(f"cannot write indexes under {out_dir.parent} ({exc.strerror or exc}); "
                           "set FRAMES_AGENT_INDEXES to a writable directory") from None

@@ -7,10 +7,11 @@ import platform
 import shutil
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any
 
 from index.anserini import run_anserini
 from index.atomic import build_lock, remove_stale_partials, swap_in, write_json
@@ -85,12 +86,12 @@ def make_spec(corpus: Iterable[str | Path] = (), xml: Iterable[str | Path] = (),
     prefer = DEFAULT_PREFER if prefer is None else tuple(prefer)
     if not all(isinstance(p, str) and p.strip() for p in prefer):
         raise CorpusError(f"--prefer needs non-empty file name patterns, got {list(prefer)!r}")
-    corpus, xml = [Path(p) for p in corpus], [Path(p) for p in xml]
-    xml += [p for p in corpus if p.name.endswith(XML_SUFFIXES) and not p.name.endswith(JSONL_SUFFIXES)]
-    corpus = [p for p in corpus if p not in xml]
-    xml = [check_xml_path(p) for p in xml]
-    jsonl = expand_corpus_paths(corpus) if corpus else ([] if xml else default_corpus_paths())
-    return BuildSpec(jsonl=jsonl, xml=xml, unit=unit, redirects=redirect_files(jsonl), prefer=prefer,
+    paths, dumps = [Path(p) for p in corpus], [Path(p) for p in xml]
+    dumps += [p for p in paths if p.name.endswith(XML_SUFFIXES) and not p.name.endswith(JSONL_SUFFIXES)]
+    paths = [p for p in paths if p not in dumps]
+    dumps = [check_xml_path(p) for p in dumps]
+    jsonl = expand_corpus_paths(paths) if paths else ([] if dumps else default_corpus_paths())
+    return BuildSpec(jsonl=jsonl, xml=dumps, unit=unit, redirects=redirect_files(jsonl), prefer=prefer,
                      keep_copies=bool(keep_copies))
 
 
@@ -180,7 +181,7 @@ def ensure_index(name: str = DEFAULT_NAME, *, progress: bool = True, threads: in
 
 
 def open_index(name_or_dir: str | Path = DEFAULT_NAME, *, threads: int = 4, progress: bool = True,
-               **search: object) -> BM25Retriever:
+               **search: Any) -> BM25Retriever:
     """A BM25Retriever on an index name (the default is built when missing), directory or prebuilt name; search
     holds BM25Retriever's options (title_boost, exact_title)."""
     path = ensure_index(str(name_or_dir), progress=progress) if isinstance(name_or_dir, str) else Path(name_or_dir)
@@ -210,7 +211,7 @@ def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: 
         # Searches skip the over-fetch that folds several documents of one article into one hit.
         "one_doc_per_article": spec.unit == "article" and not spec.keep_copies,
         "skipped_duplicates": stats[REPEATED], "passage_words": PASSAGE_WORDS if spec.unit == "passage" else None,
-        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "build_seconds": round(time.monotonic() - started, 1), "versions": _versions(),
     }
 
@@ -267,7 +268,8 @@ def _read_all(spec: BuildSpec, progress: bool, threads: int, desc: str,
               file=sys.stderr, mininterval=_bar_interval()) as bar:
         for file_no, (path, reader) in enumerate(files):
             done_before = bar.n
-            for article in reader(path, lambda pos: bar.update(done_before + pos - bar.n)):
+            # The callback runs only while this file is read, so the late-bound done_before is this file's.
+            for article in reader(path, lambda pos: bar.update(done_before + pos - bar.n)):  # noqa: B023
                 yield file_no, article
 
 

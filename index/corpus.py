@@ -8,9 +8,10 @@ import json
 import multiprocessing
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, TextIO, cast
 from xml.etree.ElementTree import ParseError, iterparse
 
 from index.errors import CorpusError
@@ -100,10 +101,11 @@ def check_xml_path(path: Path) -> Path:
 
 
 def _open_binary(path: Path, raw: BinaryIO) -> BinaryIO:
+    # typeshed does not count GzipFile and BZ2File as BinaryIO, which they are at run time.
     if path.name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw)
+        return cast(BinaryIO, gzip.GzipFile(fileobj=raw))
     if path.name.endswith(".bz2"):
-        return bz2.BZ2File(raw)
+        return cast(BinaryIO, bz2.BZ2File(raw))
     return raw
 
 
@@ -227,9 +229,9 @@ def wikitext_to_text(wikitext: str) -> str:
     for node in code.filter_tags(recursive=True):
         if str(node.tag).strip().lower() in _DROP_TAGS:
             _remove(code, node)
-    for node in code.filter_wikilinks(recursive=True):
-        if _DROP_LINK.match(str(node.title)):
-            _remove(code, node)
+    for link in code.filter_wikilinks(recursive=True):
+        if _DROP_LINK.match(str(link.title)):
+            _remove(code, link)
     text = code.strip_code(normalize=True, collapse=True)
     text = _MAGIC_WORD.sub("", text)
     lines = (" ".join(line.split()) for line in text.splitlines())
@@ -272,7 +274,8 @@ class ShardWriter:
     """Writes JSON lines into numbered shard files of at most shard_docs docs."""
 
     def __init__(self, directory: Path, shard_docs: int):
-        self.directory, self.shard_docs, self.count, self.handle = directory, shard_docs, 0, None
+        self.directory, self.shard_docs, self.count = directory, shard_docs, 0
+        self.handle: TextIO | None = None
 
     def write(self, doc: dict) -> None:
         """Append one document, starting a new shard file when the current one is full."""
@@ -280,6 +283,7 @@ class ShardWriter:
             self.close()
             shard = self.directory / f"docs{self.count // self.shard_docs:05d}.jsonl"
             self.handle = shard.open("w", encoding="utf-8")
+        assert self.handle is not None, "open from the shard's first document on"
         self.handle.write(json.dumps(doc, ensure_ascii=False) + "\n")
         self.count += 1
 
@@ -288,7 +292,7 @@ class ShardWriter:
             self.handle.close()
             self.handle = None
 
-    def __enter__(self) -> "ShardWriter":
+    def __enter__(self) -> ShardWriter:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from index.corpus import Article
 from retrieval.lucene.titles import canonical_title, normalize_title
@@ -108,7 +108,7 @@ def title_rows(articles: Iterable[tuple[str, str, int, int, bool]], copy_titles:
              for title, article_id, units, length, is_copy in articles)
     ranked = sorted(row for row in keyed if row[0])
     rows = [(key, article_id, units) for key, _, _, article_id, units in ranked]
-    first = {}
+    first: dict[str, tuple[str, int]] = {}
     for key, article_id, units in rows:
         first.setdefault(key, (article_id, units))
     units_of = {article_id: units for _, article_id, units in rows}

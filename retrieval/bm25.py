@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
@@ -75,7 +76,8 @@ class LangChainRetriever:
             # No callbacks of its own: traced_batch_search already reports this search as the run's retriever run.
             return runner.invoke(query, config={"callbacks": []})[:k]
         except Exception as exc:  # a remote store's failure is a retrieval error, one line
-            raise RetrievalError(f"retriever {self.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise RetrievalError(f"retriever {self.name}: {type(exc).__name__}: {first}") from exc
 
     def search(self, query: str, k: int = 10) -> list[Document]:
         """Top-k documents for one query, best first."""

@@ -1,8 +1,8 @@
 """The agent's context: article-level dedup (C <- C ∪ (D \\ C)) and rendering under a token budget."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, select, split_passages
 from retrieval.selection import SEPARATOR_TOKENS, Article, ContextSelection, choose
@@ -152,7 +152,8 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
     """
     if isinstance(selection, ContextSelection):
         return select_context(context, budget, selection, empty)
-    parts, out = [], RenderedContext(text=empty)
+    parts: list[str] = []
+    out = RenderedContext(text=empty)
     remaining = budget
     entries = ordered(context)
     for position, entry in enumerate(entries):

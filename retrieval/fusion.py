@@ -1,7 +1,8 @@
 """Rank fusion: several rankings of the same items made into one."""
 from __future__ import annotations
 
-from typing import Hashable, Sequence, TypeVar
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
 
 Key = TypeVar("Key", bound=Hashable)
 RRF_K = 60  # the constant of Cormack et al. (2009): ranks past a few dozen count about the same

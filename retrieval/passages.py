@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -36,7 +36,8 @@ def chunk_text(text: str, words: int = PASSAGE_WORDS, max_chunks: int = MAX_PASS
     whole_sentences=True starts a new chunk rather than cutting a sentence that does not fit, so a passage never
     begins mid-sentence (what a reader of a selected passage needs); False fills every chunk to `words`.
     """
-    chunks, current = [], []
+    chunks: list[str] = []
+    current: list[str] = []
     for sentence in _SENTENCE.split(text):
         tokens = sentence.split()
         if whole_sentences and current and len(current) + len(tokens) > words:

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import platformdirs
 
-
 # Only for checking the project as an installed package sees it (tests without `../shared`): skip the checkout's.
 NO_CHECKOUT_SHARED = "FRAMES_AGENT_NO_CHECKOUT_SHARED"
 

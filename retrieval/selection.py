@@ -198,7 +198,7 @@ def choose(articles: Sequence[Article], selection: ContextSelection, budget: int
 
 def _render(articles: Sequence[Article], passages: Sequence[Sequence[str]], fill: _Budget, sentences: dict[int, str],
             picks: Sequence[Pick], empty: str, budget: int) -> Chosen:
-    best = {}
+    best: dict[int, int] = {}
     for position, pick in enumerate(picks):
         best.setdefault(pick.article, position)
     order = sorted(fill.taken, key=lambda a: (best.get(a, len(picks)), articles[a].order))

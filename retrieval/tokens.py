@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from retrieval.paths import ensure_tiktoken_cache
+
+if TYPE_CHECKING:
+    import tiktoken
 
 DEFAULT_ENCODING = "cl100k_base"
 
 
 @functools.lru_cache(maxsize=4)
-def _encoding(name: str):
+def _encoding(name: str) -> tiktoken.Encoding | None:
     ensure_tiktoken_cache()
     import tiktoken
 

@@ -1,7 +1,8 @@
 """Typed values shared by retrievers, tools, the agent and the evaluation."""
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 

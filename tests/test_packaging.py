@@ -34,8 +34,8 @@ def test_every_frames_agent_variable_is_documented():
 def test_readme_states_the_limits_the_code_applies():
     from agent import answers
     from agent.calculator import MAX_BITS, MAX_LENGTH, MAX_NODES, MAX_ROUND_DIGITS
-    from agent.llm import json_repair
     from agent.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS, MAX_SEARCH_HITS
+    from agent.llm import json_repair
     from retrieval.lucene.fields import MAX_TERMS
 
     readme = " ".join((ROOT / "README.md").read_text().split())

@@ -11,8 +11,9 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from langchain_core.caches import BaseCache
 from langchain_core.language_models import BaseChatModel

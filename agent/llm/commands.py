@@ -27,9 +27,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_llm)
 
 
+def _no_fallback(raw: str) -> Any:
+    """No stand-in for a reply that is not the schema's JSON: the value is None."""
+    return None
+
+
 def run_llm(args: argparse.Namespace) -> int:
     """Handler of `llm`."""
-    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
     from agent.llm import UsageTracker, resolve_model, structured
     from agent.llm.schema_file import load_schema_model
@@ -38,14 +43,14 @@ def run_llm(args: argparse.Namespace) -> int:
     schema = load_schema_model(args.json_schema) if args.json_schema else None
     llm = resolve_model(args.model, base_url=args.base_url, timeout=args.timeout, max_tokens=args.max_tokens,
                         cache=not args.no_cache)
-    messages = ([SystemMessage(content=args.system)] if args.system else []) + [HumanMessage(content=prompt)]
+    messages: list[BaseMessage] = ([SystemMessage(content=args.system)] if args.system else []) + [HumanMessage(content=prompt)]
     tracker, start = UsageTracker(), time.perf_counter()
     config: Any = {"callbacks": [tracker]}
     if schema is None:
         print(str(llm.invoke(messages, config=config).content))
         code = 0
     else:
-        result = structured(llm, messages, schema, lambda raw: None, config=config)
+        result = structured(llm, messages, schema, _no_fallback, config=config)
         code = _print_structured(result)
     _print_usage(args.model, tracker, time.perf_counter() - start)
     return code

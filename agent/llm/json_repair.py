@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 # A cut-off reply is closed by LangChain's partial-JSON parser. Kept here because no library does them alike: the
 # schema-shaped repairs (a bare list as the schema's list field, bulleted lines as its items, list lengths cut or
@@ -144,7 +146,7 @@ def _walk(data: Any, loc: tuple) -> Any:
     return data
 
 
-def _fix_length(data: Any, err: dict, fallback_value: BaseModel | None) -> str | None:
+def _fix_length(data: Any, err: ErrorDetails, fallback_value: BaseModel | None) -> str | None:
     """Truncate a too-long list/string or pad a too-short list from the fallback; a note, or None."""
     loc, ctx = tuple(err["loc"]), err.get("ctx") or {}
     if not loc:

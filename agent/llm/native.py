@@ -3,7 +3,8 @@ models our providers do not constrain by JSON schema; every reply still ends as 
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage

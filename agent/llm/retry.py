@@ -5,8 +5,9 @@ import asyncio
 import email.utils
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
@@ -78,8 +79,9 @@ def _options(policy: RetryPolicy, hint: RetryHint | None) -> dict[str, Any]:
         hinted = hint(error) if hint and error else None
         return policy.delay(state.attempt_number - 1) if hinted is None else hinted
 
+    # tenacity's hints allow `|` only between stop_base objects; at run time any stop callable combines.
     return {"retry": retry_if_exception_type(TransientLLMError), "wait": wait, "reraise": True,
-            "stop": stop_after_attempt(policy.max_retries + 1) | _past_deadline}
+            "stop": stop_after_attempt(policy.max_retries + 1) | _past_deadline}  # type: ignore[operator]
 
 
 def _mapped(exc: Exception, classify: Callable[[Exception], Exception]) -> Exception:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import GenericAlias
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -43,7 +44,7 @@ def schema_model(schema: dict, name: str, defs: dict | None = None) -> type[Base
             fields[key] = (kind, Field(..., **info, **bounds))
         else:
             fields[key] = (Optional[kind], Field(None, **info, **bounds))
-    extra = "allow" if schema.get("additionalProperties", True) is not False else "forbid"
+    extra: Literal["allow", "forbid"] = "allow" if schema.get("additionalProperties", True) is not False else "forbid"
     return create_model(name, __config__=ConfigDict(extra=extra), **fields)
 
 
@@ -66,7 +67,7 @@ def _type(sub: dict, name: str, defs: dict) -> Any:
     if kind in SCALARS:
         return SCALARS[kind]
     if kind == "array":
-        return list[_type(sub.get("items", {}), name, defs)] if sub.get("items") else list[Any]
+        return GenericAlias(list, _type(sub.get("items", {}), name, defs)) if sub.get("items") else list[Any]
     if kind == "object" or "properties" in sub:
         return schema_model(sub, name, defs) if "properties" in sub else dict[str, Any]
     if kind is None:

@@ -25,7 +25,7 @@ PROVIDERS = ("gemini", "openai", "local")  # our own; the rest come from LangCha
 __all__ = ["DEFAULT_MODEL", "LLMError", "ModelClass", "ModelSpec", "resolve_model", "split_spec"]
 
 
-class ModelClass(str, Enum):
+class ModelClass(str, Enum):  # noqa: UP042 - StrEnum would change str() and format()
     """What a model is, for sizing budgets and concurrency."""
 
     SMALL_LOCAL = "small-local"  # the embedded llama.cpp models: CPU-bound, a few hundred tokens per second read
@@ -41,12 +41,12 @@ class ModelSpec:
     name: str
 
     @classmethod
-    def parse(cls, spec: "str | ModelSpec") -> "ModelSpec":
+    def parse(cls, spec: str | ModelSpec) -> ModelSpec:
         """The spec of 'provider:model'; an unknown provider is a ModelSpecError."""
         return cls(*split_spec(str(spec)))  # a ModelSpec is checked again: of() makes provider-less ones
 
     @classmethod
-    def of(cls, model: "str | ModelSpec | BaseChatModel | None") -> "ModelSpec":
+    def of(cls, model: str | ModelSpec | BaseChatModel | None) -> ModelSpec:
         """The spec of a spec string or of a model object built from one; anything else (a test fake's label, a
         model object from elsewhere) gives a spec without provider, whose class is UNKNOWN."""
         if isinstance(model, BaseChatModel):

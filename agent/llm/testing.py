@@ -6,8 +6,9 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,

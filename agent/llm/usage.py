@@ -63,7 +63,8 @@ class UsageTracker(BaseCallbackHandler):
     def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
         with self._lock:
             prompt, started, node = self._prompts.pop(run_id, (0, time.perf_counter(), self.node))
-        completion, counted, cached, runtime = 0, False, False, {}
+        completion, counted, cached = 0, False, False
+        runtime: dict[str, Any] = {}
         for gens in response.generations:
             for gen in gens:
                 message = getattr(gen, "message", None)

@@ -6,9 +6,9 @@ import importlib.util
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from agent.llm.errors import WeightsError
 

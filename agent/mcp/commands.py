@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,7 @@ class Prompt:
         """Names of the {variables} in the template."""
         return set(_VARIABLE.findall(self.text))
 
-    def check(self, known: set[str], required: set[str] = frozenset()) -> None:
+    def check(self, known: set[str], required: AbstractSet[str] = frozenset()) -> None:
         """Fail if the template uses a variable outside `known` or lacks one of `required`."""
         unknown = sorted(self.variables - known)
         if unknown:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 LOGGER = "frames_agent.serve.access"
 

@@ -3,7 +3,8 @@ health; one access-log line per request."""
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -14,8 +15,16 @@ from agent.limits import Busy, InvalidRequest, check_text, status_of
 from agent.nodes import PLAN_VARIABLES
 from agent.prompts import available_prompts, load_prompt
 from agent.serve.access import AccessLog
-from agent.serve.chat import (MODEL_ID, ChatRequest, check_supported, completion, completion_chunks, model_card,
-                              models, question_of)
+from agent.serve.chat import (
+    MODEL_ID,
+    ChatRequest,
+    check_supported,
+    completion,
+    completion_chunks,
+    model_card,
+    models,
+    question_of,
+)
 from agent.serve.guard import Gate, ServeSettings, check_token, read_body
 from retrieval.errors import FramesAgentError
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import sys
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
@@ -46,8 +45,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from agent.commands import build_agent
     from agent.serve import ServeSettings, create_app
-    from retrieval.serving import bind, serve_on, url_of
     from retrieval.errors import UsageError
+    from retrieval.serving import bind, serve_on, url_of
 
     try:
         settings = ServeSettings.from_env(max_concurrency=args.max_concurrency, max_body_bytes=args.max_body,

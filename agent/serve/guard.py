@@ -25,7 +25,7 @@ class ServeSettings(BaseModel):
                              "seconds)")
 
     @classmethod
-    def from_env(cls, **overrides: object) -> "ServeSettings":
+    def from_env(cls, **overrides: object) -> ServeSettings:
         """Settings with the token from FRAMES_AGENT_TOKEN."""
         return cls(token=os.environ.get(TOKEN_VARIABLE) or None, **{k: v for k, v in overrides.items() if v is not None})
 

@@ -8,13 +8,14 @@ FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS, else the CLI defaults. The graph decl
 # pydantic could not resolve StudioSettings' annotations as strings.
 import argparse
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
-from typing_extensions import Annotated, TypedDict
+from typing_extensions import TypedDict
 
 from agent.config import AgentConfig
 
@@ -22,7 +23,8 @@ from agent.config import AgentConfig
 def _described(name: str) -> Any:
     """An AgentConfig field's description and bounds (ge, le), for the schema below."""
     info = AgentConfig.model_fields[name]
-    bounds = {key: value for m in info.metadata if is_dataclass(m) for key, value in asdict(m).items()}
+    bounds = {key: value for m in info.metadata
+              if is_dataclass(m) and not isinstance(m, type) for key, value in asdict(m).items()}
     return Field(description=info.description, **bounds)
 
 
@@ -51,7 +53,7 @@ def cli_defaults() -> dict[str, Any]:
     return vars(parser.parse_args([]))
 
 
-def settings(config: RunnableConfig | None = None, env: dict[str, str] | None = None) -> dict[str, Any]:
+def settings(config: RunnableConfig | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The agent's settings for this factory call: configurable, then environment, then defaults."""
     env = os.environ if env is None else env
     configurable = (config or {}).get("configurable", {})

@@ -52,8 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_server(args: argparse.Namespace) -> int:
     """Serve the compatible CRAG API until interrupted; a bad or busy port fails before the data loads."""
-    from retrieval.serving import bind, serve_on, url_of
     from retrieval.crag.server import create_app
+    from retrieval.serving import bind, serve_on, url_of
 
     with bind(args.host, args.port) as sock:
         app = create_app(args.data)

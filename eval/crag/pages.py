@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from retrieval.bm25 import OkapiBM25, terms
 from retrieval.passages import chunk_text as _chunk_text

@@ -5,9 +5,10 @@ import bz2
 import gzip
 import json
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from retrieval.errors import FramesAgentError
 
@@ -107,7 +108,7 @@ def iter_rows(path: str | Path) -> Iterator[CragRow | RowError]:
                 text, warnings = _decode(line)
                 try:
                     data = json.loads(text)
-                except ValueError as exc:
+                except json.JSONDecodeError as exc:
                     yield RowError(index, f"row-{index}", f"line {index + 1}: not valid JSON ({exc.msg})")
                 else:
                     yield parse_row(index, data, warnings)

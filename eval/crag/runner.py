@@ -138,7 +138,7 @@ def _rows(data: Path) -> Iterator[CragRow | RowError]:
         seen.append(item)
         if isinstance(item, CragRow):
             return itertools.chain(seen, items)
-    why = f" (first problem: {seen[0].message})" if seen else " (the file is empty)"
+    why = f" (first problem: {seen[0].message})" if seen and isinstance(seen[0], RowError) else " (the file is empty)"
     raise EvalError(f"{data} holds no CRAG rows: expected JSON lines with query and answer{why}")
 
 
@@ -170,7 +170,9 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
 
 def _run_rows(items, records: dict[str, CragRecord], run_dir: RunDir, llm, judge: Judge, tools, settings, log):
     config = crag_agent_config(settings)
-    selected, ids, repeated, skipped, started = [], {}, [], 0, time.perf_counter()
+    selected: list[str] = []
+    ids: dict[str, int] = {}
+    repeated, skipped, started = [], 0, time.perf_counter()
     for item in items:
         if settings.limit is not None and len(selected) >= settings.limit:
             break

@@ -14,8 +14,8 @@ from agent.prompts import Prompt, load_prompt
 from eval.frames.shortcuts import exact_match, no_overlap, normalize_answer, number_mismatch, numbers_in, refusal
 from eval.judge import Judge, Verdict, golds, unrated
 
-__all__ = ["JUDGE_PROMPTS", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer", "number_mismatch",
-           "numbers_in", "parse_verdict"]
+__all__ = ["JUDGE_PROMPTS", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer",
+           "number_mismatch", "numbers_in", "parse_verdict"]
 
 JUDGE_PROMPT = "frames_judge"
 # "frames": the paper's autorater prompt (Krishna et al. 2024, arXiv:2409.12941, Appendix B), its wording and its
@@ -130,6 +130,7 @@ class Autorater(Judge):
         verdict = self._shortcut(response, gold_text)
         if verdict is not None:
             return verdict
+        assert self.llm is not None, "without a judge model _shortcut decides every answer"
         tracker = UsageTracker(node="judge")
         text = self.prompt.render(question=question, response=response, ground_truth=gold_text)
         try:

@@ -28,7 +28,7 @@ def gold_ranks(record: QuestionRecord) -> dict[str, int | None]:
     covered = record.covered_titles or []
     if record.found_at:
         return {t: record.found_at.get(t) for t in covered}
-    places = {}
+    places: dict[str, int] = {}
     for place, title in enumerate(record.retrieved_titles, 1):
         places.setdefault(normalize_title(title), place)
     last = len(record.retrieved_titles)
@@ -82,12 +82,12 @@ def matched_budget(multistep_records: Sequence[QuestionRecord], curve: dict[str,
     if not paired:
         raise ValueError("no question has both a multistep and a BM25-R figure (same questions and gold articles?)")
     depth = min(len(curve[r.id]) for r, _ in paired)
-    ours = [r.covered_recall for r, _ in paired]
+    ours = [r.covered_recall for r, _ in paired if r.covered_recall is not None]  # every one (rows above)
     theirs = [curve[r.id][min(read[-1], depth) - 1] if read[-1] else 0.0 for r, read in paired]
     test = compare_paired_means(theirs, ours)
     steps = max(len(read) for _, read in paired)
     points = [(fmean(read[min(s, len(read) - 1)] for _, read in paired),
-               fmean(recall(r.found_step, r.covered_titles, s + 1) or 0.0 for r, _ in paired)) for s in range(steps)]
+               fmean(recall(r.found_step, r.covered_titles or [], s + 1) or 0.0 for r, _ in paired)) for s in range(steps)]
     return MatchedBudget(n=len(paired), unpaired=len(rows) - len(paired),
                          capped=sum(1 for _, read in paired if read[-1] > depth),
                          articles=fmean(read[-1] for _, read in paired), multistep=test.mean_b, bm25=test.mean_a,

@@ -172,11 +172,10 @@ def _prompt_slug(prompt: str) -> str:
 
 def run_compare_command(args: argparse.Namespace) -> int:
     """Each planning prompt on the same questions (own OUT subdir each, resumable), then the paired table."""
+    import sys
     from dataclasses import replace
 
     from agent.commands import agent_config
-    import sys
-
     from eval.frames.compare import comparison
     from eval.frames.comparison import write_compared
     from eval.frames.executors import make_executor
@@ -292,4 +291,4 @@ def _crag_report(path: Path) -> str:
 
     run_dir = crag_run_dir(path)
     with run_dir.locked():
-        return format_table(refresh_summary(run_dir, run_dir.read_config()))
+        return format_table(refresh_summary(run_dir, run_dir.read_config() or {}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from eval.frames.compare import excluded, flipped, paired_accuracy, paired_line, paired_recall, paired_recall_line, rows
@@ -35,6 +35,10 @@ def recall_numbers(result: PairedMeans | None) -> dict | None:
             "ci_low": result.ci_low, "ci_high": result.ci_high, "p": result.p_value}
 
 
+def _of_type(reasoning_type: str) -> Callable[[QuestionRecord], bool]:
+    return lambda r: reasoning_type in r.reasoning_types
+
+
 def paired_numbers(base: Run, run: Run) -> dict:
     """Every paired figure of one run against the baseline, as numbers (and the console sentences beside them)."""
     base_name, base_records, name, records = base[0], base[3], run[0], run[3]
@@ -44,9 +48,7 @@ def paired_numbers(base: Run, run: Run) -> dict:
         "accuracy": accuracy_numbers(paired_accuracy(base_records, records)),
         "recall": recall_numbers(paired_recall(base_records, records)),
         "excluded": excluded(base_records, records),
-        "by_reasoning_type": {t: accuracy_numbers(paired_accuracy(base_records, records,
-                                                                  lambda r, t=t: t in r.reasoning_types))
-                              for t in types},
+        "by_reasoning_type": {t: accuracy_numbers(paired_accuracy(base_records, records, _of_type(t))) for t in types},
         "flipped": flipped(base_records, records),
         "sentences": [paired_line(base_name, base_records, name, records),
                       paired_recall_line(base_name, base_records, name, records)],
@@ -71,10 +73,10 @@ def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], ov
     lines += ["", "## Runs", "", "| run | questions | failed | rated | unrated | accuracy (rated) [95% CI] | "
               "recall [95% CI] | covered recall | calls/q | tokens/q | s/q |", "|---|" + "---:|" * 10]
     for row in rows([(n, s, r) for n, _, s, r in runs]):
-        acc_ci, rec_ci = row["accuracy_ci"], row["recall_ci"]
+        acc_ci, (rec_low, rec_high) = row["accuracy_ci"], row["recall_ci"] or (None, None)
         lines.append(f"| {row['run']} | {row['questions']} | {row['failed']} | {row['rated']} | {row['unrated']} | "
                      f"{pct(row['accuracy'])} {_ci(*(acc_ci or (None, None))).replace('+', '')} | "
-                     f"{num(row['recall'])} {_ci(*(rec_ci or (None, None)), 1, 2).replace('+', '')} | "
+                     f"{num(row['recall'])} {_ci(rec_low, rec_high, 1, 2).replace('+', '')} | "
                      f"{num(row['covered_recall'])} | {row['calls_per_question']:.1f} | "
                      f"{row['tokens_per_question']:.0f} | {row['seconds_per_question']:.1f} |")
     lines += ["", "Unrated answers (no judge, or no readable verdict) are left out of accuracy, never counted wrong; "

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict
 from eval.errors import DataError
 from eval.frames.hub import hub_rows
 from eval.frames.split import check_split, in_split
-from eval.rundir import file_fingerprint
 from eval.frames.table import LINE_KEY, list_cell, read_table
+from eval.rundir import file_fingerprint
 from retrieval.lucene.searcher import normalize_title
 from retrieval.paths import shared_dir, shared_lookup
 
@@ -135,7 +135,7 @@ def _jsonl_rows(text: str, path: Path) -> list[dict]:
             continue
         try:
             row = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise DataError(f"{path} line {number} is not JSON ({exc.msg})") from exc
         if not isinstance(row, dict):
             raise DataError(f"{path} line {number} is not a JSON object")
@@ -165,7 +165,7 @@ def _parse_rows(rows: list[dict], source: str, fingerprint: str, limit: int | No
     columns = [c for c in rows[0] if c != LINE_KEY]
     prompt_col, answer_col = _column(columns, "prompt"), _column(columns, "answer")
     missing = [name for name, col in (("Prompt", prompt_col), ("Answer", answer_col)) if col is None]
-    if missing:
+    if missing or prompt_col is None or answer_col is None:
         raise DataError(f"{source} lacks column(s) {', '.join(missing)} (found: {', '.join(map(str, columns[:20]))})")
     dataset = Dataset([], source, fingerprint, list(notes or []))
     link_cols = [c for c in columns if c and _LINK_COLUMN.match(c.strip())]

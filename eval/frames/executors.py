@@ -25,7 +25,8 @@ def add_executor_flags(parser: argparse.ArgumentParser) -> None:
     """--executor, --address and --max-retries (frames, compare, sweep)."""
     parser.add_argument("--executor", default="local", choices=EXECUTORS,
                         help="local: questions run in this process (default); ray: (run, question) tasks on a Ray "
-                             f"cluster, records written here; one question per task CPU, --concurrency does not apply ({RAY_EXTRA})")
+                             f"cluster, records written here; one question per task CPU, --concurrency does not "
+                             f"apply ({RAY_EXTRA})")
     parser.add_argument("--address", default=None, metavar="ADDR",
                         help="Ray cluster to join (host:6379, ray://host:10001 or auto; default $RAY_ADDRESS, else a "
                              "local cluster on this machine's cores)")
@@ -146,7 +147,7 @@ def _portable(settings: RunSettings, agent_config) -> tuple[RunSettings, object]
     def absolute(value: str | None) -> str | None:
         return str(Path(value).resolve()) if value and Path(value).exists() else value
 
-    shipped = replace(settings, index=absolute(settings.index), progress=False)
+    shipped = replace(settings, index=absolute(settings.index) or settings.index, progress=False)  # a str stays one
     update = {name: absolute(getattr(agent_config, name)) for name in ("prompt", "answer_prompt")}
     return shipped, agent_config.model_copy(update=update)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 from eval.errors import DataError, MissingExtraError

@@ -63,8 +63,8 @@ def _confusion(pairs: Sequence[tuple[bool, bool]]) -> dict[str, int]:
 
 def _shortcuts(items: list[Labelled]) -> dict:
     checker = Autorater(None, "none", strict=True)
-    decided = [(item, checker.shortcut(item.prediction, item.gold)) for item in items]
-    decided = [(item, v) for item, v in decided if v is not None]
+    checked = [(item, checker.shortcut(item.prediction, item.gold)) for item in items]
+    decided = [(item, v) for item, v in checked if v is not None]
     wrong = [{"question": i.question, "gold": i.gold, "prediction": i.prediction, "label": i.label,
               "method": v.method} for i, v in decided if v.correct != i.label]
     methods: dict[str, int] = {}

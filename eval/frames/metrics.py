@@ -28,7 +28,7 @@ def recall(found: dict[str, int | None], titles: Iterable[str], upto: int | None
     titles = list(titles)
     if not titles:
         return None
-    hits = sum(1 for t in titles if found.get(t) is not None and (upto is None or found[t] <= upto))
+    hits = sum(1 for t in titles if (step := found.get(t)) is not None and (upto is None or step <= upto))
     return hits / len(titles)
 
 
@@ -165,19 +165,19 @@ class RunSummary(BaseModel):
 
 
 def _coverage(records: list[QuestionRecord]) -> dict:
-    known = [r for r in records if r.covered_titles is not None and r.gold_titles]
-    gold = sum(len(r.gold_titles) for r in known)
+    known = [(len(r.covered_titles), len(r.gold_titles)) for r in records if r.covered_titles is not None and r.gold_titles]
+    gold = sum(g for _, g in known)
     return {
-        "coverage": sum(len(r.covered_titles) for r in known) / gold if gold else None,
-        "coverage_mean": _mean(len(r.covered_titles) / len(r.gold_titles) for r in known),
-        "fully_covered": sum(1 for r in known if len(r.covered_titles) == len(r.gold_titles)),
+        "coverage": sum(c for c, _ in known) / gold if gold else None,
+        "coverage_mean": _mean(c / g for c, g in known),
+        "fully_covered": sum(1 for c, g in known if c == g),
         "gold_articles": gold,
     }
 
 
 def _judging(records: list[QuestionRecord]) -> dict:
     methods = Counter(r.verdict.method if r.verdict else "none" for r in records if not r.failed)
-    both = [(r.verdict.correct, r.verdict2.correct) for r in records
+    both = [(bool(r.verdict.correct), bool(r.verdict2.correct)) for r in records  # rated: True or False
             if r.verdict and r.verdict2 and r.verdict.rated and r.verdict2.rated and not r.verdict.error
             and not r.verdict2.error]
     return {
@@ -194,7 +194,7 @@ def step_values(records: list[QuestionRecord], gold: bool = True) -> list[list[f
     steps = max((r.steps_run for r in records), default=0)
     out = []
     for s in range(1, steps + 1):
-        values = [recall(r.found_step, r.gold_titles if gold else r.covered_titles, s) for r in records]
+        values = [recall(r.found_step, r.gold_titles if gold else r.covered_titles or [], s) for r in records]
         out.append([v for v in values if v is not None])
     return out
 
@@ -230,7 +230,8 @@ def _seen(records: list[QuestionRecord]) -> dict:
     wrong = [r for r in records if r.correct is False]
     formats = [float(r.format_ok) for r in records if r.format_ok is not None]
     return {"format_ok": _mean(formats), "format_ok_ci": bootstrap_ci(formats),
-            "structured_answers": sum(1 for r in records if (r.final or {}).get("structured")),"answer_context_recall": _mean(recall_seen), "answer_context_recall_ci": bootstrap_ci(recall_seen),
+            "structured_answers": sum(1 for r in records if (r.final or {}).get("structured")),
+            "answer_context_recall": _mean(recall_seen), "answer_context_recall_ci": bootstrap_ci(recall_seen),
             "shown_recall": _mean(r.shown_recall for r in records),
             "answer_in_prompt": _mean(in_prompt), "answer_in_prompt_ci": bootstrap_ci(in_prompt),
             "gold_shown": _mean(len(r.gold_shown) for r in records if r.gold_shown is not None),
@@ -260,4 +261,5 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
                       completion=sum(r.tokens.completion for r in records)),
         seconds=round(sum(r.seconds for r in records), 3), judge_calls=sum(r.judge_calls for r in records),
         timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records),
-        oracle_missing=_oracle_missing(records), **_seen(done), **_articles(done), **origin_summary(done), failures=[{"id": r.id, "error": r.error} for r in records if r.failed])
+        oracle_missing=_oracle_missing(records), **_seen(done), **_articles(done), **origin_summary(done),
+        failures=[{"id": r.id, "error": r.error} for r in records if r.failed])

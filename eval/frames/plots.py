@@ -31,7 +31,12 @@ def accuracy_bars(summary: RunSummary) -> list[Bar]:
     right = round(summary.accuracy * summary.rated)
     rows = [(f"overall ({summary.rated} rated)", summary.accuracy, right, summary.rated),
             *((f"{k} ({v.rated} rated)", v.accuracy, v.right, v.rated) for k, v in types.items())]
-    return [Bar(label, accuracy, *wilson_ci(hits, n)) for label, accuracy, hits, n in rows]
+    bars = []
+    for label, accuracy, hits, n in rows:
+        interval = wilson_ci(hits, n)
+        assert accuracy is not None and interval is not None, "an accuracy has rated answers"
+        bars.append(Bar(label, accuracy, *interval))
+    return bars
 
 
 def _pyplot() -> Any:

@@ -87,12 +87,12 @@ def origin_summary(records: Iterable[QuestionRecord]) -> dict:
             origins = step.get("origins") or []
             queries.update(origins or [])
             articles.update(step.get("new_doc_origins") or ["unknown"] * len(step.get("new_doc_ids") or []))
-        for title, step in r.found_step.items():
-            if step is None:
+        for title, found in r.found_step.items():
+            if found is None:
                 continue
-            origin = r.found_origin.get(title) or ("given" if step == 0 else "unknown")
+            origin = r.found_origin.get(title) or ("given" if found == 0 else "unknown")
             gold[origin] += 1
-            by_step.setdefault(str(step), Counter())[origin] += 1
+            by_step.setdefault(str(found), Counter())[origin] += 1
     return {"queries_by_origin": dict(queries), "articles_by_origin": dict(articles), "gold_by_origin": dict(gold),
             "gold_by_step_origin": {s: dict(c) for s, c in sorted(by_step.items(), key=lambda kv: int(kv[0]))}}
 

@@ -76,13 +76,13 @@ class QuestionRecord(BaseModel):
             return verdict.model_copy(update={"outcome": "unrated"})
         return verdict
 
-    @computed_field  # written for readers of results.jsonl; recomputed, never trusted, on reading
+    @computed_field  # type: ignore[prop-decorator]  # written for readers of results.jsonl; recomputed on reading
     @property
     def correct(self) -> bool | None:
         """True/False once rated; None while unrated, failed (counted wrong in accuracy) or not answered."""
         return None if self.failed or self.verdict is None else self.verdict.correct
 
-    @computed_field  # from `final`, so runs recorded before the field have it too
+    @computed_field  # type: ignore[prop-decorator]  # from `final`, so runs recorded before the field have it too
     @property
     def format_ok(self) -> bool | None:
         """Whether the answer reply followed its format (a usable structured reply, or the "Answer:" line); None

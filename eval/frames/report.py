@@ -9,8 +9,8 @@ from eval.errors import EvalError
 from eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
 from eval.frames.metrics import RunSummary, run_summary
 from eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
-from eval.frames.records import QuestionRecord, frames_run_dir
 from eval.frames.provenance import origin_lines
+from eval.frames.records import QuestionRecord, frames_run_dir
 from eval.frames.visibility import visibility_lines
 
 SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
@@ -91,7 +91,7 @@ def headline(s: RunSummary) -> str:
     """Accuracy over rated answers; with any unrated, the exact-match rate (a lower bound) leads."""
     if s.accuracy is None and not s.unrated:
         return ""
-    if not s.unrated:
+    if not s.unrated and s.accuracy is not None:  # rated answers only: an accuracy (see above)
         right = round(s.accuracy * s.rated)
         return f"accuracy {pct(s.accuracy)} ({right}/{s.rated})"
     over = "no rated answers" if s.accuracy is None else f"{pct(s.accuracy)} over {s.rated} rated of {s.n}"

@@ -17,9 +17,9 @@ from eval.frames.autorater import exact_match
 from eval.frames.datasets import Dataset, Question
 from eval.frames.estimate import default_concurrency, judge_spec
 from eval.frames.metrics import RunSummary
-from eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
 from eval.frames.recording import question_fields, result_fields
-from eval.frames.systems import CoverageChecker, System, SystemOutput
+from eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
+from eval.frames.systems import CoverageChecker, System
 from eval.judge import Judge
 from eval.rundir import RunDir
 

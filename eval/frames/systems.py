@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from agent.api import FramesAgent
 from agent.state import AgentEvent, AgentResult, AnswerReady, StepRecord
@@ -58,6 +58,7 @@ class MultiStep:
         async for event in self.agent.astream(question.prompt, answer=answer):  # the same result, step by step
             watch(event)
             result = event.result if isinstance(event, AnswerReady) else result
+        assert result is not None, "a typed stream ends with its answer"
         return SystemOutput(result)
 
 
@@ -171,7 +172,8 @@ class Oracle:
         return (fetched, "wikipedia") if fetched is not None else (None, why or "missing")
 
     async def run(self, question: Question, answer: bool = True) -> SystemOutput:
-        docs, info = [], {"found": [], "missing": [], "fetched": [], "reasons": {}}
+        docs: list[Document] = []
+        info: dict[str, Any] = {"found": [], "missing": [], "fetched": [], "reasons": {}}
         for title in question.gold_titles:
             doc, how = await asyncio.to_thread(self._lookup, title)
             if doc is None:
@@ -217,6 +219,7 @@ class CoverageChecker:
         with self._lock:
             if key in self._known:
                 return self._known[key]
+        assert self.retriever is not None, "covered() asks only with an index"
         doc = self.retriever.by_title(title)
         with self._lock:
             self._known[key] = doc is not None

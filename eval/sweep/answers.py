@@ -63,4 +63,4 @@ def answer_scores(records: Iterable[QuestionRecord]) -> dict[str, float | int | 
         return {"answered": 0, "token_f1": None, "rouge_l": None}
     rouge = [rouge_l(r.response(), r.gold_answer) for r in done]
     return {"answered": len(done), "token_f1": sum(map(f1_of, done)) / len(done),
-            "rouge_l": None if None in rouge else sum(rouge) / len(rouge)}
+            "rouge_l": None if None in rouge else sum(s for s in rouge if s is not None) / len(rouge)}

@@ -6,6 +6,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from eval.frames.runner import RunSettings
 from retrieval.errors import UsageError
@@ -106,7 +107,7 @@ class Cell:
 
     def settings(self, base: RunSettings, root: Path) -> RunSettings:
         """The frames settings of this cell: the base flags with this cell's values, out = root/name."""
-        runs = {k: typed(k, v) for k, v in self.values if k in RUN_AXES}
+        runs: dict[str, Any] = {k: typed(k, v) for k, v in self.values if k in RUN_AXES}  # each as its field's type
         sets = [f"{k}={v}" for k, v in self.values if k not in RUN_AXES]
         return replace(base, **runs, settings=[*base.settings, *sets], out=str(root / self.name))
 

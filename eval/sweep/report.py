@@ -100,8 +100,8 @@ def effect(base: CellRun, other: CellRun) -> dict:
     for name, value in (("covered_recall", lambda r: r.covered_recall), ("token_f1", _answer_f1)):
         a, b = _pairs(base, other, value)
         if a:
-            test = compare_paired_means(a, b)
-            out[name] = {"diff": test.diff, "ci": [test.ci_low, test.ci_high], "p": test.p_value, "n": test.n}
+            means = compare_paired_means(a, b)
+            out[name] = {"diff": means.diff, "ci": [means.ci_low, means.ci_high], "p": means.p_value, "n": means.n}
     return out
 
 
@@ -162,6 +162,7 @@ def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
     base = next((r for r in runs if r.name == sweep.baseline.name), None)
     paired = []
     for other in [r for r in runs if base is not None and r is not base]:
+        assert base is not None
         if base.summary.rated + base.summary.unrated and other.summary.rated + other.summary.unrated:  # answered
             paired.append(paired_line(base.name, base.records, other.name, other.records))
         paired.append(paired_recall_line(base.name, base.records, other.name, other.records))

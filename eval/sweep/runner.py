@@ -66,10 +66,10 @@ def plan_sweep(base: RunSettings, axes: list[Axis], baseline: str | None = None,
 
 def describe(sweep: Sweep, executor: InProcess | RayCluster) -> list[str]:
     """--plan: the cells, their questions (done and left) and each cell's time estimate, without running."""
-    from eval.frames.datasets import load_questions
+    from eval.frames.datasets import Dataset, load_questions
     from eval.frames.estimate import default_concurrency, estimate
 
-    datasets: dict[tuple, object] = {}
+    datasets: dict[tuple, Dataset] = {}
     lines = [f"sweep {sweep.root}: {len(sweep.cells)} cell(s) over "
              + " × ".join(f"{a.key} ({', '.join(a.values)})" for a in sweep.axes) + f"; baseline {sweep.baseline.name}"]
     total = 0
@@ -78,6 +78,7 @@ def describe(sweep: Sweep, executor: InProcess | RayCluster) -> list[str]:
         if key not in datasets:
             datasets[key] = load_questions(*key)
         questions = datasets[key].questions
+        assert settings.out is not None, "every cell has its directory"
         todo = len(questions) - len(_done_ids(Path(settings.out)) & {q.id for q in questions})
         total += todo
         concurrency = settings.concurrency or default_concurrency(settings)

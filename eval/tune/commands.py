@@ -53,11 +53,14 @@ def run_tune_command(args: argparse.Namespace) -> int:
     from agent.commands import agent_config, build_agent
     from eval.frames.datasets import load_questions
     from eval.tune.runner import Tuner
+    from retrieval.errors import UsageError
 
     settings = settings_from(args)
     refuse_check(args.split, "tune")
     dataset = load_questions(args.train, split=args.split)
     base = build_agent(args, cache=not args.no_cache)
+    if base.retriever is None:
+        raise UsageError("tune searches the Wikipedia index: keep wiki in --tools")
     config = agent_config(args)
 
     def make_agent(prompt_path: str):

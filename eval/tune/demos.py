@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Sequence
 
 from agent.state import AgentResult
 from eval.frames.datasets import normalize_title
@@ -38,7 +38,7 @@ class Demo:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> "Demo":
+    def from_json(cls, data: dict) -> Demo:
         """The Demo of to_json()."""
         steps = tuple(DemoStep(s["step"], s["thought"], tuple(s["queries"])) for s in data["steps"])
         return cls(data["question_id"], data["question"], data["recall"], steps)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+
+from pydantic import BaseModel
 
 from agent.api import FramesAgent
 from agent.prompts import load_prompt
@@ -15,8 +17,6 @@ from eval.frames.metrics import found_steps, recall
 from eval.frames.systems import CoverageChecker
 from eval.rundir import RunDir
 from eval.tune.demos import Demo, best_set, bootstrap_demo, candidate_sets, gold_hit_checker, prompt_with_demos
-from pydantic import BaseModel
-
 from retrieval.errors import FramesAgentError
 from retrieval.types import Retriever
 
@@ -118,8 +118,8 @@ class Tuner:
                 sets = candidate_sets(demos, self.settings.candidates, self.settings.demos, self.settings.seed)
                 bar.total = len(boot) + len(sets) * len(held)
                 scores = {}
-                for i, chosen in enumerate(sets):
-                    text = prompt_with_demos(self.base, [demos[j] for j in chosen])
+                for i, candidate in enumerate(sets):
+                    text = prompt_with_demos(self.base, [demos[j] for j in candidate])
                     agent = self.make_agent(self._prompt_file(i, text))
                     runs = [self._run(f"eval:{i}:{q.id}", agent, q, done, bar) for q in held]
                     scores[i] = sum(r.recall for r in runs) / len(runs)

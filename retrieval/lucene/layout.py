@@ -7,8 +7,9 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO
 
 from retrieval.errors import RetrievalError
 from retrieval.paths import indexes_dir
@@ -49,7 +50,7 @@ def hold_reader(index_dir: Path) -> IO | None:
     """Mark index_dir as open by this process until the returned handle is closed (None where it cannot be
     marked, e.g. a read-only directory of prebuilt indexes); builders refuse to swap an index that is held."""
     try:
-        handle = open(_readers_file(index_dir), "a")
+        handle = open(_readers_file(index_dir), "a")  # noqa: SIM115 - returned to the caller, who holds it
     except OSError:
         return None
     fcntl.flock(handle, fcntl.LOCK_SH)
@@ -59,7 +60,7 @@ def hold_reader(index_dir: Path) -> IO | None:
 def in_use(index_dir: Path) -> bool:
     """Whether any process holds index_dir open through hold_reader."""
     try:
-        handle = open(_readers_file(index_dir))  # never created here: no file, no reader
+        handle = open(_readers_file(index_dir))  # noqa: SIM115 - never created here: no file, no reader
     except OSError:
         return False
     with handle:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any
 
 from retrieval.errors import RetrievalError
 from retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
@@ -41,6 +42,7 @@ from retrieval.lucene.titles import (  # noqa: F401 (re-exported)
     read_title_table,
 )
 from retrieval.types import Document
+
 
 class BM25Retriever:
     """Retriever over a Lucene index built by `index build` (or any Anserini index with stored raw docs)."""
@@ -111,7 +113,7 @@ class BM25Retriever:
         kept = (self._title_table() or TitleTable()).aliases.get(doc_id)
         return whole or (self.doc(kept) if kept and kept != doc_id else None)
 
-    def as_langchain(self, k: int = 10):
+    def as_langchain(self, k: int = 10) -> Any:
         """This index as a LangChain BaseRetriever (top-k LangChain Documents per query)."""
         from retrieval.bridges import FramesRetriever
 
@@ -159,10 +161,10 @@ class BM25Retriever:
             self._reader.close()
             self._reader = None
 
-    def __enter__(self) -> "BM25Retriever":
+    def __enter__(self) -> BM25Retriever:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- Java calls: each runs under the process-wide jnius lock and returns plain Python values ----------------
@@ -259,8 +261,7 @@ class BM25Retriever:
 
     def _whole_article(self, article_id: str) -> Document | None:
         count = (self._title_table() or TitleTable()).units.get(article_id, 0)
-        parts = [self.doc(f"{article_id}#{n}") for n in range(count)]
-        parts = [p for p in parts if p is not None]
+        parts = [p for n in range(count) if (p := self.doc(f"{article_id}#{n}")) is not None]
         if not parts:
             return None
         text = "\n".join(p.text for p in parts)
@@ -282,6 +283,7 @@ class BM25Retriever:
 
     def _article_keys(self) -> ArticleKeys:
         self._title_table()
+        assert self._keys is not None, "set with the title table"
         return self._keys
 
     def _stored_title(self, article_id: str) -> str | None:
@@ -289,7 +291,7 @@ class BM25Retriever:
         return self._raw_document(raw, score=0.0).title if raw is not None else None
 
 
-def _hit_tuple(hit) -> tuple[str, float, str | None]:
+def _hit_tuple(hit: Any) -> tuple[str, float, str | None]:
     return str(hit.docid), float(hit.score), hit.lucene_document.get("raw")
 
 

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
 from urllib.parse import unquote
 
 from retrieval.errors import RetrievalError

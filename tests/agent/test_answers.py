@@ -88,6 +88,7 @@ def test_a_reply_cut_off_inside_a_list_of_facts_keeps_the_opening_conclusion():
 def test_a_reply_cut_off_inside_labelled_facts_keeps_its_opening_conclusion():
     # Held-out multistep answers read "Fact 6: The" and "Fact 1" off the cut-off line of such a reply.
     for tail in ("Fact 6: The", "Fact 1", "Step 3: Compare"):
-        reply = f"Reasoning: The midfielder born in Besana in Brianza was Demetrio Albertini.\n\nFact 1: He was born in 1971.\n{tail}"
+        reply = ("Reasoning: The midfielder born in Besana in Brianza was Demetrio Albertini.\n\n"
+                 f"Fact 1: He was born in 1971.\n{tail}")
         assert parse_reply(reply).answer == "The midfielder born in Besana in Brianza was Demetrio Albertini"
     assert parse_reply("Reasoning: x.\nFact 1: y.\nAnswer: Demetrio Albertini").answer == "Demetrio Albertini"

@@ -1,8 +1,6 @@
 """Matched sentences and the deterministic query proposer, on the tiny real index."""
 from __future__ import annotations
 
-from retrieval import context as ctx
-
 from agent.bridging import (
     FUNCTION_WORDS,
     entity_spans,
@@ -13,6 +11,7 @@ from agent.bridging import (
     substance,
 )
 from agent.queries import clean_queries
+from retrieval import context as ctx
 
 
 def _context(retriever, queries):

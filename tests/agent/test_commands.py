@@ -38,7 +38,8 @@ def test_ask_json(wired, capsys):
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"question", "answer", "steps", "documents", "llm_calls", "tokens", "seconds"}
     assert data["answer"] == "February 2" and data["llm_calls"] == 2
-    assert data["steps"] == [{"step": 1, "queries": ["Punxsutawney Phil", "When does Phil forecast?"], "new_doc_ids": data["steps"][0]["new_doc_ids"]}]
+    assert data["steps"] == [{"step": 1, "queries": ["Punxsutawney Phil", "When does Phil forecast?"],
+                              "new_doc_ids": data["steps"][0]["new_doc_ids"]}]
     assert data["documents"][0] == {"id": "phil", "title": "Punxsutawney Phil", "source": "bm25:tiny",
                                     "score": data["documents"][0]["score"]}
     assert set(data["tokens"]) == {"prompt", "completion"}

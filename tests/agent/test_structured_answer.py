@@ -51,7 +51,8 @@ def test_a_reply_cut_off_inside_the_json_keeps_its_reasoning_for_the_parser():
 def test_structured_answer_false_keeps_the_free_text_prompt_and_parser():
     llm = ScriptedLLM(["Reasoning: named.\nAnswer: Tomas Ferrante"], supports_json_schema=True)
     final = _agent(llm, structured_answer=False).answer_from(QUESTION, DOCS).final
-    assert "response_format" not in llm.call_kwargs[0] and 'write the final line as "Answer: <the short answer>"' in llm.prompts[0]
+    assert "response_format" not in llm.call_kwargs[0]
+    assert 'write the final line as "Answer: <the short answer>"' in llm.prompts[0]
     assert final.answer == "Tomas Ferrante" and final.format_ok and not final.structured
 
 

@@ -186,8 +186,9 @@ def test_manifest_records_inputs_unit_counts_and_versions(tiny_index, tiny_corpu
     assert manifest["complete"] is True and manifest["unit"] == "article" and manifest["docs"] == 12
     assert manifest["inputs"] == [str(tiny_corpus_file.resolve())] and manifest["format"] == 4
     assert manifest["fields"] == ["contents", "title"] and manifest["redirects"] == 2
-    assert manifest["fingerprint"]["inputs"][0] == {"name": "tiny.jsonl", "kind": "jsonl", "size": tiny_corpus_file.stat().st_size,
-                                                    "sha256": hashlib.sha256(tiny_corpus_file.read_bytes()).hexdigest()}
+    assert manifest["fingerprint"]["inputs"][0] == {
+        "name": "tiny.jsonl", "kind": "jsonl", "size": tiny_corpus_file.stat().st_size,
+        "sha256": hashlib.sha256(tiny_corpus_file.read_bytes()).hexdigest()}
     assert manifest["versions"]["anserini_jar"].startswith("anserini-")
 
 

@@ -104,9 +104,9 @@ def test_merge_plan_rule_in_order():
 
 @pytest.mark.parametrize("name, content", [
     (TITLES_FILE, b"olse river\tolse-2025\t1\n\xff\xfe broken\n"),
-    (TITLES_FILE, "this line has no tabs\n".encode()),
-    (TITLES_FILE, "olse river\tolse-2025\tmany\n".encode()),
-    (ALIASES_FILE, "olse-2015\tolse-2025\textra\n".encode()),
+    (TITLES_FILE, b"this line has no tabs\n"),
+    (TITLES_FILE, b"olse river\tolse-2025\tmany\n"),
+    (ALIASES_FILE, b"olse-2015\tolse-2025\textra\n"),
     (ALIASES_FILE, b"\x80olse-2015\tolse-2025\n"),
 ])
 def test_a_corrupt_title_table_or_alias_file_is_a_one_line_error(tmp_path, copies_index, name, content):

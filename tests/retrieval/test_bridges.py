@@ -28,7 +28,7 @@ def store_retriever():
 
 def test_a_langchain_retriever_drives_the_agent(store_retriever):
     llm = ScriptedLLM([{"thought": "", "queries": ["fact number 3"]}, "Answer: three"])
-    agent = FramesAgent(llm, store_retriever, config=AgentConfig(k=1, n=1, n_docs=2))
+    agent = FramesAgent(llm, store_retriever, config=AgentConfig(k=1, n=1, n_docs=2, question_query=False))
     assert isinstance(agent.retriever, LangChainRetriever)
     tracer = RunCollectorCallbackHandler()
     result = agent.invoke("Which fact?", config={"callbacks": [tracer]})

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
 
 from google import genai
 from google.genai import errors as gerr
@@ -24,7 +25,7 @@ BLOCKING_FINISH = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITAT
 EXAMPLE = "gemini:gemini-2.5-flash"
 
 
-def gemini_key(env: dict[str, str] | None = None) -> str:
+def gemini_key(env: Mapping[str, str] | None = None) -> str:
     """The API key from GEMINI_API_KEY or GOOGLE_API_KEY."""
     env = os.environ if env is None else env
     for var in KEY_VARIABLES:
@@ -46,7 +47,7 @@ def json_schema_to_gemini(schema: dict, defs: dict | None = None) -> dict:
     kind = schema.get("type", "string")
     nullable = isinstance(kind, list) and "null" in kind
     kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
-    out: dict[str, Any] = {"type": kind.upper()}
+    out = {"type": kind.upper()}
     for src, dst in (("description", "description"), ("enum", "enum"), ("minItems", "min_items"),
                      ("maxItems", "max_items"), ("required", "required")):
         if src in schema:
@@ -273,7 +274,7 @@ class GeminiChat(BaseChatModel):
 
 def make_gemini_chat(model: str, *, timeout: float = 120.0, max_retries: int = 3, temperature: float | None = 0.0,
                      max_tokens: int | None = None, base_url: str | None = None,
-                     env: dict[str, str] | None = None) -> GeminiChat:
+                     env: Mapping[str, str] | None = None) -> GeminiChat:
     """gemini:<model> with the key (and optional GOOGLE_GEMINI_BASE_URL) from the environment."""
     if not model:
         raise E.ModelSpecError(f"gemini: name a model, e.g. {EXAMPLE}")

@@ -4,9 +4,10 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
 
 from pydantic import PrivateAttr
 
@@ -69,7 +70,7 @@ class RuntimeSettings:
         flash = os.environ.get("FRAMES_AGENT_LLM_FLASH_ATTN", "").strip().lower()
         if flash and flash not in FLASH_ATTN:
             raise LLMError(f"FRAMES_AGENT_LLM_FLASH_ATTN must be auto, on or off, not {flash!r}")
-        return replace(cls(**({"flash_attn": flash} if flash else {})), **overrides)
+        return replace(cls(flash_attn=flash) if flash else cls(), **overrides)
 
     def resolved_threads(self) -> tuple[int, int]:
         """(generation, prompt) threads after defaults."""
@@ -173,7 +174,7 @@ class LocalChat(OpenAICompatChat):
 
     _runtime: LocalRuntime | None = PrivateAttr(default=None)
 
-    def attach(self, runtime: LocalRuntime) -> "LocalChat":
+    def attach(self, runtime: LocalRuntime) -> LocalChat:
         """Serve this chat model from runtime."""
         self._runtime = runtime
         return self

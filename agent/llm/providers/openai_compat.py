@@ -7,19 +7,26 @@ import json
 import os
 import threading
 import weakref
-from typing import Any, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 import openai
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
-from pydantic import model_validator
+from pydantic import SecretStr, model_validator
 
 from agent.llm import errors as E
 from agent.llm.calls import message_text
 from agent.llm.replies import check_completion, not_json
-from agent.llm.retry import (RetryPolicy, acall_with_retries, call_with_retries, request_timeout,
-                             retry_after_seconds, timed_out)
+from agent.llm.retry import (
+    RetryPolicy,
+    acall_with_retries,
+    call_with_retries,
+    request_timeout,
+    retry_after_seconds,
+    timed_out,
+)
 
 # A local server (llama.cpp, vLLM, Ollama) ignores the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
@@ -133,7 +140,7 @@ class OpenAICompatChat(ChatOpenAI):
     legacy_max_tokens: bool = False
 
     @model_validator(mode="after")
-    def _client_per_loop(self) -> "OpenAICompatChat":
+    def _client_per_loop(self) -> OpenAICompatChat:
         """Give each event loop its own async client, unless the caller supplied the HTTP client; the SDK's own
         retries are off, ours (which stop at the question deadline) take their place."""
         if isinstance(self.root_client, openai.OpenAI):
@@ -154,7 +161,7 @@ class OpenAICompatChat(ChatOpenAI):
         return RetryPolicy(max_retries=self.max_retries or 0, base_delay=0.5, max_delay=8.0, jitter=0.25)
 
     def _classify(self, exc: Exception) -> Exception:
-        key = self.openai_api_key.get_secret_value() if self.openai_api_key else None
+        key = self.openai_api_key.get_secret_value() if isinstance(self.openai_api_key, SecretStr) else None
         return map_openai_error(exc, self.spec or f"openai:{self.model_name}", self.openai_api_base, key)
 
 
@@ -259,7 +266,7 @@ class OpenAICompatChat(ChatOpenAI):
 
 def make_openai_chat(model: str, *, base_url: str | None = None, timeout: float = 120.0, max_retries: int = 3,
                      temperature: float | None = 0.0, max_tokens: int | None = None,
-                     env: dict[str, str] | None = None) -> OpenAICompatChat:
+                     env: Mapping[str, str] | None = None) -> OpenAICompatChat:
     """openai:<model> against OpenAI or the OpenAI-compatible server at base_url (or OPENAI_BASE_URL)."""
     env = os.environ if env is None else env
     base_url = base_url or env.get("OPENAI_BASE_URL") or None

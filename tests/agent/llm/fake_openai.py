@@ -112,12 +112,12 @@ class FakeOpenAI:
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
-    def add(self, status: int, body: object, headers: dict | None = None, delay: float = 0.0) -> "FakeOpenAI":
+    def add(self, status: int, body: object, headers: dict | None = None, delay: float = 0.0) -> FakeOpenAI:
         """Queue one response."""
         self.script.append((status, body, headers or {}, delay))
         return self
 
-    def always(self, status: int, body: object, headers: dict | None = None, delay: float = 0.0) -> "FakeOpenAI":
+    def always(self, status: int, body: object, headers: dict | None = None, delay: float = 0.0) -> FakeOpenAI:
         """The response once the queue is empty."""
         self.default = (status, body, headers or {}, delay)
         return self

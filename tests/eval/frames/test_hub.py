@@ -21,7 +21,7 @@ def test_unreachable_hub_fails_fast_and_quietly(monkeypatch, tmp_path, capfd):
         hub.hub_rows("google/frames-benchmark")
     assert time.monotonic() - started < 20 and "\n" not in str(err.value)
     assert "Retrying" not in capfd.readouterr().err
-    assert constants.HF_HUB_OFFLINE == before
+    assert before == constants.HF_HUB_OFFLINE
 
 
 def test_probe_answers_false_for_a_closed_port(monkeypatch):

@@ -116,7 +116,7 @@ def test_multistep_run_writes_results_summary_report_and_plots(tmp_path, tiny_re
 def test_rerun_of_a_finished_run_runs_nothing(tmp_path, tiny_retriever):
     run(tmp_path, tiny_retriever)
     outcome, lines = run(tmp_path, tiny_retriever, build=lambda *a: pytest.fail("nothing should be built"))
-    assert outcome.ran == 0 and outcome.summary.n == 6 and any("6 already done" in l for l in lines)
+    assert outcome.ran == 0 and outcome.summary.n == 6 and any("6 already done" in line for line in lines)
 
 
 class Interrupting:
@@ -286,7 +286,7 @@ def test_records_and_report_say_which_passages_of_the_gold_articles_the_answer_s
     records = {r["id"]: r for r in read_results(outcome.out)}
     shown = records["0"]["answer_context"]["passages"]
     assert {p["title"] for p in shown} == set(records["0"]["covered_titles"])
-    assert all(p["passages"] and 0 < p["tokens"] and p["article_tokens"] > 0 for p in shown)
+    assert all(p["passages"] and p["tokens"] > 0 and p["article_tokens"] > 0 for p in shown)
     assert records["0"]["final"]["format_ok"] and records["0"]["final"]["reasoning"] == "The documents say so."
     record = records["0"]
     assert record["gold_shown"] == record["covered_titles"] and record["answer_context_recall"] == 1.0

@@ -24,7 +24,7 @@ GOLD = {
 }
 QUESTIONS = [Question(id=f"t{i}", prompt=q, answer="x", gold_titles=g) for i, (q, g) in enumerate(GOLD.items())]
 SETTINGS = TuneSettings(budget=6, seed=3, candidates=4, demos=1, held_out=0.5)
-CONFIG = AgentConfig(k=2, n=1, n_docs=2, propose_queries=False)
+CONFIG = AgentConfig(k=2, n=1, n_docs=2, propose_queries=False, question_query=False)  # demos steer the queries
 
 
 def _responder(helpful: str, boot: list[Question]):
@@ -41,7 +41,10 @@ def _responder(helpful: str, boot: list[Question]):
 
 def _tuner(tiny_retriever, tmp_path, responder):
     llm = ScriptedLLM(responder=responder)
-    make = lambda path: FramesAgent(llm, tiny_retriever, config=CONFIG.model_copy(update={"prompt": path}))
+
+    def make(path):
+        return FramesAgent(llm, tiny_retriever, config=CONFIG.model_copy(update={"prompt": path}))
+
     return Tuner(make, tiny_retriever, SETTINGS, tmp_path / "work", progress=False), llm
 
 

@@ -80,7 +80,7 @@ def test_merged_index_fetches_k_others_over_fetch(copies_index, copies_kept_inde
         with BM25Retriever(index) as retriever:
             asked = []
             java_search = retriever._java_search
-            monkeypatch.setattr(retriever, "_java_search", lambda q, n: asked.append(n) or java_search(q, n))
+            monkeypatch.setattr(retriever, "_java_search", lambda q, n: asked.append(n) or java_search(q, n))  # noqa: B023
             retriever.search(QUERY, 3)
             assert asked[0] == first
     assert list(fetch_depths(5, True)) == [5] and list(fetch_depths(5, False)) == [10, 20, 40, 80, 160]

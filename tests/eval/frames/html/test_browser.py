@@ -49,6 +49,7 @@ def test_filter_open_a_trace_and_see_its_steps_and_gold_marks(browser, two_runs)
 
 def test_gold_found_but_not_shown_filter_keeps_exactly_those_questions(browser, two_runs):
     from selenium.webdriver.common.by import By
+
     from eval.frames.runner import frames_run_dir
 
     records, _ = frames_run_dir(two_runs[0]).load_records()
