@@ -145,4 +145,5 @@ def wilson_ci(successes: int, n: int, *, z: float = 1.959964) -> tuple[float, fl
     p, spread = successes / n, z * z / n
     centre = (p + spread / 2) / (1 + spread)
     half = z * ((p * (1 - p) / n + spread / (4 * n)) ** 0.5) / (1 + spread)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval always holds p; rounding can leave p a hair outside at 0% or 100% (1/1 gives 0.9999999999999999).
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))

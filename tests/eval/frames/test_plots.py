@@ -32,6 +32,8 @@ def test_wilson_interval_matches_the_textbook_and_stays_honest_at_the_edges():
     assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
     assert wilson_ci(3, 3)[1] == 1.0 and wilson_ci(3, 3)[0] == pytest.approx(0.4385, abs=1e-4)  # not [1, 1]
     assert wilson_ci(0, 1) == (0.0, pytest.approx(0.7935, abs=1e-4)) and wilson_ci(0, 0) is None
+    # 1 of 1 rated (a judge-free run): rounding must not leave 100% outside its own interval (a negative error bar).
+    assert all(low <= k / n <= high for n in range(1, 60) for k in range(n + 1) for low, high in [wilson_ci(k, n)])
 
 
 def test_accuracy_bars_have_wilson_intervals_for_overall_and_each_rated_type():
