@@ -105,8 +105,13 @@ class PairedMeans:
         verdict = "a real difference (p < 0.05)" if self.p_value < 0.05 else "not distinguishable from chance (p ≥ 0.05)"
         return (f"{name_b} vs {name_a}: {self.diff:+.3f} {what} ({self.mean_b:.3f} vs {self.mean_a:.3f}) on {self.n} "
                 f"paired questions, 95% CI [{self.ci_low:+.3f}, {self.ci_high:+.3f}] (paired bootstrap); "
-                f"sign-flip permutation p = {self.p_value:.3g} ({BOOTSTRAP_RESAMPLES:,} resamples, seed "
-                f"{BOOTSTRAP_SEED}): {verdict}")
+                f"sign-flip permutation p = {self.p_value:.3g} ({_flips(self.n)}): {verdict}")
+
+
+def _flips(n: int) -> str:
+    """How the sign-flip p was found: every sign pattern where they fit in the resamples, else random ones."""
+    return ("exact, every sign pattern" if 2 ** n <= BOOTSTRAP_RESAMPLES
+            else f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}")
 
 
 def _abs_mean(d: np.ndarray, axis: int = -1) -> np.ndarray:
