@@ -8,11 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from eval.frames.compare import paired_accuracy
 from eval.frames.figures import num, pct
 from eval.frames.metrics import RunSummary
 from eval.frames.records import QuestionRecord
 from eval.rundir import write_atomic
-from eval.stats import compare_paired, compare_paired_means
+from eval.stats import compare_paired_means
 from eval.sweep.answers import WEAKER_NOTE, answer_scores, answered, f1_of, rouge_available
 from eval.sweep.figures import HEATMAP_PLOT, plot_heatmap
 from eval.sweep.runner import Sweep
@@ -82,10 +83,6 @@ def _pairs(a: CellRun, b: CellRun, value: Callable[[QuestionRecord], float | Non
     return [x for x, _ in kept], [y for _, y in kept]
 
 
-def _rated(record: QuestionRecord) -> float | None:
-    return None if record.verdict is None or record.unrated else float(bool(record.correct))
-
-
 def _answer_f1(record: QuestionRecord) -> float | None:
     return f1_of(record) if answered([record]) else None
 
@@ -93,9 +90,8 @@ def _answer_f1(record: QuestionRecord) -> float | None:
 def effect(base: CellRun, other: CellRun) -> dict:
     """B minus the baseline on paired questions: accuracy (McNemar), covered recall and token F1 (sign-flip)."""
     out: dict = {}
-    a, b = _pairs(base, other, _rated)
-    if a:
-        test = compare_paired([bool(x) for x in a], [bool(y) for y in b])
+    test = paired_accuracy(base.records, other.records)  # compare's pairing: finished and rated in both
+    if test is not None:
         out["accuracy"] = {"diff": test.diff, "ci": [test.ci_low, test.ci_high], "p": test.p_value, "n": test.n}
     for name, value in (("covered_recall", lambda r: r.covered_recall), ("token_f1", _answer_f1)):
         a, b = _pairs(base, other, value)
