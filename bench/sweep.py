@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 from eval.frames.executors import InProcess, RayCluster  # noqa: E402
 from eval.frames.runner import RunSettings  # noqa: E402
 from eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
+from retrieval.lucene.jvm import java_signals_kept  # noqa: E402
 
 PLAN = {"thought": "look it up", "queries": ["Brennick mayor", "Port Alder"], "tool_calls": [], "enough": False}
 
@@ -80,9 +81,10 @@ def _build():
 def _cluster(cpus: int, env: dict[str, str]) -> None:
     import ray
 
-    ray.shutdown()
-    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-             _node_ip_address="127.0.0.1", runtime_env={"env_vars": env})
+    with java_signals_kept():  # the in-process runs search Lucene in this driver: keep the JVM's signal handlers
+        ray.shutdown()
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+                 _node_ip_address="127.0.0.1", runtime_env={"env_vars": env})
 
 
 def main() -> None:
@@ -117,7 +119,8 @@ def main() -> None:
         _cluster(workers, env)
         _timed(RayCluster(), home, f"warm-{workers}", ["k=3"], _questions(home, 1), index)
         times[workers] = _timed(RayCluster(), home, f"slow-{workers}", ["k=1,2"], slow, index)
-    ray.shutdown()
+    with java_signals_kept():
+        ray.shutdown()
     ratio = times[args.workers] / times[1]
     print(f"part 2: simulated 1 s LLM, 2 cells × {6 * args.slow_questions} questions × 5 plan calls: 1 worker "
           f"{times[1]:.1f} s, {args.workers} workers {times[args.workers]:.1f} s; ratio {ratio:.2f} "

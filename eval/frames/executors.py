@@ -14,6 +14,7 @@ from eval.errors import EvalError, MissingExtraError
 from eval.frames.opening import Echo, OpenRun, open_run
 from eval.frames.records import QuestionRecord
 from eval.frames.runner import Components, RunOutcome, RunSettings, failed_record, run_frames
+from retrieval.lucene.jvm import java_signals_kept
 
 Build = Callable[[RunSettings, object], Components]
 Job = tuple[RunSettings, object]  # a run's settings (its --out set) and its AgentConfig
@@ -74,14 +75,16 @@ class RayCluster:
             return outcomes
         finally:
             if started_here:
-                ray.shutdown()
+                with java_signals_kept():  # shutdown resets the JVM's signal handlers (see java_signals_kept)
+                    ray.shutdown()
 
     def _connect(self, ray) -> bool:
         """Join (or start) the cluster unless this process already has; True when it was started here."""
         if ray.is_initialized():
             return False
         try:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+            with java_signals_kept():  # the driver may already search a Lucene index in this process
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = self.address or "a local cluster"
             raise EvalError(f"cannot reach the Ray cluster at {where}: {_first_line(exc)} (start one with "

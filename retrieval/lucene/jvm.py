@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import glob
 import os
+import signal
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -92,3 +95,57 @@ def _quiet_java_logging() -> None:
     level = autoclass("java.util.logging.Level")
     # The root logger is held by the LogManager for the JVM's lifetime, so the setting sticks.
     autoclass("java.util.logging.Logger").getLogger("").setLevel(level.WARNING)
+
+
+# Signals HotSpot handles itself and relies on: SIGSEGV/SIGBUS for safepoint polls, implicit null checks and stack
+# guard pages, SIGFPE for integer division, SIGILL, SIGUSR2 to suspend threads, SIGPIPE/SIGXFSZ ignored for sockets
+# and files. A library that replaces one of these handlers while Java runs in the process turns the JVM's routine
+# faults into a crash (exit 139) at a random later moment: Ray does, ray.init installs its own failure handler and
+# ray.shutdown resets them to the default.
+_JAVA_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGUSR2", "SIGPIPE", "SIGXFSZ")
+_SIGACTION_BYTES = 512  # larger than any libc's struct sigaction; restored byte for byte, so no layout is assumed
+
+
+def _java_running() -> bool:
+    config = sys.modules.get("jnius_config")
+    return bool(getattr(config, "vm_running", False))
+
+
+def _signal_handlers() -> dict[int, bytes]:
+    """The process's current sigaction of each signal Java relies on (Linux only; empty elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return {}
+    libc = ctypes.CDLL(None, use_errno=True)
+    saved = {}
+    for name in _JAVA_SIGNALS:
+        number = int(getattr(signal, name))
+        buffer = ctypes.create_string_buffer(_SIGACTION_BYTES)
+        if libc.sigaction(number, None, buffer) == 0:
+            saved[number] = buffer.raw
+    return saved
+
+
+def _handler_address(raw: bytes) -> bytes:
+    # glibc fills only part of sa_mask, so whole snapshots differ by noise: the handler pointer comes first.
+    return raw[:ctypes.sizeof(ctypes.c_void_p)]
+
+
+def _restore_signal_handlers(saved: dict[int, bytes]) -> None:
+    if not saved:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    now = _signal_handlers()
+    for number, raw in saved.items():
+        if _handler_address(now.get(number, b"")) != _handler_address(raw):
+            libc.sigaction(number, ctypes.create_string_buffer(raw, _SIGACTION_BYTES), None)
+
+
+@contextlib.contextmanager
+def java_signals_kept() -> Iterator[None]:
+    """Around a call that replaces signal handlers (ray.init, ray.shutdown): while Java runs in this process, its
+    handlers are put back afterwards, so the JVM keeps working."""
+    saved = _signal_handlers() if _java_running() else {}
+    try:
+        yield
+    finally:
+        _restore_signal_handlers(saved)

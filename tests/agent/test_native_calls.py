@@ -13,7 +13,7 @@ from agent.llm.testing import ScriptedLLM, ToolScriptedLLM
 from retrieval.crag import CRAGClient
 from retrieval.crag.server import ServerProcess
 from retrieval.crag.tools import crag_tools
-from retrieval.paths import shared_dir
+from tests.shared_data import CRAG_DATA, require
 
 
 def _call(name: str, args: dict, i: int = 0) -> dict:
@@ -26,7 +26,8 @@ def _tool_names(kwargs: dict) -> list[str]:
 
 @pytest.fixture(scope="module")
 def client():
-    with ServerProcess(shared_dir() / "data" / "crag") as proc, CRAGClient(proc.url, retries=0) as c:
+    require(CRAG_DATA / "company_name.dict")
+    with ServerProcess(CRAG_DATA) as proc, CRAGClient(proc.url, retries=0) as c:
         yield c
 
 

@@ -14,6 +14,7 @@ import cli  # noqa: E402
 from eval.frames.executors import RayCluster  # noqa: E402
 from eval.frames.runner import RunSettings  # noqa: E402
 from eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
+from retrieval.lucene.jvm import java_signals_kept  # noqa: E402
 from tests.eval.frames.test_runner import TINY  # noqa: E402
 from tests.eval.sweep.helpers import build_kill_always, build_kill_once, results, sweep_args, write_script  # noqa: E402
 
@@ -28,10 +29,12 @@ def cluster(tmp_path_factory):
            "FRAMES_AGENT_CACHE": str(home / "cache"), "PYTHONPATH": str(ROOT)}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the driver builds nothing, but `cli.main` reads the same variables
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-             _node_ip_address="127.0.0.1", runtime_env={"env_vars": env})
+    with java_signals_kept():  # other tests search Lucene in this process: Ray must not take the JVM's signals
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 _node_ip_address="127.0.0.1", runtime_env={"env_vars": env})
     yield home
-    ray.shutdown()
+    with java_signals_kept():
+        ray.shutdown()
     for key, value in saved.items():
         os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
 

@@ -91,3 +91,38 @@ def test_ctrl_c_after_java_started_reaches_python():
         if proc.poll() is None:
             proc.kill()
     assert "interrupted" in out and proc.returncode == 130
+
+
+RAY_THEN_JAVA = """
+import json, sys
+import ray
+from eval.frames.executors import RayCluster
+from retrieval.lucene import jvm
+from retrieval.lucene.searcher import BM25Retriever
+
+retriever = BM25Retriever(sys.argv[1])  # starts Java
+from jnius import autoclass
+def handlers():
+    return {number: jvm._handler_address(raw) for number, raw in jvm._signal_handlers().items()}
+
+
+before = handlers()
+echo = lambda *a, **k: None
+outcomes = RayCluster().run([], build=None, echo=echo)  # joins a local cluster here, runs nothing, shuts it down
+after = handlers()
+# Routine JVM faults (safepoint polls while Java threads search, collections) need the JVM's own handlers.
+system = autoclass("java.lang.System")
+for i in range(300):
+    retriever.batch_search(["mayor of Brennick", "Punxsutawney Phil", "chemist", "river city"], 5)
+    if i % 25 == 0:
+        system.gc()
+print(json.dumps({"kept": before == after and bool(before), "outcomes": len(outcomes)}))
+"""
+
+
+def test_a_ray_cluster_started_and_stopped_here_leaves_java_its_signal_handlers(tiny_index):
+    pytest.importorskip("ray")
+    proc = subprocess.run([sys.executable, "-c", RAY_THEN_JAVA, str(tiny_index)], cwd=project_root(), env=_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-2000:]}"  # 139 was a crash of the JVM
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"kept": True, "outcomes": 0}
