@@ -10,16 +10,16 @@ import sys
 # Each module exposes register(subparsers) for the commands listed beside it; handlers import their heavy
 # dependencies lazily, and only the module of the command being run is imported (a typo or --help imports all).
 COMMAND_MODULES = {
-    "index.commands": ("index", "search"),
-    "agent.llm.commands": ("llm",),
-    "agent.commands": ("ask",),
-    "eval.frames.commands": ("frames", "compare", "report", "judge-check"),
-    "eval.crag.commands": ("crag", "crag-server"),
-    "agent.serve.commands": ("serve",),
-    "agent.mcp.commands": ("mcp",),
-    "eval.commands": ("rejudge",),
-    "eval.tune.commands": ("tune",),
-    "eval.sweep.commands": ("sweep",),
+    "frames_agent.index.commands": ("index", "search"),
+    "frames_agent.agent.llm.commands": ("llm",),
+    "frames_agent.agent.commands": ("ask",),
+    "frames_agent.eval.frames.commands": ("frames", "compare", "report", "judge-check"),
+    "frames_agent.eval.crag.commands": ("crag", "crag-server"),
+    "frames_agent.agent.serve.commands": ("serve",),
+    "frames_agent.agent.mcp.commands": ("mcp",),
+    "frames_agent.eval.commands": ("rejudge",),
+    "frames_agent.eval.tune.commands": ("tune",),
+    "frames_agent.eval.sweep.commands": ("sweep",),
 }
 
 
@@ -52,7 +52,7 @@ def _leave_abandoned_work(code: int) -> None:
     """Exit now if a question abandoned at its deadline still runs: a sync call cannot be cancelled, and the
     interpreter would join its worker threads (minutes, for a model server that hangs). Output is flushed first;
     files, the LLM cache and the run records are closed by the handlers before they return."""
-    deadline = sys.modules.get("agent.deadline")
+    deadline = sys.modules.get("frames_agent.agent.deadline")
     if deadline is None or not deadline.abandoned():
         return
     for stream in (sys.stdout, sys.stderr):
@@ -67,7 +67,7 @@ def _leave_abandoned_work(code: int) -> None:
 def _main(argv: list[str] | None) -> int:
     _tolerant_streams()
     try:  # the parser too: Ctrl-C while the command modules import must not print a traceback
-        from retrieval.errors import FramesAgentError
+        from frames_agent.retrieval.errors import FramesAgentError
 
         argv = _checked_args(sys.argv[1:] if argv is None else argv)
         args = build_parser(argv[0] if argv else None).parse_args(argv)
@@ -89,7 +89,7 @@ def _main(argv: list[str] | None) -> int:
         if os.environ.get("FRAMES_AGENT_DEBUG"):
             raise
         if isinstance(exc, ModuleNotFoundError):  # an optional extra not installed: say which one
-            from retrieval.extras import install_hint
+            from frames_agent.retrieval.extras import install_hint
 
             if hint := install_hint(exc.name):
                 print(f"error: {hint}", file=sys.stderr)
@@ -100,7 +100,7 @@ def _main(argv: list[str] | None) -> int:
 
 def _checked_args(argv: list[str]) -> list[str]:
     """argv, refusing text that is not UTF-8 (bytes Python could not decode), unless it names an existing path."""
-    from retrieval.errors import UsageError
+    from frames_agent.retrieval.errors import UsageError
 
     for arg in argv:
         try:

@@ -2,13 +2,13 @@
 
 Every error the project reports is a FramesAgentError (its message one line); AgentError is the agent layer's.
 """
-from agent.api import FramesAgent
-from agent.config import AgentConfig
-from agent.errors import AgentError
-from agent.graph import build_graph
-from agent.state import AgentEvent, AgentInput, AgentOutput, AgentResult
-from retrieval.errors import FramesAgentError
-from retrieval.version import __version__
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.errors import AgentError
+from frames_agent.agent.graph import build_graph
+from frames_agent.agent.state import AgentEvent, AgentInput, AgentOutput, AgentResult
+from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.retrieval.version import __version__
 
 __all__ = ["FramesAgent", "AgentConfig", "AgentError", "AgentResult", "AgentEvent", "AgentInput", "AgentOutput",
            "FramesAgentError", "__version__", "build_graph"]

@@ -5,10 +5,10 @@ import re
 
 from pydantic import BaseModel
 
-from agent.calculator import calculate, format_number
-from agent.errors import CalculatorError
-from agent.llm.json_repair import Structured
-from agent.subquestions import Finding
+from frames_agent.agent.calculator import calculate, format_number
+from frames_agent.agent.errors import CalculatorError
+from frames_agent.agent.llm.json_repair import Structured
+from frames_agent.agent.subquestions import Finding
 
 MAX_ANSWER_CHARS = 300
 # A reply is read from its last MAX_REPLY_CHARS characters (the answer line comes last). Every pattern below runs

@@ -19,14 +19,22 @@ from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
-from agent.config import AgentConfig
-from agent.deadline import aiterate_within, await_within, call_within, iterate_within
-from agent.errors import AgentError
-from agent.graph import build_graph, build_nodes
-from agent.llm.spec import ModelSpec
-from agent.llm.usage import UsageTracker
-from agent.runtime import Picker, StreamMode, Variants, component_changes, components, config_specs, runtime_changes
-from agent.state import (
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.deadline import aiterate_within, await_within, call_within, iterate_within
+from frames_agent.agent.errors import AgentError
+from frames_agent.agent.graph import build_graph, build_nodes
+from frames_agent.agent.llm.spec import ModelSpec
+from frames_agent.agent.llm.usage import UsageTracker
+from frames_agent.agent.runtime import (
+    Picker,
+    StreamMode,
+    Variants,
+    component_changes,
+    components,
+    config_specs,
+    runtime_changes,
+)
+from frames_agent.agent.state import (
     AgentInput,
     AgentResult,
     AgentState,
@@ -34,10 +42,10 @@ from agent.state import (
     ContextCut,
     TokenUsage,
 )
-from agent.tools import agent_tool
-from retrieval import context as ctx
-from retrieval.bridges import as_documents, as_retriever
-from retrieval.types import Document, Retriever
+from frames_agent.agent.tools import agent_tool
+from frames_agent.retrieval import context as ctx
+from frames_agent.retrieval.bridges import as_documents, as_retriever
+from frames_agent.retrieval.types import Document, Retriever
 
 # Room for n steps of plan/retrieve/merge plus the answer, with margin.
 _RECURSION_PER_STEP = 4
@@ -47,7 +55,7 @@ Question = str | AgentInput | dict[str, Any]  # a question, or {"question", "var
 
 def _resolve(llm: BaseChatModel | str, timeout: float | None) -> BaseChatModel:
     if isinstance(llm, str):
-        from agent.llm import resolve_model
+        from frames_agent.agent.llm import resolve_model
 
         return resolve_model(llm, timeout=timeout)
     return llm

@@ -12,12 +12,12 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
 
-from agent.answers import AnswerReply, FinalAnswer, answer_schema, no_answer, parse_reply, read_structured
-from agent.config import AgentConfig
-from agent.llm.calls import accepts_json_schema, astructured, message_text, response_format_for, structured
-from agent.llm.errors import EmptyReplyError
-from agent.llm.json_repair import Structured, parse_structured
-from agent.llm.native import (
+from frames_agent.agent.answers import AnswerReply, FinalAnswer, answer_schema, no_answer, parse_reply, read_structured
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.llm.calls import accepts_json_schema, astructured, message_text, response_format_for, structured
+from frames_agent.agent.llm.errors import EmptyReplyError
+from frames_agent.agent.llm.json_repair import Structured, parse_structured
+from frames_agent.agent.llm.native import (
     bind_with_tools,
     native_structured,
     native_tools,
@@ -26,10 +26,10 @@ from agent.llm.native import (
     schema_tool,
     structured_runnable,
 )
-from agent.prompts import Prompt, structured_twin
-from agent.queries import PlanReply, fallback_plan, plan_schema, reply_extras
-from agent.state import ToolCall
-from agent.tools import describe_tools
+from frames_agent.agent.prompts import Prompt, structured_twin
+from frames_agent.agent.queries import PlanReply, fallback_plan, plan_schema, reply_extras
+from frames_agent.agent.state import ToolCall
+from frames_agent.agent.tools import describe_tools
 
 PLAN_TOOL = "plan"  # the tool whose arguments are the plan when the model's tools are bound natively
 

@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from retrieval import context as ctx
-from retrieval.tokens import count_tokens, truncate_tokens
+from frames_agent.retrieval import context as ctx
+from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 
 # Function words and question/prompt scaffolding: never a query on their own, never a matching term.
 FUNCTION_WORDS = frozenset("""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from agent.errors import CalculatorError
+from frames_agent.agent.errors import CalculatorError
 
 MAX_LENGTH = 200
 _MAX_MAGNITUDE = 10**30

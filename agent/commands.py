@@ -6,12 +6,12 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from agent.llm.spec import DEFAULT_MODEL
+from frames_agent.agent.llm.spec import DEFAULT_MODEL
 
 if TYPE_CHECKING:
-    from agent.api import FramesAgent
-    from agent.config import AgentConfig
-    from retrieval.types import Retriever
+    from frames_agent.agent.api import FramesAgent
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.retrieval.types import Retriever
 
 
 def add_agent_flags(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +63,7 @@ def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
     """--set KEY=VALUE pairs as config fields: a value is read as JSON when it parses (5, 0.5, true, null), else text."""
     import json
 
-    from agent.errors import AgentError
+    from frames_agent.agent.errors import AgentError
 
     out: dict[str, object] = {}
     for pair in pairs:
@@ -84,8 +84,8 @@ def agent_config(args: Any, **overrides: object) -> AgentConfig:
     """AgentConfig from CLI flags (overrides win), with budgets sized for the model; bad values become one-line errors."""
     from pydantic import ValidationError
 
-    from agent.config import AgentConfig
-    from agent.errors import AgentError
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.agent.errors import AgentError
 
     names = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout", "answer_prompt", "answer_budget",
              "answer_passages", "calculator")
@@ -100,19 +100,19 @@ def agent_config(args: Any, **overrides: object) -> AgentConfig:
 
 def build_agent(args: argparse.Namespace, cache: bool = True) -> FramesAgent:
     """A FramesAgent wired from CLI flags: model, index, tools, config."""
-    from agent.api import FramesAgent
-    from agent.llm import resolve_model
-    from agent.llm.testing import scripted_from_env
-    from index.build import open_index
-    from retrieval.crag.tools import build_tools
+    from frames_agent.agent.api import FramesAgent
+    from frames_agent.agent.llm import resolve_model
+    from frames_agent.agent.llm.testing import scripted_from_env
+    from frames_agent.index.build import open_index
+    from frames_agent.retrieval.crag.tools import build_tools
 
     config = agent_config(args)
     use_wiki, tools = build_tools(args.tools)
     bm25 = open_index(args.index, title_boost=config.title_boost, exact_title=config.exact_title) if use_wiki else None
     retriever: Retriever | None = bm25
     if bm25 is not None and config.dense_weight > 0:
-        from index.build import is_default_name
-        from retrieval.dense import open_hybrid
+        from frames_agent.index.build import is_default_name
+        from frames_agent.retrieval.dense import open_hybrid
 
         # The embedded index gets its vectors on first use, as it gets its Lucene index; others need `index dense`.
         retriever = open_hybrid(bm25, config.dense_weight, build=is_default_name(args.index))
@@ -137,7 +137,7 @@ def _print_event(event: Any) -> None:
 
 def run_ask(args: argparse.Namespace) -> int:
     """Answer one question; stream the steps, or print the --json object."""
-    from agent.limits import check_text
+    from frames_agent.agent.limits import check_text
 
     args.question = check_text(args.question)  # the limits of every entry point, before anything loads
     agent = build_agent(args, cache=False)

@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from retrieval.lucene.searcher import DEFAULT_TITLE_BOOST
+from frames_agent.retrieval.lucene.searcher import DEFAULT_TITLE_BOOST
 
 # The embedded 1.5B model reads ~70 prompt tokens/s and writes ~19 on 2 cores: every planning step re-reads its
 # documents (they come last in the prompt), so the planner's 400 tokens (~6 articles' matched sentences) are most of
@@ -43,8 +43,8 @@ def budgets_for_window(window: int) -> dict[str, int | None]:
 def model_budgets(model: Any) -> dict[str, int | None]:
     """Budgets for a spec string, ModelSpec or chat model: small for the embedded models and for models of unknown
     size (test fakes, objects without profile or known name), else from the context window."""
-    from agent.llm.spec import ModelClass, ModelSpec
-    from agent.llm.windows import model_window
+    from frames_agent.agent.llm.spec import ModelClass, ModelSpec
+    from frames_agent.agent.llm.windows import model_window
 
     spec = ModelSpec.of(model)
     if spec.model_class is ModelClass.SMALL_LOCAL:
@@ -61,8 +61,8 @@ LARGE_MODEL_DEADLINES = {"timeout": 120.0, "question_timeout": 900.0}
 
 def model_deadlines(model: Any) -> dict[str, float]:
     """Per-request and per-question deadlines: short for hosted models, long for local and unknown ones."""
-    from agent.llm.spec import ModelClass, ModelSpec
-    from agent.llm.windows import model_window
+    from frames_agent.agent.llm.spec import ModelClass, ModelSpec
+    from frames_agent.agent.llm.windows import model_window
 
     spec = ModelSpec.of(model)
     if spec.model_class is ModelClass.UNKNOWN and not isinstance(model, (str, ModelSpec, type(None))):

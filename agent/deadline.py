@@ -10,7 +10,7 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-from agent.errors import QuestionTimeout
+from frames_agent.agent.errors import QuestionTimeout
 
 T = TypeVar("T")
 # The monotonic time the current question must end by. Every LLM request reads it (remaining()): a request's

@@ -10,13 +10,13 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from agent.config import AgentConfig
-from agent.nodes import Nodes
-from agent.prompts import load_prompt
-from agent.state import AgentInput, AgentOutput, AgentState
-from retrieval.bridges import as_retriever
-from retrieval.dense.encoder import Encoder
-from retrieval.types import Retriever
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.nodes import Nodes
+from frames_agent.agent.prompts import load_prompt
+from frames_agent.agent.state import AgentInput, AgentOutput, AgentState
+from frames_agent.retrieval.bridges import as_retriever
+from frames_agent.retrieval.dense.encoder import Encoder
+from frames_agent.retrieval.types import Retriever
 
 
 def after_plan(state: AgentState) -> Literal["retrieve", "answer", "__end__"]:

@@ -13,15 +13,15 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
-from agent.asking import AnswerCall, PlanCall
-from agent.bridging import matched_sentences, render_evidence
-from agent.config import AgentConfig
-from agent.errors import AgentError
-from agent.llm.calls import Structured
-from agent.prompts import Prompt
-from agent.proposer import Proposer, doc_origins
-from agent.queries import PlanReply, clean_queries
-from agent.state import (
+from frames_agent.agent.asking import AnswerCall, PlanCall
+from frames_agent.agent.bridging import matched_sentences, render_evidence
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.errors import AgentError
+from frames_agent.agent.llm.calls import Structured
+from frames_agent.agent.prompts import Prompt
+from frames_agent.agent.proposer import Proposer, doc_origins
+from frames_agent.agent.queries import PlanReply, clean_queries
+from frames_agent.agent.state import (
     AgentOutput,
     AgentState,
     ContextCut,
@@ -30,16 +30,16 @@ from agent.state import (
     StepRecord,
     StepStarted,
 )
-from agent.subquestions import Finding, SelfAsk, render_findings
-from agent.tools import run_tool
-from retrieval import context as ctx
-from retrieval.bm25 import terms
-from retrieval.bridges import traced_batch_search
-from retrieval.dense.encoder import Encoder
-from retrieval.errors import FramesAgentError
-from retrieval.passages import Rerank, query_terms
-from retrieval.selection import ContextSelection
-from retrieval.types import Document, Retriever
+from frames_agent.agent.subquestions import Finding, SelfAsk, render_findings
+from frames_agent.agent.tools import run_tool
+from frames_agent.retrieval import context as ctx
+from frames_agent.retrieval.bm25 import terms
+from frames_agent.retrieval.bridges import traced_batch_search
+from frames_agent.retrieval.dense.encoder import Encoder
+from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.retrieval.passages import Rerank, query_terms
+from frames_agent.retrieval.selection import ContextSelection
+from frames_agent.retrieval.types import Document, Retriever
 
 PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "tools", "more_fields", "more_rules"}
 ANSWER_VARIABLES = {"question", "context"}
@@ -257,7 +257,7 @@ class Nodes:
         if not self.config.answer_dense_weight:
             return None
         if self.encoder is None:
-            from retrieval.dense import MiniLMEncoder
+            from frames_agent.retrieval.dense import MiniLMEncoder
 
             self.encoder = MiniLMEncoder()
         encoder, target = self.encoder, self.encoder.encode([question])[0]

@@ -6,11 +6,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from agent.bridging import Specificity, feedback_queries, propose, question_evidence
-from agent.config import AgentConfig
-from agent.queries import clean_queries
-from agent.state import AgentState, StepRecord
-from retrieval.types import Document
+from frames_agent.agent.bridging import Specificity, feedback_queries, propose, question_evidence
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.queries import clean_queries
+from frames_agent.agent.state import AgentState, StepRecord
+from frames_agent.retrieval.types import Document
 
 
 class Proposer:
@@ -30,7 +30,7 @@ class Proposer:
             return None
         with self._lock:
             if not self._opened:
-                from agent.specificity import phrase_counts
+                from frames_agent.agent.specificity import phrase_counts
 
                 counts = phrase_counts(self.retriever)
                 self._specificity = (Specificity(counts, counts.total, self.config.proposer_hub_share)

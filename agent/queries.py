@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from agent.bridging import substance
-from agent.state import ToolCall
+from frames_agent.agent.bridging import substance
+from frames_agent.agent.state import ToolCall
 
 
 class PlanReply(BaseModel):

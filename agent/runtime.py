@@ -15,8 +15,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langgraph.types import StreamMode as GraphStreamMode
 
-from agent.config import AgentConfig
-from agent.state import AgentEvent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.state import AgentEvent
 
 # What a run may change without a new model, index or tools (those are the agent's own; see agent/serve/studio.py).
 RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
@@ -51,11 +51,11 @@ def components(changes: dict[str, str], config: AgentConfig, llm: Any, retriever
     """(model, retriever) with the run's changes applied: a spec resolved as the CLI does, an index opened with the
     agent's BM25 options; either failing is a one-line FramesAgentError."""
     if changes.get("model"):
-        from agent.llm import resolve_model
+        from frames_agent.agent.llm import resolve_model
 
         llm = resolve_model(changes["model"], timeout=config.timeout)
     if changes.get("index"):
-        from index.build import open_index
+        from frames_agent.index.build import open_index
 
         retriever = open_index(changes["index"], title_boost=config.title_boost, exact_title=config.exact_title,
                                progress=False)

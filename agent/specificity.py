@@ -19,7 +19,7 @@ class PhraseCounts:
     analyzer: stop words dropped, Porter stems)."""
 
     def __init__(self, index_dir: str | Path) -> None:
-        from retrieval.lucene.jvm import java_lock, start_jvm
+        from frames_agent.retrieval.lucene.jvm import java_lock, start_jvm
 
         start_jvm()
         from jnius import autoclass, cast

@@ -8,11 +8,11 @@ from typing import Annotated, Any, Literal, NotRequired, TypeVar
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from agent.answers import FinalAnswer
-from agent.llm.timing import CallTiming
-from retrieval.context import ContextEntry
-from retrieval.passages import ShownPassages
-from retrieval.types import Document
+from frames_agent.agent.answers import FinalAnswer
+from frames_agent.agent.llm.timing import CallTiming
+from frames_agent.retrieval.context import ContextEntry
+from frames_agent.retrieval.passages import ShownPassages
+from frames_agent.retrieval.types import Document
 
 
 class ToolCall(BaseModel):

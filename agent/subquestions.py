@@ -10,8 +10,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field, field_validator
 
-from agent.llm.calls import astructured, message_text, structured
-from agent.prompts import load_prompt
+from frames_agent.agent.llm.calls import astructured, message_text, structured
+from frames_agent.agent.prompts import load_prompt
 
 # A sub-question is one fact to look up; the cap steers constrained decoding away from restating the question.
 MAX_SUB_QUESTION_CHARS = 120

@@ -11,8 +11,8 @@ from langchain_core.runnables.config import patch_config
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from agent.state import ToolCall
-from retrieval.types import Document
+from frames_agent.agent.state import ToolCall
+from frames_agent.retrieval.types import Document
 
 _MAX_RESULT_CHARS = 2000
 

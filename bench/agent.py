@@ -17,12 +17,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent import AgentConfig, FramesAgent  # noqa: E402
-from agent.llm import parse_structured  # noqa: E402
-from agent.llm.testing import ScriptedLLM  # noqa: E402
-from agent.prompts import load_prompt  # noqa: E402
-from agent.queries import PlanReply, fallback_plan  # noqa: E402
-from retrieval import context as ctx  # noqa: E402
+from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
+from frames_agent.agent.llm import parse_structured  # noqa: E402
+from frames_agent.agent.llm.testing import ScriptedLLM  # noqa: E402
+from frames_agent.agent.prompts import load_prompt  # noqa: E402
+from frames_agent.agent.queries import PlanReply, fallback_plan  # noqa: E402
+from frames_agent.retrieval import context as ctx  # noqa: E402
 
 # Short entity-style queries of the kind the planning prompt asks for; 25 distinct ones = 5 steps x 5.
 QUERIES = ["Alexander the Great", "Macedonia", "Aristotle", "Persian Empire", "Babylon",
@@ -66,7 +66,7 @@ def main() -> int:
     parser.add_argument("--index", default="default")
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
-    from index.build import open_index
+    from frames_agent.index.build import open_index
 
     retriever = open_index(args.index)
     config = AgentConfig(k=5, n=5, n_docs=10)

@@ -43,7 +43,7 @@ def grid(specs: list[str]) -> list[dict]:
 
 def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list, list[str]]:
     """(context entries, step queries) of a recorded question, rebuilt by searching its recorded queries again."""
-    from retrieval import context as ctx
+    from frames_agent.retrieval import context as ctx
 
     context: list = []
     queries: list[str] = []
@@ -51,7 +51,7 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
         docs = [d for d in (retriever.by_title(t) for t in (record.get("oracle") or {}).get("found", [])) if d]
         ctx.merge(context, list(enumerate(docs)), step=0)
         return context, queries
-    from agent.config import AgentConfig
+    from frames_agent.agent.config import AgentConfig
 
     cfg = AgentConfig(**{k: v for k, v in agent_cfg.items() if k in AgentConfig.model_fields})
     for step in record.get("steps", []):
@@ -68,7 +68,7 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
 
 def _covered_recall(record: dict, held: set[str]) -> float | None:
     """Share of the record's covered gold titles that the rebuilt context holds (`held`: its normalised titles)."""
-    from eval.frames.datasets import normalize_title
+    from frames_agent.eval.frames.datasets import normalize_title
 
     covered = record.get("covered_titles") or []
     return sum(normalize_title(t) in held for t in covered) / len(covered) if covered else None
@@ -76,13 +76,13 @@ def _covered_recall(record: dict, held: set[str]) -> float | None:
 
 def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
     """Rows of figures: one per (run, setting)."""
-    from agent.api import FramesAgent
-    from agent.config import AgentConfig
-    from agent.llm.testing import ScriptedLLM
-    from eval.frames.datasets import normalize_title
-    from eval.frames.shown import answer_figures
-    from eval.stats import bootstrap_ci
-    from index.build import open_index
+    from frames_agent.agent.api import FramesAgent
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.agent.llm.testing import ScriptedLLM
+    from frames_agent.eval.frames.datasets import normalize_title
+    from frames_agent.eval.frames.shown import answer_figures
+    from frames_agent.eval.stats import bootstrap_ci
+    from frames_agent.index.build import open_index
 
     retriever = open_index(index, progress=False)
     rows = []

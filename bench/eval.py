@@ -20,13 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.api import FramesAgent
-from agent.config import AgentConfig
-from agent.llm.testing import ScriptedLLM
-from eval.frames.autorater import Autorater
-from eval.frames.runner import Components, RunSettings, run_frames
-from eval.frames.systems import CoverageChecker, MultiStep
-from retrieval.types import Document
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.eval.frames.autorater import Autorater
+from frames_agent.eval.frames.runner import Components, RunSettings, run_frames
+from frames_agent.eval.frames.systems import CoverageChecker, MultiStep
+from frames_agent.retrieval.types import Document
 
 TOPICS = [f"Topic {i}" for i in range(200)]
 

@@ -36,7 +36,7 @@ def p50_batch(retriever, k: int, rounds: int) -> float:
 
 def encode_rates(retriever, encoder, units: int) -> tuple[float, float]:
     """(ours, raw) units/s encoding the same unit texts."""
-    from retrieval.dense import unit_text
+    from frames_agent.retrieval.dense import unit_text
 
     docs = [d for _, d in zip(range(units), retriever.iter_documents())]
     texts = [unit_text(d.title, d.text, encoder.max_tokens) for d in docs]
@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--weight", type=float, default=0.5)
     parser.add_argument("--units", type=int, default=1024)
     args = parser.parse_args(argv)
-    from index.build import open_index
-    from retrieval.dense import open_hybrid
+    from frames_agent.index.build import open_index
+    from frames_agent.retrieval.dense import open_hybrid
 
     bm25 = open_index(args.index)
     hybrid = open_hybrid(bm25, args.weight)

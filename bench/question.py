@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent import AgentConfig, FramesAgent  # noqa: E402
-from agent.llm import DEFAULT_MODEL, by_node, resolve_model  # noqa: E402
-from agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
+from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
+from frames_agent.agent.llm import DEFAULT_MODEL, by_node, resolve_model  # noqa: E402
+from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
 
 OLD_PROMPT = Path(__file__).resolve().parent / "old_planning.txt"
 
@@ -48,7 +48,7 @@ def agent_for(name: str, args: argparse.Namespace, retriever, pools: list) -> Fr
 
 def measure(agent: FramesAgent, question, answer: bool) -> dict:
     """One question through one arm: seconds, tokens, per-node rates, recall of gold articles."""
-    from eval.frames.metrics import found_steps, recall
+    from frames_agent.eval.frames.metrics import found_steps, recall
 
     result = agent.invoke(question.prompt, answer=answer)
     nodes = by_node(result.calls)
@@ -113,8 +113,8 @@ def main() -> int:
     parser.add_argument("--new-threads", type=int, default=None, help="generation threads of the new arm")
     parser.add_argument("--parallel", action="store_true", help="also time 1 vs 2 questions at once (new arm)")
     args = parser.parse_args()
-    from eval.frames.datasets import load_questions
-    from index.build import open_index
+    from frames_agent.eval.frames.datasets import load_questions
+    from frames_agent.index.build import open_index
 
     questions = load_questions(None, args.questions).questions
     retriever = open_index(args.index)

@@ -44,8 +44,8 @@ def model_queries(record: dict) -> list[list[str]]:
 
 def planner(scripts: dict[str, list[list[str]]]):
     """A ScriptedLLM writing each question's scripted queries at each step (none for an unknown question)."""
-    from agent.llm.testing import ScriptedLLM
-    from eval.frames.split import normalise
+    from frames_agent.agent.llm.testing import ScriptedLLM
+    from frames_agent.eval.frames.split import normalise
 
     by_text = {normalise(q): steps for q, steps in scripts.items()}
 
@@ -61,8 +61,8 @@ def planner(scripts: dict[str, list[list[str]]]):
 
 def load(args) -> tuple[list, dict[str, list[list[str]]], dict]:
     """(questions of the split, model queries by question text, recorded agent settings)."""
-    from eval.frames.datasets import Question, load_questions
-    from eval.frames.split import select
+    from frames_agent.eval.frames.datasets import Question, load_questions
+    from frames_agent.eval.frames.split import select
 
     if args.run is None:
         return load_questions(args.data, args.limit, args.split).questions, {}, {}
@@ -82,11 +82,11 @@ def load(args) -> tuple[list, dict[str, list[list[str]]], dict]:
 
 def replay(questions, scripts: dict, settings: dict, override: dict, retriever) -> list:
     """QuestionRecords of the agent under settings + override, retrieval only, the planner scripted."""
-    from agent.api import FramesAgent
-    from agent.config import AgentConfig
-    from eval.frames.recording import question_fields, result_fields
-    from eval.frames.records import QuestionRecord
-    from eval.frames.systems import CoverageChecker, SystemOutput
+    from frames_agent.agent.api import FramesAgent
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.eval.frames.recording import question_fields, result_fields
+    from frames_agent.eval.frames.records import QuestionRecord
+    from frames_agent.eval.frames.systems import CoverageChecker, SystemOutput
 
     known = {k: v for k, v in settings.items() if k in AgentConfig.model_fields}
     config = AgentConfig(**{**known, "prompt": "planning", "adaptive": False, **override})
@@ -102,8 +102,8 @@ def replay(questions, scripts: dict, settings: dict, override: dict, retriever) 
 
 def row(name: str, records: list, curve: dict | None) -> dict:
     """The figures of one variant."""
-    from eval.frames.budget import matched_budget
-    from eval.frames.metrics import run_summary
+    from frames_agent.eval.frames.budget import matched_budget
+    from frames_agent.eval.frames.metrics import run_summary
 
     s = run_summary(records)
     out = {"setting": name, "questions": s.n, "covered_recall": s.covered_recall, "ci": s.covered_recall_ci,
@@ -128,11 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per variant")
     args = parser.parse_args(argv)
 
-    from eval.frames.budget import bm25_curve
-    from eval.frames.runner import frames_run_dir
-    from eval.frames.split import refuse_check
-    from index.build import open_index
-    from retrieval.errors import FramesAgentError
+    from frames_agent.eval.frames.budget import bm25_curve
+    from frames_agent.eval.frames.runner import frames_run_dir
+    from frames_agent.eval.frames.split import refuse_check
+    from frames_agent.index.build import open_index
+    from frames_agent.retrieval.errors import FramesAgentError
 
     try:
         refuse_check(args.split, "bench/replay_retrieval.py", args.report_only)

@@ -23,10 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from eval.frames.executors import InProcess, RayCluster  # noqa: E402
-from eval.frames.runner import RunSettings  # noqa: E402
-from eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
-from retrieval.lucene.jvm import java_signals_kept  # noqa: E402
+from frames_agent.eval.frames.executors import InProcess, RayCluster  # noqa: E402
+from frames_agent.eval.frames.runner import RunSettings  # noqa: E402
+from frames_agent.eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
+from frames_agent.retrieval.lucene.jvm import java_signals_kept  # noqa: E402
 
 PLAN = {"thought": "look it up", "queries": ["Brennick mayor", "Port Alder"], "tool_calls": [], "enough": False}
 
@@ -54,7 +54,7 @@ def _questions(home: Path, repeat: int) -> str:
 def _index(name: str, home: Path) -> str:
     if name != "tiny":
         return name
-    from index.build import build_index, make_spec
+    from frames_agent.index.build import build_index, make_spec
     from tests.conftest import TINY_CORPUS
 
     corpus = home / "tiny.jsonl"
@@ -73,7 +73,7 @@ def _timed(executor, home: Path, name: str, grid: list[str], data: str, index: s
 
 
 def _build():
-    from eval.frames.commands import build_components
+    from frames_agent.eval.frames.commands import build_components
 
     return build_components
 

@@ -21,22 +21,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def make_judge(kind: str, spec: str, cache: bool = True):
     """The judge of a run's kind over the model `spec`."""
-    from agent.llm import resolve_model
+    from frames_agent.agent.llm import resolve_model
 
     llm = resolve_model(spec, cache=cache)
     if kind == "crag":
-        from eval.crag.score import CragJudge
+        from frames_agent.eval.crag.score import CragJudge
 
         return CragJudge(llm, spec)
-    from eval.frames.autorater import Autorater
+    from frames_agent.eval.frames.autorater import Autorater
 
     return Autorater(llm, spec)
 
 
 def run_rejudge(args: argparse.Namespace) -> int:
     """Rate the unrated answers and print the refreshed figures."""
-    from eval.errors import EvalError
-    from eval.rejudge import rejudge
+    from frames_agent.eval.errors import EvalError
+    from frames_agent.eval.rejudge import rejudge
 
     if args.concurrency < 1:
         raise EvalError(f"--concurrency must be at least 1, got {args.concurrency}")
@@ -44,12 +44,12 @@ def run_rejudge(args: argparse.Namespace) -> int:
     done = rejudge(path, args.judge, lambda kind, spec: make_judge(kind, spec, cache=not args.no_cache),
                    concurrency=args.concurrency)
     if done.kind == "crag":
-        from eval.crag.score import Figures, format_table
+        from frames_agent.eval.crag.score import Figures, format_table
 
         assert isinstance(done.summary, Figures), "a CRAG run's summary"
         print(format_table(done.summary))
     else:
-        from eval.frames.commands import one_line
+        from frames_agent.eval.frames.commands import one_line
 
         print(f"{path}: " + one_line(path, done.summary))
     return 0

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, model_validator
 
-from agent.llm.timing import CallTiming
+from frames_agent.agent.llm.timing import CallTiming
 
 Outcome = Literal["accurate", "incorrect", "missing", "unrated"]
 RATED = ("accurate", "incorrect", "missing")

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from eval.errors import EvalError
-from eval.judge import Judge
+from frames_agent.eval.errors import EvalError
+from frames_agent.eval.judge import Judge
 
 if TYPE_CHECKING:
-    from eval.crag.records import CragRecord
-    from eval.rundir import RunDir
+    from frames_agent.eval.crag.records import CragRecord
+    from frames_agent.eval.rundir import RunDir
 
 
 @dataclass
@@ -39,9 +39,9 @@ def run_kind(config: dict | None, path: Path) -> str:
 def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], concurrency: int = 1,
             echo: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> Rejudged:
     """Rate every unrated answer in the run at `path` with the judge `spec`; refresh its summary."""
-    from eval.crag.runner import crag_run_dir
-    from eval.frames.runner import frames_run_dir
-    from eval.rundir import read_config
+    from frames_agent.eval.crag.runner import crag_run_dir
+    from frames_agent.eval.frames.runner import frames_run_dir
+    from frames_agent.eval.rundir import read_config
 
     if spec in ("", "none", "same"):
         raise EvalError(f"rejudge needs a judge model spec (e.g. openai:gpt-4o-mini), not {spec!r}")
@@ -65,11 +65,11 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], conc
             run_dir.write_config(config)
             asyncio.run(_rate_all(kind, todo, judge, run_dir, concurrency))
         if kind == "crag":
-            from eval.crag.runner import refresh_summary
+            from frames_agent.eval.crag.runner import refresh_summary
 
             summary: object = refresh_summary(cast("RunDir[CragRecord]", run_dir), config)  # kind crag
     if kind == "frames":
-        from eval.frames.report import rerender
+        from frames_agent.eval.frames.report import rerender
 
         _, summary, _ = rerender(path)
     return Rejudged(kind=kind, rated=len(todo), summary=summary)
@@ -77,7 +77,7 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], conc
 
 async def _rate_all(kind: str, todo: list, judge: Judge, run_dir, concurrency: int) -> None:
     """Rate with at most `concurrency` judge calls in flight; each record is appended as soon as it is rated."""
-    from eval.frames.runner import rate_record
+    from frames_agent.eval.frames.runner import rate_record
 
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
@@ -94,7 +94,7 @@ async def _rate_all(kind: str, todo: list, judge: Judge, run_dir, concurrency: i
 
 def _adopt_rules(judge: Judge, config: dict) -> None:
     """A CRAG judge scores by the rules the run was started with (official unless it chose otherwise)."""
-    from eval.crag.score import CragJudge, CragRules
+    from frames_agent.eval.crag.score import CragJudge, CragRules
 
     if isinstance(judge, CragJudge):
         judge.rules = CragRules.named(config.get("scoring", "official"), config.get("alternatives", False))

@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from eval.errors import EvalError
+from frames_agent.eval.errors import EvalError
 
 CONFIG_FILE, RESULTS_FILE, LOCK_FILE = "config.json", "results.jsonl", ".lock"
 R = TypeVar("R", bound=BaseModel)

@@ -5,7 +5,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binomtest, bootstrap, permutation_test
 
 BOOTSTRAP_SEED = 0
 BOOTSTRAP_RESAMPLES = 10_000
@@ -44,6 +43,8 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     n = only_a + only_b
     if n == 0:
         return 1.0
+    from scipy.stats import binomtest  # the eval extra: `--help` and a core install import this module without it
+
     return float(binomtest(min(only_a, only_b), n, 0.5).pvalue)
 
 
@@ -53,6 +54,8 @@ def _percentile_ci(values: np.ndarray, resamples: int, seed: int, level: float) 
         return float(values[0]), float(values[0])
     # batch=1000 bounds memory for large question sets and, with the seed, draws the very resamples (and so the
     # very intervals) the hand-written bootstrap drew before scipy took it over.
+    from scipy.stats import bootstrap
+
     result = bootstrap((values,), np.mean, n_resamples=resamples, batch=1000, method="percentile",
                        confidence_level=level, vectorized=True, rng=np.random.default_rng(seed))
     low, high = result.confidence_interval
@@ -125,6 +128,8 @@ def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
         return 1.0
     # |mean| against "greater" is the two-sided test on the mean; with 2^n <= resamples (n <= 13 questions) scipy
     # enumerates every sign pattern, an exact p, where the hand-written test drew random flips.
+    from scipy.stats import permutation_test
+
     result = permutation_test((d,), _abs_mean, permutation_type="samples", alternative="greater",
                               n_resamples=resamples, batch=1000, vectorized=True, rng=np.random.default_rng(seed))
     return float(result.pvalue)

@@ -1,9 +1,9 @@
 """Index building: corpus readers (JSONL of {id, title, contents}, MediaWiki XML dumps) and BM25 Lucene builds with
 an atomic swap and a manifest.
 
-    from index import open_index, build_named, ensure_index
+    from frames_agent.index import open_index, build_named, ensure_index
 """
-from index.build import build_named, ensure_index, open_index
-from retrieval.version import __version__
+from frames_agent.index.build import build_named, ensure_index, open_index
+from frames_agent.retrieval.version import __version__
 
 __all__ = ["__version__", "build_named", "ensure_index", "open_index"]

@@ -5,7 +5,7 @@ import sys
 import threading
 from pathlib import Path
 
-from index.errors import CorpusError
+from frames_agent.index.errors import CorpusError
 
 
 def run_anserini(collection: Path, index_dir: Path, total: int, threads: int, progress: bool,
@@ -14,7 +14,7 @@ def run_anserini(collection: Path, index_dir: Path, total: int, threads: int, pr
     fields indexed (and searchable) on their own besides contents."""
     from tqdm import tqdm
 
-    from retrieval.lucene.jvm import start_jvm
+    from frames_agent.retrieval.lucene.jvm import start_jvm
 
     start_jvm()
     from jnius import autoclass

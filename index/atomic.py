@@ -9,7 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
-from index.errors import CorpusError
+from frames_agent.index.errors import CorpusError
 
 
 def swap_in(new: Path, out_dir: Path) -> None:

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from index.anserini import run_anserini
-from index.atomic import build_lock, remove_stale_partials, swap_in, write_json
-from index.content import describe_file, short_id
-from index.corpus import (
+from frames_agent.index.anserini import run_anserini
+from frames_agent.index.atomic import build_lock, remove_stale_partials, swap_in, write_json
+from frames_agent.index.content import describe_file, short_id
+from frames_agent.index.corpus import (
     JSONL_SUFFIXES,
     XML_SUFFIXES,
     Article,
@@ -31,17 +31,17 @@ from index.corpus import (
     read_redirects,
     redirect_files,
 )
-from index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
-from retrieval.lucene.layout import (
+from frames_agent.index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
+from frames_agent.retrieval.lucene.layout import (
     MANIFEST_FILE,
     NAME_PATTERN,
     check_index_dir,
     in_use,
     resolve_index,
 )
-from retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever
-from retrieval.lucene.titles import canonical_redirects, normalize_title, write_aliases, write_title_table
-from retrieval.paths import indexes_dir
+from frames_agent.retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever
+from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_title, write_aliases, write_title_table
+from frames_agent.retrieval.paths import indexes_dir
 
 UNITS = ("article", "passage")
 DEFAULT_NAME = "default"
@@ -276,7 +276,7 @@ def _read_all(spec: BuildSpec, progress: bool, threads: int, desc: str,
 def _versions() -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
-    from retrieval.lucene.jvm import anserini_jar
+    from frames_agent.retrieval.lucene.jvm import anserini_jar
 
     def installed(package: str) -> str | None:
         try:

@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     """Build (or reuse) an index and print where it is."""
-    from index.build import build_named, finished_manifest, make_spec
+    from frames_agent.index.build import build_named, finished_manifest, make_spec
 
     spec = make_spec(args.corpus, args.xml, args.unit, prefer=args.prefer, keep_copies=args.keep_copies)
     name = args.name or default_index_name(args.corpus + args.xml, args.unit)
@@ -76,9 +76,9 @@ def run_build(args: argparse.Namespace) -> int:
 
 def run_dense(args: argparse.Namespace) -> int:
     """Build (or resume, or reuse) an index's dense vectors and print where they are."""
-    from index.build import open_index
-    from retrieval.dense import build_for_index
-    from retrieval.dense.store import finished
+    from frames_agent.index.build import open_index
+    from frames_agent.retrieval.dense import build_for_index
+    from frames_agent.retrieval.dense.store import finished
 
     with open_index(args.index, threads=1) as retriever:
         path = build_for_index(retriever)
@@ -98,9 +98,9 @@ def default_index_name(inputs: list[str], unit: str) -> str:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print one line per index: name, unit, documents and content id (or its state)."""
-    from index.build import finished_manifest
-    from retrieval.lucene.layout import known_index_names
-    from retrieval.paths import indexes_dir
+    from frames_agent.index.build import finished_manifest
+    from frames_agent.retrieval.lucene.layout import known_index_names
+    from frames_agent.retrieval.paths import indexes_dir
 
     names = known_index_names()
     if not names:
@@ -124,8 +124,8 @@ def _copies_note(manifest: dict) -> str:
 
 def run_search(args: argparse.Namespace) -> int:
     """Search one index and print the hits."""
-    from index.build import open_index
-    from retrieval.lucene.searcher import check_query
+    from frames_agent.index.build import open_index
+    from frames_agent.retrieval.lucene.searcher import check_query
 
     check_query(args.query)  # fail before building or opening anything
     with open_index(args.index, threads=1) as retriever:

@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from retrieval.paths import indexes_dir
+from frames_agent.retrieval.paths import indexes_dir
 
 MEMO_FILE = ".content-hashes.json"
 MEMO_MIN_BYTES = 16 << 20  # smaller files re-hash in well under 0.1 s: not worth a memo entry

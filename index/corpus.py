@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import BinaryIO, TextIO, cast
 from xml.etree.ElementTree import ParseError, iterparse
 
-from index.errors import CorpusError
-from retrieval.paths import shared_dir, shared_lookup
+from frames_agent.index.errors import CorpusError
+from frames_agent.retrieval.paths import shared_dir, shared_lookup
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".jsonl.bz2")
 XML_SUFFIXES = (".xml", ".xml.bz2", ".xml.gz", ".bz2")

@@ -11,8 +11,8 @@ import fnmatch
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from index.corpus import Article
-from retrieval.lucene.titles import canonical_title, normalize_title
+from frames_agent.index.corpus import Article
+from frames_agent.retrieval.lucene.titles import canonical_title, normalize_title
 
 # The embedded corpus's files, newest source first: the Nov 2025 crawl, 2018 new pages, the 2015 dump, and the
 # Vital Articles lead summaries last (summaries are the shortest copies). The patterns name only those files.

@@ -13,8 +13,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import get_callback_manager_for_config, run_in_executor
 from pydantic import ConfigDict, Field
 
-from retrieval.errors import RetrievalError, UsageError
-from retrieval.types import Document, Retriever
+from frames_agent.retrieval.errors import RetrievalError, UsageError
+from frames_agent.retrieval.types import Document, Retriever
 
 # What the agent calls; the rest of the Retriever protocol (search, doc, by_title) serves baselines and tools.
 _AGENT_NEEDS = ("batch_search",)

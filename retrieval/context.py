@@ -4,10 +4,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, select, split_passages
-from retrieval.selection import SEPARATOR_TOKENS, Article, ContextSelection, choose
-from retrieval.tokens import count_tokens, truncate_tokens
-from retrieval.types import Document
+from frames_agent.retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, select, split_passages
+from frames_agent.retrieval.selection import SEPARATOR_TOKENS, Article, ContextSelection, choose
+from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
+from frames_agent.retrieval.types import Document
 
 # Tokens below which a partly fitting document is not worth showing.
 _MIN_PARTIAL_TOKENS = 30

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from retrieval.bm25 import OkapiBM25, terms
-from retrieval.fusion import rrf
+from frames_agent.retrieval.bm25 import OkapiBM25, terms
+from frames_agent.retrieval.fusion import rrf
 
 # ~80 words is ~110 tokens: a fact with its sentence of context, and several passages per article fit a small budget.
 PASSAGE_WORDS = 80

@@ -11,9 +11,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from retrieval.bm25 import OkapiBM25, terms
-from retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, split_passages
-from retrieval.tokens import count_tokens, truncate_tokens
+from frames_agent.retrieval.bm25 import OkapiBM25, terms
+from frames_agent.retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, split_passages
+from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 
 # Joining two parts can merge tokens across the seam; reserve a little for it.
 SEPARATOR_TOKENS = 2

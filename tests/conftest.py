@@ -90,7 +90,7 @@ TINY_CORPUS: list[dict] = [
 @pytest.fixture(scope="session", autouse=True)
 def jvm() -> None:
     """Start Java once for the whole session, before anything imports pyserini."""
-    from retrieval.lucene.jvm import start_jvm
+    from frames_agent.retrieval.lucene.jvm import start_jvm
 
     start_jvm()
 
@@ -112,7 +112,7 @@ def tiny_corpus_file(tmp_path_factory, tiny_corpus) -> Path:
 
 
 def _build(tmp_path_factory, corpus_file: Path, unit: str) -> Path:
-    from index.build import build_index, make_spec
+    from frames_agent.index.build import build_index, make_spec
 
     out = tmp_path_factory.mktemp(f"tiny_{unit}_index") / "tiny"
     build_index(make_spec([corpus_file], unit=unit), out, name="tiny", threads=1, progress=False)
@@ -134,7 +134,7 @@ def tiny_passage_index(tmp_path_factory, tiny_corpus_file) -> Path:
 @pytest.fixture(scope="session")
 def tiny_retriever(tiny_index):
     """BM25Retriever over tiny_index (name "tiny"); thread-safe, shared by the whole session."""
-    from retrieval.lucene.searcher import BM25Retriever
+    from frames_agent.retrieval.lucene.searcher import BM25Retriever
 
     retriever = BM25Retriever(tiny_index, name="tiny")
     yield retriever
@@ -190,7 +190,7 @@ def copies_corpus(tmp_path_factory) -> list[Path]:
 
 
 def _build_copies(tmp_path_factory, files: list[Path], unit: str = "article", **rule) -> Path:
-    from index.build import build_index, make_spec
+    from frames_agent.index.build import build_index, make_spec
 
     out = tmp_path_factory.mktemp("copies_index") / "copies"
     build_index(make_spec(files, unit=unit, **rule), out, name="copies", threads=1, progress=False)

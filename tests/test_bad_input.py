@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.paths import project_root
+from frames_agent.retrieval.paths import project_root
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OFFLINE = ["--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"]  # never reached: input fails first

@@ -5,7 +5,7 @@ import argparse
 
 import pytest
 
-import cli
+from frames_agent import cli
 
 
 def test_ctrl_c_while_commands_import_is_one_line(monkeypatch, capsys):
@@ -46,7 +46,7 @@ def test_unusable_paths_are_user_errors(monkeypatch, capsys, exc):
 
 BIG_OUTPUT = """
 import argparse, sys
-import cli
+from frames_agent import cli
 parser = argparse.ArgumentParser()
 parser.set_defaults(handler=lambda args: [print("x" * 1000) for _ in range(5000)] and 0)
 cli.build_parser = lambda command=None: parser
@@ -59,7 +59,7 @@ def test_a_reader_that_stops_early_is_no_crash():
     import subprocess
     import sys
 
-    from retrieval.paths import project_root
+    from frames_agent.retrieval.paths import project_root
 
     proc = subprocess.Popen([sys.executable, "-c", BIG_OUTPUT], cwd=project_root(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)

@@ -33,10 +33,10 @@ sys.meta_path.insert(0, Blocked())
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
-import agent
-from agent import AgentConfig, FramesAgent
-from agent.llm import ModelSpec
-from agent.llm.testing import ScriptedLLM
+from frames_agent import agent
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.llm import ModelSpec
+from frames_agent.agent.llm.testing import ScriptedLLM
 
 
 class Words(BaseRetriever):
@@ -79,3 +79,35 @@ def test_core_embeds_the_agent_without_any_optional_package(tmp_path):
     assert lines[-1].endswith(" []"), lines  # no optional package was imported
     assert "pip install 'frames-agent[hosted]'" in lines[-2] and "\n" not in lines[-2]
 
+
+
+HELP = '''
+import sys
+
+BLOCKED = set(sys.argv[1:])
+
+
+class Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError(f"No module named {name!r} (blocked)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Blocked())
+from frames_agent.cli import main
+
+try:
+    main(["--help"])
+except SystemExit as exc:
+    sys.exit(exc.code)
+'''
+
+
+def test_help_lists_every_command_without_any_optional_package(tmp_path):
+    # --help imports every command module: none may need an extra at import time (the serve and mcp packages, the
+    # sweep's statistics).
+    done = subprocess.run([sys.executable, "-c", HELP, *OPTIONAL], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert all(name in done.stdout for name in ("frames", "serve", "mcp", "sweep", "crag", "index"))

@@ -7,28 +7,33 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+NAMESPACE = "frames_agent"
 TOP = ("agent", "retrieval", "index", "eval")
 
 
 def modules() -> list[str]:
-    """Dotted names of every project module under the fixed top level, plus cli."""
-    names = ["cli"]
+    """Dotted names of every project module under the fixed top level (in the frames_agent namespace), plus cli."""
+    names = [f"{NAMESPACE}.cli"]
     for top in TOP:
         for path in sorted((ROOT / top).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
-            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+            names.append(".".join((NAMESPACE, *(parts[:-1] if parts[-1] == "__init__" else parts))))
     return names
+
+
+def _path(module: str) -> Path:
+    """Where a frames_agent module lives in the checkout (the namespace is the repository's root)."""
+    return ROOT / Path(*module.split(".")[1:])
 
 
 def package_of(module: str) -> str:
     """The package a module belongs to (a package's __init__ belongs to itself)."""
-    path = ROOT / Path(*module.split("."))
-    return module if path.is_dir() else module.rpartition(".")[0] or module
+    return module if _path(module).is_dir() else module.rpartition(".")[0] or module
 
 
 def imports_of(module: str) -> set[str]:
     """Project modules this module imports, at top level or inside functions."""
-    path = ROOT / Path(*module.split("."))
+    path = _path(module)
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -49,6 +54,7 @@ def test_every_module_imports_alone_in_a_fresh_interpreter():
             "print('\\n'.join(bad))\n")
     # One interpreter per top-level package keeps this quick while still catching order-dependent imports.
     for top in ("cli", *TOP):
+        top = f"{NAMESPACE}.{top}"
         names = [m for m in modules() if m == top or m.startswith(top + ".")]
         done = subprocess.run([sys.executable, "-c", code, *names], cwd=ROOT, capture_output=True, text=True,
                               timeout=300)
@@ -78,21 +84,26 @@ def test_package_import_graph_is_acyclic():
             visit(node, [])
 
 
-def test_no_module_is_over_300_lines():
-    long = {m: n for m in modules() if (n := len(_source(m).splitlines())) > 300}
-    assert not long, long
-
-
-def _source(module: str) -> str:
-    path = ROOT / Path(*module.split("."))
-    return (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text(encoding="utf-8")
-
-
 def test_report_and_runner_do_not_import_each_other():
     # Re-rendering a finished run must not load the machinery that runs one (issue 32: the report <-> runner cycle).
-    seen, todo = set(), ["eval.frames.report"]
+    seen, todo = set(), ["frames_agent.eval.frames.report"]
     while todo:
         for target in imports_of(todo.pop()) - seen:
             seen.add(target)
             todo.append(target)
-    assert "eval.frames.runner" not in seen and "eval.frames.report" in imports_of("eval.frames.opening")
+    assert "frames_agent.eval.frames.runner" not in seen
+    assert "frames_agent.eval.frames.report" in imports_of("frames_agent.eval.frames.opening")
+
+
+def test_code_imports_itself_only_through_the_frames_agent_namespace():
+    # The old top-level names also resolve from a checkout's root, as a second copy of every module (issue 32).
+    old = {*TOP, "cli"}
+    sources = [ROOT / "cli.py", ROOT / "__init__.py",
+               *(p for top in (*TOP, "tests", "bench") for p in sorted((ROOT / top).rglob("*.py")))]
+    bad = []
+    for path in sources:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            bad += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}" for n in names if n.split(".")[0] in old]
+    assert not bad, bad

@@ -21,7 +21,17 @@ def test_console_script_is_cli_main(capsys):
 def test_packages_ship_py_typed():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "py.typed" in project["tool"]["setuptools"]["package-data"]["*"]
-    assert all((ROOT / package / "py.typed").is_file() for package in PACKAGES)
+    assert all((ROOT / package / "py.typed").is_file() for package in ("", *PACKAGES))
+
+
+def test_the_wheel_lists_every_package_under_the_one_namespace():
+    # pyproject.toml lists the packages (setuptools cannot find them under a mapped root): a folder added later
+    # with an __init__.py must be listed, or the wheel would lack it.
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {".".join(("frames_agent", *p.parent.relative_to(ROOT).parts))
+               for package in PACKAGES for p in (ROOT / package).rglob("__init__.py")}
+    assert setuptools["package-dir"] == {"frames_agent": "."}
+    assert set(setuptools["packages"]) == {"frames_agent", *folders}
 
 
 def test_every_frames_agent_variable_is_documented():
@@ -32,11 +42,11 @@ def test_every_frames_agent_variable_is_documented():
 
 
 def test_readme_states_the_limits_the_code_applies():
-    from agent import answers
-    from agent.calculator import MAX_BITS, MAX_LENGTH, MAX_NODES, MAX_ROUND_DIGITS
-    from agent.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS, MAX_SEARCH_HITS
-    from agent.llm import json_repair
-    from retrieval.lucene.fields import MAX_TERMS
+    from frames_agent.agent import answers
+    from frames_agent.agent.calculator import MAX_BITS, MAX_LENGTH, MAX_NODES, MAX_ROUND_DIGITS
+    from frames_agent.agent.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS, MAX_SEARCH_HITS
+    from frames_agent.agent.llm import json_repair
+    from frames_agent.retrieval.lucene.fields import MAX_TERMS
 
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert f"a search of more than {MAX_TERMS} distinct terms keeps the first {MAX_TERMS}" in readme
@@ -54,7 +64,7 @@ def _package_of(path: Path) -> tuple[str, str]:
     folder = path.parent
     while not (folder / "__init__.py").is_file():
         folder = folder.parent
-    return ".".join(folder.relative_to(ROOT).parts), path.relative_to(folder).as_posix()
+    return ".".join(("frames_agent", *folder.relative_to(ROOT).parts)), path.relative_to(folder).as_posix()
 
 
 def _covered(path: Path, package_data: dict[str, list[str]]) -> bool:
@@ -65,8 +75,8 @@ def _covered(path: Path, package_data: dict[str, list[str]]) -> bool:
 
 
 def test_package_data_covers_every_file_the_code_opens():
-    from agent.prompts import PROMPTS_DIR
-    from eval.frames.judgecheck import SHIPPED_AGREEMENT, SHIPPED_LABELS
+    from frames_agent.agent.prompts import PROMPTS_DIR
+    from frames_agent.eval.frames.judgecheck import SHIPPED_AGREEMENT, SHIPPED_LABELS
 
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     html = ROOT / "eval" / "frames" / "html"
@@ -83,10 +93,16 @@ def test_package_data_covers_every_file_the_code_opens():
 def test_version_comes_from_the_package_metadata():
     from importlib.metadata import version
 
-    import agent
-    import eval as evaluation
-    import index
-    import retrieval
+    from frames_agent import agent, index, retrieval
+    from frames_agent import eval as evaluation
 
     assert agent.__version__ == version("frames-agent") and "__version__" in agent.__all__
     assert retrieval.__version__ == index.__version__ == evaluation.__version__ == agent.__version__
+
+
+def test_the_namespace_exports_the_public_api():
+    import frames_agent
+    from frames_agent import agent, retrieval
+
+    assert sorted(frames_agent.__all__) == sorted([*frames_agent._EXPORTS, "__version__"])
+    assert frames_agent.FramesAgent is agent.FramesAgent and frames_agent.Document is retrieval.Document

@@ -1,16 +1,16 @@
 """The LLM layer: `provider:model` specs to LangChain chat models, structured output that survives small models,
 usage and per-call timing, a persistent call cache, and the errors users see.
 
-    from agent.llm import resolve_model, structured, DEFAULT_MODEL
-    from agent.llm.testing import ScriptedLLM   # the scripted fake for tests
+    from frames_agent.agent.llm import resolve_model, structured, DEFAULT_MODEL
+    from frames_agent.agent.llm.testing import ScriptedLLM   # the scripted fake for tests
 """
-from agent.llm.cache import LLMCallCache, with_cache
-from agent.llm.calls import astructured, cached, message_text, response_format_for, structured
-from agent.llm.errors import LLMError, ModelSpecError
-from agent.llm.json_repair import Structured, parse_structured
-from agent.llm.spec import DEFAULT_MODEL, ModelClass, ModelSpec, resolve_model, split_spec
-from agent.llm.timing import CallTiming, NodeTiming, by_node
-from agent.llm.usage import Usage, UsageTracker
+from frames_agent.agent.llm.cache import LLMCallCache, with_cache
+from frames_agent.agent.llm.calls import astructured, cached, message_text, response_format_for, structured
+from frames_agent.agent.llm.errors import LLMError, ModelSpecError
+from frames_agent.agent.llm.json_repair import Structured, parse_structured
+from frames_agent.agent.llm.spec import DEFAULT_MODEL, ModelClass, ModelSpec, resolve_model, split_spec
+from frames_agent.agent.llm.timing import CallTiming, NodeTiming, by_node
+from frames_agent.agent.llm.usage import Usage, UsageTracker
 
 __all__ = ["DEFAULT_MODEL", "CallTiming", "LLMCallCache", "LLMError", "ModelClass", "ModelSpec", "ModelSpecError",
            "NodeTiming", "Structured", "Usage", "UsageTracker", "astructured", "by_node", "cached", "message_text",

@@ -10,8 +10,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
-from agent.llm.errors import EmptyReplyError
-from agent.llm.json_repair import Structured, parse_structured
+from frames_agent.agent.llm.errors import EmptyReplyError
+from frames_agent.agent.llm.json_repair import Structured, parse_structured
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -49,7 +49,7 @@ def _goes_native(llm: BaseChatModel, use_schema: bool | None, native: bool) -> b
     """Whether a structured call goes through the model's own structured output instead of response_format."""
     if not native or use_schema is False or accepts_json_schema(llm):
         return False
-    from agent.llm.native import native_structured
+    from frames_agent.agent.llm.native import native_structured
 
     return native_structured(llm)
 
@@ -65,7 +65,7 @@ def structured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type
     (network, key, quota) still raise.
     """
     if _goes_native(llm, use_schema, native):
-        from agent.llm.native import invoke_structured
+        from frames_agent.agent.llm.native import invoke_structured
 
         return invoke_structured(llm, _as_messages(prompt), schema, fallback, json_schema or schema.model_json_schema(),
                                  config, invoke_kwargs)
@@ -83,7 +83,7 @@ async def astructured(llm: BaseChatModel, prompt: str | list[BaseMessage], schem
                       **invoke_kwargs: Any) -> Structured[T]:
     """Async structured()."""
     if _goes_native(llm, use_schema, native):
-        from agent.llm.native import ainvoke_structured
+        from frames_agent.agent.llm.native import ainvoke_structured
 
         return await ainvoke_structured(llm, _as_messages(prompt), schema, fallback,
                                         json_schema or schema.model_json_schema(), config, invoke_kwargs)
@@ -112,6 +112,6 @@ def _block_text(block: Any) -> str:
 
 def cached(llm: BaseChatModel, path: str | Path | bool | None = True) -> BaseChatModel:
     """llm with a persistent call cache (see agent.llm.cache)."""
-    from agent.llm.cache import with_cache
+    from frames_agent.agent.llm.cache import with_cache
 
     return with_cache(llm, path)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.llm.spec import DEFAULT_MODEL
+from frames_agent.agent.llm.spec import DEFAULT_MODEL
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,8 +36,8 @@ def run_llm(args: argparse.Namespace) -> int:
     """Handler of `llm`."""
     from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-    from agent.llm import UsageTracker, resolve_model, structured
-    from agent.llm.schema_file import load_schema_model
+    from frames_agent.agent.llm import UsageTracker, resolve_model, structured
+    from frames_agent.agent.llm.schema_file import load_schema_model
 
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     schema = load_schema_model(args.json_schema) if args.json_schema else None

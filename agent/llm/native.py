@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel
 
-from agent.llm.errors import EmptyReplyError
-from agent.llm.json_repair import Structured, parse_structured
+from frames_agent.agent.llm.errors import EmptyReplyError
+from frames_agent.agent.llm.json_repair import Structured, parse_structured
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -62,7 +62,7 @@ def _args_json(message: AIMessage, name: str) -> str | None:
 
 
 def _text(message: Any) -> str:
-    from agent.llm.calls import message_text
+    from frames_agent.agent.llm.calls import message_text
 
     return message_text(getattr(message, "content", "")) if message is not None else ""
 

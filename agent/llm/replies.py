@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.llm import errors as E
-from agent.llm.calls import message_text
+from frames_agent.agent.llm import errors as E
+from frames_agent.agent.llm.calls import message_text
 
 
 def not_json(spec: str, where: str) -> E.MalformedReplyError:

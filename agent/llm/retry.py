@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
-from agent.deadline import expired, remaining
-from agent.llm.errors import LLMTimeoutError, TransientLLMError
+from frames_agent.agent.deadline import expired, remaining
+from frames_agent.agent.llm.errors import LLMTimeoutError, TransientLLMError
 
 R = TypeVar("R")
 # The server's own word on when to come back (Retry-After), read from the raw exception behind ours; None: no word.

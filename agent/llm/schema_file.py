@@ -8,7 +8,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from agent.llm.errors import LLMError
+from frames_agent.agent.llm.errors import LLMError
 
 SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}
 

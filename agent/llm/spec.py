@@ -13,9 +13,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.llm.errors import LLMError, MissingPackageError, ModelNotFoundError, ModelSpecError
-from agent.llm.providers.langchain import known_providers, make_langchain_chat, normalize_provider
-from agent.llm.windows import SERVER_WINDOWS, window_for_name
+from frames_agent.agent.llm.errors import LLMError, MissingPackageError, ModelNotFoundError, ModelSpecError
+from frames_agent.agent.llm.providers.langchain import known_providers, make_langchain_chat, normalize_provider
+from frames_agent.agent.llm.windows import SERVER_WINDOWS, window_for_name
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 LOCAL_ALIASES = {"qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b", "qwen": "qwen2.5-coder-1.5b",
@@ -106,7 +106,7 @@ def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base
 
     cache: False (default), True (the shared cache under cache_dir()/llm-cache), a path, or an LLMCallCache.
     """
-    from agent.llm.cache import with_cache
+    from frames_agent.agent.llm.cache import with_cache
 
     if isinstance(spec, BaseChatModel):
         return with_cache(spec, cache)
@@ -140,9 +140,9 @@ def _provider_function(module: str, function: str, spec: ModelSpec) -> Any:
     import importlib
 
     try:
-        return getattr(importlib.import_module(f"agent.llm.providers.{module}"), function)
+        return getattr(importlib.import_module(f"frames_agent.agent.llm.providers.{module}"), function)
     except ImportError as exc:
-        from retrieval.extras import extra_for
+        from frames_agent.retrieval.extras import extra_for
 
         package = (exc.name or module).split(".")[0].replace("_", "-")
         extra = extra_for(exc.name) or "hosted"
@@ -152,9 +152,9 @@ def _provider_function(module: str, function: str, spec: ModelSpec) -> Any:
 
 def _local_model(name: str, *, timeout: float | None, max_retries: int | None, temperature: float | None,
                  max_tokens: int | None, pool: Any) -> BaseChatModel:
-    from agent.llm import weights
-    from agent.llm.providers import local
-    from retrieval.paths import cache_dir
+    from frames_agent.agent.llm import weights
+    from frames_agent.agent.llm.providers import local
+    from frames_agent.retrieval.paths import cache_dir
 
     local.check_runtime()  # before weights are assembled: a missing runtime is the more useful error
     models_dir = cache_dir() / "models"

@@ -9,9 +9,9 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 
-from agent.llm.calls import message_text
-from agent.llm.timing import CallTiming, runtime_timings
-from retrieval.tokens import count_tokens
+from frames_agent.agent.llm.calls import message_text
+from frames_agent.agent.llm.timing import CallTiming, runtime_timings
+from frames_agent.retrieval.tokens import count_tokens
 
 
 @dataclass

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.llm.errors import WeightsError
+from frames_agent.agent.llm.errors import WeightsError
 
 GGUF_MAGIC = b"GGUF"
 QWEN_PARTS = 22

@@ -1,8 +1,23 @@
 """MCP: the agent as a Model Context Protocol server (tools frames_research and search_wikipedia) on the official
 `mcp` SDK; `python cli.py mcp` serves it over stdio.
 
-    from agent.mcp import build_server
+    from frames_agent.agent.mcp import build_server
 """
-from agent.mcp.server import build_server
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from frames_agent.agent.mcp.server import build_server
+
+# Lazy: `cli.py --help` imports this package's commands module, which must not need the optional server packages.
+_EXPORTS = {"build_server": "frames_agent.agent.mcp.server"}
 __all__ = ["build_server"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `mcp` subcommand."""
-    from agent.commands import add_agent_flags
+    from frames_agent.agent.commands import add_agent_flags
 
     parser = sub.add_parser("mcp", help="serve the agent as an MCP server over stdio (frames_research, search_wikipedia)")
     add_agent_flags(parser)
@@ -35,8 +35,8 @@ def run_mcp(args: argparse.Namespace) -> int:
     """Build the agent (index, model) first, then speak MCP on stdin/stdout until the client hangs up."""
     import logging
 
-    from agent.commands import build_agent
-    from agent.mcp.server import build_server
+    from frames_agent.agent.commands import build_agent
+    from frames_agent.agent.mcp.server import build_server
 
     # An MCP host shows the server's stderr as its log: one INFO line per model request is noise there.
     for name in ("httpx", "httpcore", "openai"):

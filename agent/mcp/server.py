@@ -13,15 +13,15 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from agent.api import FramesAgent
-from agent.config import AgentConfig
-from agent.errors import AgentError
-from agent.limits import MAX_SEARCH_HITS, check_hits, check_text
-from agent.runtime import progress_line
-from agent.state import AgentResult, TokenUsage
-from agent.tools import tool_text
-from retrieval.errors import FramesAgentError
-from retrieval.types import Document
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.errors import AgentError
+from frames_agent.agent.limits import MAX_SEARCH_HITS, check_hits, check_text
+from frames_agent.agent.runtime import progress_line
+from frames_agent.agent.state import AgentResult, TokenUsage
+from frames_agent.agent.tools import tool_text
+from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.retrieval.types import Document
 
 _SNIPPET_CHARS = 600
 _SOURCES = 5

@@ -6,7 +6,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.errors import PromptError
+from frames_agent.agent.errors import PromptError
 
 PROMPTS_DIR = Path(__file__).resolve().parent
 # Only `{identifier}` is a variable, so JSON examples like {"queries": [...]} need no escaping.

@@ -1,9 +1,24 @@
 """HTTP serving: `create_app(agent)` is a FastAPI app with /v1/ask, /v1/ask/stream (SSE), an OpenAI-compatible
 /v1/chat/completions and /healthz; `python cli.py serve` runs it.
 
-    from agent.serve import ServeSettings, create_app
+    from frames_agent.agent.serve import ServeSettings, create_app
 """
-from agent.serve.app import create_app
-from agent.serve.guard import ServeSettings
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from frames_agent.agent.serve.app import create_app
+    from frames_agent.agent.serve.guard import ServeSettings
+
+# Lazy: `cli.py --help` imports this package's commands module, which must not need the optional server packages.
+_EXPORTS = {"create_app": "frames_agent.agent.serve.app", "ServeSettings": "frames_agent.agent.serve.guard"}
 __all__ = ["ServeSettings", "create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

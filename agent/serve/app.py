@@ -10,12 +10,12 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
-from agent.api import FramesAgent
-from agent.limits import Busy, InvalidRequest, check_text, status_of
-from agent.nodes import PLAN_VARIABLES
-from agent.prompts import available_prompts, load_prompt
-from agent.serve.access import AccessLog
-from agent.serve.chat import (
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.limits import Busy, InvalidRequest, check_text, status_of
+from frames_agent.agent.nodes import PLAN_VARIABLES
+from frames_agent.agent.prompts import available_prompts, load_prompt
+from frames_agent.agent.serve.access import AccessLog
+from frames_agent.agent.serve.chat import (
     MODEL_ID,
     ChatRequest,
     check_supported,
@@ -25,8 +25,8 @@ from agent.serve.chat import (
     models,
     question_of,
 )
-from agent.serve.guard import Gate, ServeSettings, check_token, read_body
-from retrieval.errors import FramesAgentError
+from frames_agent.agent.serve.guard import Gate, ServeSettings, check_token, read_body
+from frames_agent.retrieval.errors import FramesAgentError
 
 
 class AskRequest(BaseModel):

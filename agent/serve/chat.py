@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.limits import InvalidRequest, RequestRefused, check_text
-from agent.runtime import progress_line
-from agent.state import AgentEvent, AgentResult
+from frames_agent.agent.limits import InvalidRequest, RequestRefused, check_text
+from frames_agent.agent.runtime import progress_line
+from frames_agent.agent.state import AgentEvent, AgentResult
 
 
 class ChatMessage(BaseModel):

@@ -9,8 +9,8 @@ LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `serve` subcommand."""
-    from agent.commands import add_agent_flags
-    from agent.limits import MAX_BODY_BYTES
+    from frames_agent.agent.commands import add_agent_flags
+    from frames_agent.agent.limits import MAX_BODY_BYTES
 
     parser = sub.add_parser("serve", help="serve the agent over HTTP (/v1/ask, SSE, OpenAI-compatible chat)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback only)")
@@ -43,10 +43,10 @@ def run_serve(args: argparse.Namespace) -> int:
     """Bind the port, build the agent once, then serve it until interrupted."""
     from pydantic import ValidationError
 
-    from agent.commands import build_agent
-    from agent.serve import ServeSettings, create_app
-    from retrieval.errors import UsageError
-    from retrieval.serving import bind, serve_on, url_of
+    from frames_agent.agent.commands import build_agent
+    from frames_agent.agent.serve import ServeSettings, create_app
+    from frames_agent.retrieval.errors import UsageError
+    from frames_agent.retrieval.serving import bind, serve_on, url_of
 
     try:
         settings = ServeSettings.from_env(max_concurrency=args.max_concurrency, max_body_bytes=args.max_body,

@@ -8,7 +8,7 @@ from typing import TypeVar
 from fastapi import HTTPException, Request
 from pydantic import BaseModel, Field, ValidationError
 
-from agent.limits import MAX_BODY_BYTES, MIN_BODY_BYTES, BodyTooLarge, Busy, InvalidRequest
+from frames_agent.agent.limits import MAX_BODY_BYTES, MIN_BODY_BYTES, BodyTooLarge, Busy, InvalidRequest
 
 TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
 M = TypeVar("M", bound=BaseModel)

@@ -17,7 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from agent.config import AgentConfig
+from frames_agent.agent.config import AgentConfig
 
 
 def _described(name: str) -> Any:
@@ -46,7 +46,7 @@ ENV = {"model": "FRAMES_AGENT_MODEL", "index": "FRAMES_AGENT_INDEX", "tools": "F
 
 def cli_defaults() -> dict[str, Any]:
     """The defaults of the CLI's agent flags (one source: `ask`, `frames` and this factory agree)."""
-    from agent.commands import add_agent_flags
+    from frames_agent.agent.commands import add_agent_flags
 
     parser = argparse.ArgumentParser(add_help=False)
     add_agent_flags(parser)
@@ -66,8 +66,8 @@ def settings(config: RunnableConfig | None = None, env: Mapping[str, str] | None
 def make_graph(config: RunnableConfig | None = None) -> CompiledStateGraph:
     """The compiled agent graph for LangGraph Server (input {"question": ...}, output the final state, context
     schema StudioSettings)."""
-    from agent.commands import build_agent
-    from agent.graph import build_graph
+    from frames_agent.agent.commands import build_agent
+    from frames_agent.agent.graph import build_graph
 
     agent = build_agent(argparse.Namespace(**settings(config)))
     return build_graph(agent.llm, agent.retriever, agent.tools, agent.config, nodes=agent.nodes,

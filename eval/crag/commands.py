@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from retrieval.errors import FramesAgentError
+from frames_agent.retrieval.errors import FramesAgentError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     crag.add_argument("--n-docs", type=int, default=None, help="chunks fetched per query (default 10)")
     crag.add_argument("--server", default=None, help="CRAG API server for task 2 (default: CRAG_SERVER or "
                                                      "http://127.0.0.1:8000; started locally when none answers)")
-    from agent.commands import add_deadline_flags
+    from frames_agent.agent.commands import add_deadline_flags
 
     add_deadline_flags(crag)
     crag.set_defaults(handler=run_crag)
@@ -52,8 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_server(args: argparse.Namespace) -> int:
     """Serve the compatible CRAG API until interrupted; a bad or busy port fails before the data loads."""
-    from retrieval.crag.server import create_app
-    from retrieval.serving import bind, serve_on, url_of
+    from frames_agent.retrieval.crag.server import create_app
+    from frames_agent.retrieval.serving import bind, serve_on, url_of
 
     with bind(args.host, args.port) as sock:
         app = create_app(args.data)
@@ -69,7 +69,7 @@ def run_crag(args: argparse.Namespace) -> int:
 
 def default_rows() -> Path:
     """The 10 shared CRAG dev rows (the `crag --data` default)."""
-    from retrieval.paths import shared_dir
+    from frames_agent.retrieval.paths import shared_dir
 
     return shared_dir() / "data" / "crag" / "crag_example_dev.jsonl.bz2"
 
@@ -80,15 +80,15 @@ def kg_label(server_arg: str | None, process: Any) -> str:
     if process is not None:
         return (f"local recordings (compatible server at {process.url}: company table and recorded replies only; "
                 "not the CRAG KG, so these are not CRAG task-2 scores)")
-    from retrieval.crag.client import CRAGClient
+    from frames_agent.retrieval.crag.client import CRAGClient
 
     return f"CRAG_SERVER {CRAGClient(server_arg or os.environ.get('CRAG_SERVER')).server}"
 
 
 def crag_tools_for(server: str | None, start: Callable[[], Any] | None = None) -> tuple[list, Any]:
     """All 38 KG tools on a server that answers; with no server configured, a local compatible one is started."""
-    from retrieval.crag.client import CRAGClient
-    from retrieval.crag.tools import crag_tools
+    from frames_agent.retrieval.crag.client import CRAGClient
+    from frames_agent.retrieval.crag.tools import crag_tools
 
     explicit = server or os.environ.get("CRAG_SERVER")
     client = CRAGClient(explicit)
@@ -97,7 +97,7 @@ def crag_tools_for(server: str | None, start: Callable[[], Any] | None = None) -
     if explicit:
         raise FramesAgentError(f"no CRAG API server answers at {client.server}; start one (python cli.py crag-server) "
                                "or unset CRAG_SERVER to let `crag` start the local compatible server")
-    from retrieval.crag.server import ServerProcess
+    from frames_agent.retrieval.crag.server import ServerProcess
 
     process = (start or ServerProcess)()
     print(f"note: no CRAG server at {client.server}; started the local compatible server at {process.url} "
@@ -107,10 +107,10 @@ def crag_tools_for(server: str | None, start: Callable[[], Any] | None = None) -
 
 def run_from_args(args: Any) -> int:
     """The `crag` command: resolve models and tools from flags, run, print the table."""
-    from agent.llm import DEFAULT_MODEL, resolve_model
-    from eval.crag.runner import CragSettings, crag_agent_config, run
-    from eval.crag.score import format_table
-    from eval.errors import EvalError
+    from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model
+    from frames_agent.eval.crag.runner import CragSettings, crag_agent_config, run
+    from frames_agent.eval.crag.score import format_table
+    from frames_agent.eval.errors import EvalError
 
     model = args.model or DEFAULT_MODEL
     judge_spec = args.judge or model

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrieval.bm25 import OkapiBM25, terms
-from retrieval.passages import chunk_text as _chunk_text
-from retrieval.types import Document
+from frames_agent.retrieval.bm25 import OkapiBM25, terms
+from frames_agent.retrieval.passages import chunk_text as _chunk_text
+from frames_agent.retrieval.types import Document
 
 CHUNK_WORDS = 100
 MAX_CHUNKS_PER_PAGE = 400  # ~40k words: a few pages are whole manuals; the rest of them is rarely the answer

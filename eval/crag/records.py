@@ -5,8 +5,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from eval.crag.score import Figures
-from eval.judge import Outcome, Verdict
+from frames_agent.eval.crag.score import Figures
+from frames_agent.eval.judge import Outcome, Verdict
 
 
 class CragRecord(BaseModel):

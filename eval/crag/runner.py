@@ -16,13 +16,13 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from eval.crag.pages import ChunkRetriever, page_articles, page_documents
-from eval.crag.records import CragRecord, CragSummary
-from eval.crag.rows import CragRow, RowError, iter_rows
-from eval.crag.score import CragJudge, CragRules, figures
-from eval.errors import EvalError
-from eval.judge import Judge, Verdict
-from eval.rundir import RunDir, file_fingerprint
+from frames_agent.eval.crag.pages import ChunkRetriever, page_articles, page_documents
+from frames_agent.eval.crag.records import CragRecord, CragSummary
+from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
+from frames_agent.eval.crag.score import CragJudge, CragRules, figures
+from frames_agent.eval.errors import EvalError
+from frames_agent.eval.judge import Judge, Verdict
+from frames_agent.eval.rundir import RunDir, file_fingerprint
 
 NO_TIME = "an unknown time"
 SUMMARY_FILE = "summary.json"
@@ -53,7 +53,7 @@ class CragSettings:
 
 def crag_agent_config(settings: CragSettings):
     """AgentConfig with the CRAG prompts and budgets sized for the model."""
-    from agent.commands import agent_config
+    from frames_agent.agent.commands import agent_config
 
     k = settings.k if settings.k is not None else (2 if settings.task == 2 else 1)
     return agent_config(settings, k=k, n=1 if settings.n is None else settings.n, prompt="crag_planning",
@@ -76,7 +76,7 @@ def run_config(settings: CragSettings, data: Path) -> dict:
 
 def answer_row(row: CragRow, llm: BaseChatModel, tools: Sequence[BaseTool], settings: CragSettings, config) -> dict:
     """Answer one row; the record has the prediction, what was retrieved, and cost. Raises on agent failure."""
-    from agent.api import FramesAgent
+    from frames_agent.agent.api import FramesAgent
 
     docs, stats = page_documents(row.interaction_id, row.pages, settings.chunk_words)
     retriever = ChunkRetriever(docs)
@@ -113,7 +113,7 @@ def process_row(row: CragRow, llm: BaseChatModel, judge: Judge, tools: Sequence[
     try:
         fields.update(answer_row(row, llm, tools, settings, config))
     except Exception as exc:  # one bad row (LLM down, broken page, bug) must not end the run
-        from agent.llm.errors import redact  # no keys or URL credentials in results
+        from frames_agent.agent.llm.errors import redact  # no keys or URL credentials in results
 
         message = redact(str(exc).splitlines()[0]) if str(exc) else type(exc).__name__
         fields.update(prediction="", error=f"{type(exc).__name__}: {message}", warnings=row.warnings)

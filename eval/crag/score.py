@@ -26,9 +26,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from agent.llm.calls import message_text
-from eval.judge import RATED, Judge, Verdict, golds, unrated
-from retrieval.tokens import truncate_tokens
+from frames_agent.agent.llm.calls import message_text
+from frames_agent.eval.judge import RATED, Judge, Verdict, golds, unrated
+from frames_agent.retrieval.tokens import truncate_tokens
 
 MAX_PREDICTION_TOKENS = 75
 OUTCOMES = RATED  # accurate | incorrect | missing; "unrated" waits for a judge
@@ -135,7 +135,7 @@ def _judged(verdict: Verdict, judge: BaseChatModel, template: Any, question: str
             shown: str) -> Verdict:
     """Ask the judge about each ground truth in turn until one scores 1 (official: break on accuracy 1)."""
     if template is None:
-        from agent.prompts import load_prompt
+        from frames_agent.agent.prompts import load_prompt
 
         template = load_prompt("crag_judge")
     verdict = verdict.model_copy(update={"method": "judge_unparsable"})

@@ -7,12 +7,19 @@ from collections.abc import Sequence
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.llm.calls import message_text
-from agent.llm.spec import ModelSpec
-from agent.llm.usage import UsageTracker
-from agent.prompts import Prompt, load_prompt
-from eval.frames.shortcuts import exact_match, no_overlap, normalize_answer, number_mismatch, numbers_in, refusal
-from eval.judge import Judge, Verdict, golds, unrated
+from frames_agent.agent.llm.calls import message_text
+from frames_agent.agent.llm.spec import ModelSpec
+from frames_agent.agent.llm.usage import UsageTracker
+from frames_agent.agent.prompts import Prompt, load_prompt
+from frames_agent.eval.frames.shortcuts import (
+    exact_match,
+    no_overlap,
+    normalize_answer,
+    number_mismatch,
+    numbers_in,
+    refusal,
+)
+from frames_agent.eval.judge import Judge, Verdict, golds, unrated
 
 __all__ = ["JUDGE_PROMPTS", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer",
            "number_mismatch", "numbers_in", "parse_verdict"]

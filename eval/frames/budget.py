@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
-from eval.frames.datasets import normalize_title
-from eval.frames.metrics import recall
-from eval.frames.provenance import articles_by_step
-from eval.frames.records import QuestionRecord
-from eval.stats import compare_paired_means
+from frames_agent.eval.frames.datasets import normalize_title
+from frames_agent.eval.frames.metrics import recall
+from frames_agent.eval.frames.provenance import articles_by_step
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.stats import compare_paired_means
 
 BUDGET_PLOT = "matched_budget.png"
 CURVE_FROM = 5  # BM25-R(n) is drawn for n = 5 .. depth

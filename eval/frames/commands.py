@@ -5,15 +5,15 @@ import argparse
 import re
 from pathlib import Path
 
-from agent.commands import add_agent_flags
-from eval.frames.split import SPLITS
+from frames_agent.agent.commands import add_agent_flags
+from frames_agent.eval.frames.split import SPLITS
 
 SYSTEM_CHOICES = ("multistep", "naive", "bm25", "oracle")
 
 
 def add_eval_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of a FRAMES run besides the agent's (frames, compare, sweep), --executor among them."""
-    from eval.frames.executors import add_executor_flags
+    from frames_agent.eval.frames.executors import add_executor_flags
 
     add_executor_flags(parser)
     parser.add_argument("--system", default="multistep", choices=SYSTEM_CHOICES,
@@ -97,11 +97,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def build_components(settings, agent_config):
     """The agent, the chosen system, the coverage checker and the judge(s), wired from the settings."""
-    from agent.commands import build_agent
-    from eval.frames.estimate import judge_spec
-    from eval.frames.runner import Components
-    from eval.frames.systems import CoverageChecker, WikipediaFetcher, make_system
-    from retrieval.paths import cache_dir
+    from frames_agent.agent.commands import build_agent
+    from frames_agent.eval.frames.estimate import judge_spec
+    from frames_agent.eval.frames.runner import Components
+    from frames_agent.eval.frames.systems import CoverageChecker, WikipediaFetcher, make_system
+    from frames_agent.retrieval.paths import cache_dir
 
     agent = build_agent(settings, cache=not settings.no_cache)
     fetcher = WikipediaFetcher(cache_dir() / "wikipedia") if settings.system == "oracle" else None
@@ -112,7 +112,7 @@ def build_components(settings, agent_config):
 
 
 def _rater(agent, spec: str | None, settings):
-    from eval.frames.autorater import Autorater, judge_prompt
+    from frames_agent.eval.frames.autorater import Autorater, judge_prompt
 
     if spec is None:
         return None
@@ -121,13 +121,13 @@ def _rater(agent, spec: str | None, settings):
         return Autorater(None, "none", prompt=prompt)
     if spec == settings.model:
         return Autorater(agent.llm, spec, prompt=prompt)
-    from agent.llm import resolve_model
+    from frames_agent.agent.llm import resolve_model
 
     return Autorater(resolve_model(spec, cache=not settings.no_cache), spec, prompt=prompt)
 
 
 def one_line(out: Path, s) -> str:
-    from eval.frames.report import headline
+    from frames_agent.eval.frames.report import headline
 
     n = max(1, s.n)
     parts = [f"{s.n} question(s)"] + ([headline(s)] if headline(s) else [])
@@ -142,7 +142,7 @@ def one_line(out: Path, s) -> str:
 
 def check_not_all_failed(s, out: Path) -> None:
     """Exit non-zero when no question finished (a broken index, model or title table fails them all)."""
-    from eval.errors import EvalError
+    from frames_agent.eval.errors import EvalError
 
     if s.n and s.failed == s.n:
         first = s.failures[0]["error"] if s.failures else "unknown"
@@ -153,9 +153,9 @@ def run_frames_command(args: argparse.Namespace) -> int:
     """Run (or resume) one evaluation and print its figures."""
     import sys
 
-    from agent.commands import agent_config
-    from eval.frames.executors import make_executor
-    from eval.frames.runner import RunSettings, default_out
+    from frames_agent.agent.commands import agent_config
+    from frames_agent.eval.frames.executors import make_executor
+    from frames_agent.eval.frames.runner import RunSettings, default_out
 
     settings = RunSettings.from_args(args)
     settings.out = settings.out or str(default_out(settings))
@@ -175,12 +175,12 @@ def run_compare_command(args: argparse.Namespace) -> int:
     import sys
     from dataclasses import replace
 
-    from agent.commands import agent_config
-    from eval.frames.compare import comparison
-    from eval.frames.comparison import write_compared
-    from eval.frames.executors import make_executor
-    from eval.frames.runner import RunSettings, default_out, frames_run_dir
-    from retrieval.errors import FramesAgentError
+    from frames_agent.agent.commands import agent_config
+    from frames_agent.eval.frames.compare import comparison
+    from frames_agent.eval.frames.comparison import write_compared
+    from frames_agent.eval.frames.executors import make_executor
+    from frames_agent.eval.frames.runner import RunSettings, default_out, frames_run_dir
+    from frames_agent.retrieval.errors import FramesAgentError
 
     base = RunSettings.from_args(args)
     if base.system != "multistep":
@@ -209,14 +209,14 @@ def run_judge_check_command(args: argparse.Namespace) -> int:
     """Score the short-cuts (and the judge) against labelled answers."""
     import json
 
-    from eval.frames.autorater import Autorater, judge_prompt
-    from eval.frames.judgecheck import SHIPPED_LABELS, check, format_report, load_labelled, remember
+    from frames_agent.eval.frames.autorater import Autorater, judge_prompt
+    from frames_agent.eval.frames.judgecheck import SHIPPED_LABELS, check, format_report, load_labelled, remember
 
     labels = Path(args.file) if args.file else SHIPPED_LABELS
     items = load_labelled(labels)
     judge = None
     if args.judge != "none":
-        from agent.llm import resolve_model
+        from frames_agent.agent.llm import resolve_model
 
         judge = Autorater(resolve_model(args.judge), args.judge, prompt=judge_prompt(args.judge_prompt))
     report = check(items, judge)
@@ -228,12 +228,12 @@ def run_judge_check_command(args: argparse.Namespace) -> int:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """Re-render each run (a CRAG run prints its table); with several FRAMES runs, the table and paired tests."""
-    from eval.frames.compare import comparison
-    from eval.frames.report import rerender
-    from eval.rundir import read_config
+    from frames_agent.eval.frames.compare import comparison
+    from frames_agent.eval.frames.report import rerender
+    from frames_agent.eval.rundir import read_config
 
     runs, paths = [], []
-    from eval.frames.comparison import expand_runs
+    from frames_agent.eval.frames.comparison import expand_runs
 
     for path in expand_runs([Path(p) for p in args.runs]):
         if (read_config(path) or {}).get("kind") == "crag":
@@ -249,7 +249,7 @@ def run_report_command(args: argparse.Namespace) -> int:
         for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
             print(line)
     if runs and (args.out or args.html):
-        from eval.frames.comparison import report_comparison
+        from frames_agent.eval.frames.comparison import report_comparison
 
         for line in report_comparison(runs, paths, args.runs, args.out, args.html):
             print(line)
@@ -258,9 +258,9 @@ def run_report_command(args: argparse.Namespace) -> int:
 
 def _matched_budget(runs: list, paths: list[Path], baseline: Path, out: Path | None) -> list[str]:
     """Each multistep run against the BM25-R run at matched budget: one line each, and its figure."""
-    from eval.frames.budget import BUDGET_PLOT, bm25_curve, matched_budget, plot_budget
-    from eval.frames.runner import frames_run_dir
-    from retrieval.errors import UsageError
+    from frames_agent.eval.frames.budget import BUDGET_PLOT, bm25_curve, matched_budget, plot_budget
+    from frames_agent.eval.frames.runner import frames_run_dir
+    from frames_agent.retrieval.errors import UsageError
 
     base = frames_run_dir(baseline)
     config = base.read_config() or {}
@@ -286,8 +286,8 @@ def _matched_budget(runs: list, paths: list[Path], baseline: Path, out: Path | N
 
 
 def _crag_report(path: Path) -> str:
-    from eval.crag.runner import crag_run_dir, refresh_summary
-    from eval.crag.score import format_table
+    from frames_agent.eval.crag.runner import crag_run_dir, refresh_summary
+    from frames_agent.eval.crag.score import format_table
 
     run_dir = crag_run_dir(path)
     with run_dir.locked():

@@ -8,11 +8,19 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from eval.frames.compare import excluded, flipped, paired_accuracy, paired_line, paired_recall, paired_recall_line, rows
-from eval.frames.figures import num, pct
-from eval.frames.metrics import RunSummary
-from eval.frames.records import QuestionRecord
-from eval.stats import PairedComparison, PairedMeans
+from frames_agent.eval.frames.compare import (
+    excluded,
+    flipped,
+    paired_accuracy,
+    paired_line,
+    paired_recall,
+    paired_recall_line,
+    rows,
+)
+from frames_agent.eval.frames.figures import num, pct
+from frames_agent.eval.frames.metrics import RunSummary
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.stats import PairedComparison, PairedMeans
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
 Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
@@ -163,8 +171,8 @@ def write_compared(runs: Sequence[tuple[str, dict, RunSummary, list[QuestionReco
                    html: bool = True) -> list[Path]:
     """Everything a comparison writes to out: the overlay, comparison.md/.csv/.json and (html) report.html with
     every run's trace side by side; runs are (name, config, summary, records, run directory), the baseline first."""
-    from eval.frames.html import HTML_FILE, write_comparison_html
-    from eval.frames.overlay import write_comparison
+    from frames_agent.eval.frames.html import HTML_FILE, write_comparison_html
+    from frames_agent.eval.frames.overlay import write_comparison
 
     written = write_comparison([(n, c, s, r) for n, c, s, r, _ in runs], out, html_page=HTML_FILE if html else None)
     if html:

@@ -13,13 +13,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from eval.errors import DataError
-from eval.frames.hub import hub_rows
-from eval.frames.split import check_split, in_split
-from eval.frames.table import LINE_KEY, list_cell, read_table
-from eval.rundir import file_fingerprint
-from retrieval.lucene.searcher import normalize_title
-from retrieval.paths import shared_dir, shared_lookup
+from frames_agent.eval.errors import DataError
+from frames_agent.eval.frames.hub import hub_rows
+from frames_agent.eval.frames.split import check_split, in_split
+from frames_agent.eval.frames.table import LINE_KEY, list_cell, read_table
+from frames_agent.eval.rundir import file_fingerprint
+from frames_agent.retrieval.lucene.searcher import normalize_title
+from frames_agent.retrieval.paths import shared_dir, shared_lookup
 
 __all__ = [
     "REASONING_TYPES",

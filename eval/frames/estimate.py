@@ -1,7 +1,7 @@
 """How long a FRAMES run will take on this machine, said up front."""
 from __future__ import annotations
 
-from agent.llm.spec import ModelSpec
+from frames_agent.agent.llm.spec import ModelSpec
 
 
 def judge_spec(settings) -> str:
@@ -43,8 +43,8 @@ HOSTED_SECONDS_PER_CALL = 3.0
 
 def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
     """A one-line up-front estimate of the run time on this machine (said to be an estimate)."""
-    from agent.prompts import load_prompt
-    from retrieval.tokens import count_tokens
+    from frames_agent.agent.prompts import load_prompt
+    from frames_agent.retrieval.tokens import count_tokens
 
     system_calls, judge_calls = calls_per_question(settings, agent_config)
     calls = f"{system_calls} LLM call(s)" + (f" + up to {judge_calls} judge call(s)" if judge_calls else "")

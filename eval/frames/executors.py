@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from eval.errors import EvalError, MissingExtraError
-from eval.frames.opening import Echo, OpenRun, open_run
-from eval.frames.records import QuestionRecord
-from eval.frames.runner import Components, RunOutcome, RunSettings, failed_record, run_frames
-from retrieval.lucene.jvm import java_signals_kept
+from frames_agent.eval.errors import EvalError, MissingExtraError
+from frames_agent.eval.frames.opening import Echo, OpenRun, open_run
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.runner import Components, RunOutcome, RunSettings, failed_record, run_frames
+from frames_agent.retrieval.lucene.jvm import java_signals_kept
 
 Build = Callable[[RunSettings, object], Components]
 Job = tuple[RunSettings, object]  # a run's settings (its --out set) and its AgentConfig
@@ -94,8 +94,8 @@ class RayCluster:
     def _execute(self, ray, runs: list[OpenRun], build: Build, echo: Echo) -> None:
         from tqdm import tqdm
 
-        from eval.frames import remote
-        from eval.frames.progress import shown
+        from frames_agent.eval.frames import remote
+        from frames_agent.eval.frames.progress import shown
 
         options = {"max_retries": self.max_retries, "num_cpus": self.task_cpus}
         probe = ray.remote(**options)(remote.fingerprint_task)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from eval.errors import DataError, MissingExtraError
+from frames_agent.eval.errors import DataError, MissingExtraError
 
 DEFAULT_DATASET = "google/frames-benchmark"
 PROBE_SECONDS = 3.0

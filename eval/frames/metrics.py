@@ -7,12 +7,12 @@ from statistics import mean
 
 from pydantic import BaseModel, ConfigDict
 
-from agent.llm.timing import NodeTiming, by_node
-from agent.state import AgentResult
-from eval.frames.autorater import agreement
-from eval.frames.datasets import REASONING_TYPES
-from eval.frames.provenance import articles_by_step, gold_arrivals, origin_summary, provenance_fields
-from eval.frames.records import QuestionRecord, Tokens
+from frames_agent.agent.llm.timing import NodeTiming, by_node
+from frames_agent.agent.state import AgentResult
+from frames_agent.eval.frames.autorater import agreement
+from frames_agent.eval.frames.datasets import REASONING_TYPES
+from frames_agent.eval.frames.provenance import articles_by_step, gold_arrivals, origin_summary, provenance_fields
+from frames_agent.eval.frames.records import QuestionRecord, Tokens
 
 
 def found_steps(gold_titles: Sequence[str], result: AgentResult,
@@ -201,7 +201,7 @@ def step_values(records: list[QuestionRecord], gold: bool = True) -> list[list[f
 
 def _intervals(records: list[QuestionRecord]) -> dict:
     """95% bootstrap intervals of accuracy (rated answers, failed as wrong) and of recall (finished questions)."""
-    from eval.stats import bootstrap_ci
+    from frames_agent.eval.stats import bootstrap_ci
 
     done = [r for r in records if not r.failed]
     asked = any(r.verdict is not None for r in records)
@@ -223,7 +223,7 @@ def _oracle_missing(records: list[QuestionRecord]) -> dict[str, int]:
 
 def _seen(records: list[QuestionRecord]) -> dict:
     """Means and intervals of what the answer saw; failures split by whether the answer was in the prompt."""
-    from eval.stats import bootstrap_ci
+    from frames_agent.eval.stats import bootstrap_ci
 
     recall_seen = [r.answer_context_recall for r in records if r.answer_context_recall is not None]
     in_prompt = [float(r.answer_in_prompt) for r in records if r.answer_in_prompt is not None]

@@ -6,12 +6,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval.errors import EvalError
-from eval.frames.datasets import Dataset, Question, load_questions
-from eval.frames.estimate import default_concurrency, estimate
-from eval.frames.records import QuestionRecord
-from eval.frames.runner import RunOutcome, RunSettings, default_out, frames_run_dir, run_config
-from eval.rundir import RunDir
+from frames_agent.eval.errors import EvalError
+from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
+from frames_agent.eval.frames.estimate import default_concurrency, estimate
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.runner import RunOutcome, RunSettings, default_out, frames_run_dir, run_config
+from frames_agent.eval.rundir import RunDir
 
 Echo = Callable[[str], None]
 
@@ -50,7 +50,7 @@ class OpenRun:
 
     def finish(self) -> RunOutcome:
         """summary.json and report.md over every finished question; also after an interrupted run."""
-        from eval.frames.report import write_outputs
+        from frames_agent.eval.frames.report import write_outputs
 
         if not self.todo:  # nothing ran: record the config as it is (a finished run re-rendered)
             self.config = self.run_dir.write_config(self.config)

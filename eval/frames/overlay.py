@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from eval.frames.metrics import RunSummary, step_values
-from eval.frames.records import QuestionRecord
-from eval.frames.report import used_model
-from eval.stats import bootstrap_ci
+from frames_agent.eval.frames.metrics import RunSummary, step_values
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.report import used_model
+from frames_agent.eval.stats import bootstrap_ci
 
 OVERLAY_PLOT = "recall_overlay.png"
 Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
@@ -82,7 +82,7 @@ def plot_overlay(runs: Sequence[Run], path: Path) -> None:
 def write_comparison(runs: Sequence[Run], out: Path, html_page: str | None = None) -> list[Path]:
     """The overlay figure, comparison.md (Markdown tables), comparison.csv and comparison.json in out; returns the
     paths. The first run is the baseline; html_page names the report page the flipped questions link into."""
-    from eval.frames.comparison import write_tables
+    from frames_agent.eval.frames.comparison import write_tables
 
     out.mkdir(parents=True, exist_ok=True)
     plot_overlay(runs, out / OVERLAY_PLOT)

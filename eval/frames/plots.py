@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eval.frames.metrics import RunSummary
-from eval.stats import wilson_ci
+from frames_agent.eval.frames.metrics import RunSummary
+from frames_agent.eval.stats import wilson_ci
 
 ACCURACY_PLOT, RECALL_PLOT = "accuracy_by_type.png", "recall_by_step.png"
 

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import IO
 
-from agent.state import AgentEvent
-from eval.frames.estimate import duration
+from frames_agent.agent.state import AgentEvent
+from frames_agent.eval.frames.estimate import duration
 
 Watch = Callable[[AgentEvent], None]
 LISTED = 3  # questions in flight named on the line; more are counted, so the line fits a terminal

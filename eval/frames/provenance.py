@@ -6,10 +6,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from agent.state import AgentResult
-from eval.frames.datasets import normalize_title
-from eval.frames.figures import num
-from eval.frames.records import QuestionRecord
+from frames_agent.agent.state import AgentResult
+from frames_agent.eval.frames.datasets import normalize_title
+from frames_agent.eval.frames.figures import num
+from frames_agent.eval.frames.records import QuestionRecord
 
 ORIGINS = ("model", "proposer", "question", "fallback", "feedback", "tool")
 

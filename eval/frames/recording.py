@@ -1,11 +1,11 @@
 """How a system's output on one question becomes the fields of its QuestionRecord."""
 from __future__ import annotations
 
-from agent.queries import PlanReply
-from eval.frames.datasets import Question
-from eval.frames.metrics import retrieval_figures
-from eval.frames.shown import answer_figures, recorded_context
-from eval.frames.systems import SystemOutput
+from frames_agent.agent.queries import PlanReply
+from frames_agent.eval.frames.datasets import Question
+from frames_agent.eval.frames.metrics import retrieval_figures
+from frames_agent.eval.frames.shown import answer_figures, recorded_context
+from frames_agent.eval.frames.systems import SystemOutput
 
 # The plan schema's length cap on a query (constrained decoding stops a model's query there, mid-phrase if need be).
 QUERY_CAP: int = PlanReply.model_json_schema()["properties"]["queries"]["items"]["maxLength"]

@@ -5,9 +5,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, computed_field, field_validator
 
-from agent.llm.timing import CallTiming
-from eval.judge import Verdict
-from eval.rundir import RunDir
+from frames_agent.agent.llm.timing import CallTiming
+from frames_agent.eval.judge import Verdict
+from frames_agent.eval.rundir import RunDir
 
 
 class Tokens(BaseModel):

@@ -8,8 +8,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict
 
-from eval.frames.datasets import Question
-from eval.frames.runner import Components, RunSettings, run_question
+from frames_agent.eval.frames.datasets import Question
+from frames_agent.eval.frames.runner import Components, RunSettings, run_question
 
 Build = Callable[[RunSettings, object], Components]
 KEPT_RUNS = 4  # built runs a worker keeps; tasks arrive run by run, so a few cover the runs in flight

@@ -5,13 +5,13 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from eval.errors import EvalError
-from eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
-from eval.frames.metrics import RunSummary, run_summary
-from eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
-from eval.frames.provenance import origin_lines
-from eval.frames.records import QuestionRecord, frames_run_dir
-from eval.frames.visibility import visibility_lines
+from frames_agent.eval.errors import EvalError
+from frames_agent.eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
+from frames_agent.eval.frames.metrics import RunSummary, run_summary
+from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
+from frames_agent.eval.frames.provenance import origin_lines
+from frames_agent.eval.frames.records import QuestionRecord, frames_run_dir
+from frames_agent.eval.frames.visibility import visibility_lines
 
 SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
 _MAX_ROWS = 100
@@ -36,7 +36,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
     plots = write_plots(run_dir.path, summary)  # eval/frames/plots.py: the figures with their 95% intervals
     run_dir.write(REPORT_FILE, render_markdown(config, summary, records, plots))
     if html:
-        from eval.frames.html import write_run_html
+        from frames_agent.eval.frames.html import write_run_html
 
         write_run_html(run_dir.path, config, records)
     return summary
@@ -110,7 +110,7 @@ def _judge_line(s: RunSummary) -> str:
     if s.judge_errors:
         line += (f"; {s.judge_errors} question(s) could not be rated (no readable verdict, or the judge failed): "
                  "left unrated, never counted wrong")
-    from eval.frames.judgecheck import agreement_note
+    from frames_agent.eval.frames.judgecheck import agreement_note
 
     line += f"; {agreement_note(s.judge)}"
     agree = s.judge_agreement

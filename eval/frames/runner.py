@@ -11,17 +11,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.llm import DEFAULT_MODEL
-from agent.llm.errors import redact, redact_url
-from eval.frames.autorater import exact_match
-from eval.frames.datasets import Dataset, Question
-from eval.frames.estimate import default_concurrency, judge_spec
-from eval.frames.metrics import RunSummary
-from eval.frames.recording import question_fields, result_fields
-from eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
-from eval.frames.systems import CoverageChecker, System
-from eval.judge import Judge
-from eval.rundir import RunDir
+from frames_agent.agent.llm import DEFAULT_MODEL
+from frames_agent.agent.llm.errors import redact, redact_url
+from frames_agent.eval.frames.autorater import exact_match
+from frames_agent.eval.frames.datasets import Dataset, Question
+from frames_agent.eval.frames.estimate import default_concurrency, judge_spec
+from frames_agent.eval.frames.metrics import RunSummary
+from frames_agent.eval.frames.recording import question_fields, result_fields
+from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
+from frames_agent.eval.frames.systems import CoverageChecker, System
+from frames_agent.eval.judge import Judge
+from frames_agent.eval.rundir import RunDir
 
 
 @dataclass
@@ -119,8 +119,8 @@ def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
 
     Content, not names: the dataset's hash, and (once the index is open) the index's content fingerprint.
     """
-    from agent.prompts import load_prompt
-    from eval.frames.autorater import judge_prompt
+    from frames_agent.agent.prompts import load_prompt
+    from frames_agent.eval.frames.autorater import judge_prompt
 
     judge = judge_spec(settings)
     return {
@@ -187,8 +187,8 @@ def _postfix(records: dict[str, QuestionRecord], answer: bool) -> str:
 async def run_all(todo: list[Question], components: Components, run_dir: RunDir, records: dict[str, QuestionRecord], *,
                   concurrency: int, answer: bool, progress: bool, steps: int | None = None) -> int:
     """Run todo questions with at most `concurrency` at a time; append each record as soon as it is done."""
-    from eval.frames.progress import Progress
-    from eval.frames.systems import WATCH
+    from frames_agent.eval.frames.progress import Progress
+    from frames_agent.eval.frames.systems import WATCH
 
     semaphore = asyncio.Semaphore(max(1, concurrency))
     # Baseline systems search and fetch in asyncio.to_thread; the default pool (cores + 4 threads) would cap
@@ -224,7 +224,7 @@ def run_frames(settings: RunSettings, agent_config, *,
                build: Callable[[RunSettings, object], Components],
                echo: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> RunOutcome:
     """Load, check the OUT config, resume, run what is left in this process, and write summary.json + report.md."""
-    from eval.frames.opening import open_run
+    from frames_agent.eval.frames.opening import open_run
 
     with open_run(settings, agent_config, echo) as run:
         if not run.todo:

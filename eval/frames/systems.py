@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent.api import FramesAgent
-from agent.state import AgentEvent, AgentResult, AnswerReady, StepRecord
-from eval.frames.datasets import Question, normalize_title
-from retrieval.errors import FramesAgentError
-from retrieval.types import Document, Retriever
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.state import AgentEvent, AgentResult, AnswerReady, StepRecord
+from frames_agent.eval.frames.datasets import Question, normalize_title
+from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.retrieval.types import Document, Retriever
 
 SYSTEMS = ("multistep", "naive", "bm25", "oracle")
 # Where the question running in this task sends the agent's per-step events (the runner's progress display sets it);

@@ -2,10 +2,10 @@
 wrong answers split into reader and retrieval failures."""
 from __future__ import annotations
 
-from eval.frames.datasets import normalize_title
-from eval.frames.figures import num, pct, with_ci
-from eval.frames.metrics import RunSummary
-from eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.datasets import normalize_title
+from frames_agent.eval.frames.figures import num, pct, with_ci
+from frames_agent.eval.frames.metrics import RunSummary
+from frames_agent.eval.frames.records import QuestionRecord
 
 
 def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSummary) -> list[str]:

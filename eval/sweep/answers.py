@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
-from eval.frames.records import QuestionRecord
-from eval.frames.shortcuts import normalize_answer
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.shortcuts import normalize_answer
 
 WEAKER_NOTE = ("token F1 and ROUGE-L compare the answer's words with the gold answer's: judge-free, and weaker than "
                "a judge (a right answer in other words scores low; a wrong one sharing words scores high)")

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from agent.commands import add_agent_flags
-from eval.frames.commands import SYSTEM_CHOICES, add_eval_flags
+from frames_agent.agent.commands import add_agent_flags
+from frames_agent.eval.frames.commands import SYSTEM_CHOICES, add_eval_flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,13 +35,13 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     """Plan, run (or resume) every cell, and print the sweep table."""
     import sys
 
-    from eval.errors import EvalError
-    from eval.frames.commands import build_components
-    from eval.frames.executors import make_executor
-    from eval.frames.runner import RunSettings
-    from eval.sweep.grid import parse_grid
-    from eval.sweep.report import write_report
-    from eval.sweep.runner import describe, plan_sweep, run_sweep
+    from frames_agent.eval.errors import EvalError
+    from frames_agent.eval.frames.commands import build_components
+    from frames_agent.eval.frames.executors import make_executor
+    from frames_agent.eval.frames.runner import RunSettings
+    from frames_agent.eval.sweep.grid import parse_grid
+    from frames_agent.eval.sweep.report import write_report
+    from frames_agent.eval.sweep.runner import describe, plan_sweep, run_sweep
 
     axes = parse_grid(args.grid, args.systems)
     sweep = plan_sweep(RunSettings.from_args(args), axes, args.baseline)

@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from eval.frames.runner import RunSettings
-from retrieval.errors import UsageError
+from frames_agent.eval.frames.runner import RunSettings
+from frames_agent.retrieval.errors import UsageError
 
 # The frames flags that define a run (RunSettings fields), with how a grid value is read; every other key must be
 # an AgentConfig field, passed on as --set KEY=VALUE.
@@ -22,7 +22,7 @@ _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
 def _known_agent_fields() -> set[str]:
-    from agent.config import AgentConfig
+    from frames_agent.agent.config import AgentConfig
 
     return set(AgentConfig.model_fields) - {"timeout", "question_timeout"}  # deadlines never define a run
 

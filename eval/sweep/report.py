@@ -8,15 +8,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval.frames.compare import paired_accuracy
-from eval.frames.figures import num, pct
-from eval.frames.metrics import RunSummary
-from eval.frames.records import QuestionRecord
-from eval.rundir import write_atomic
-from eval.stats import compare_paired_means
-from eval.sweep.answers import WEAKER_NOTE, answer_scores, answered, f1_of, rouge_available
-from eval.sweep.figures import HEATMAP_PLOT, plot_heatmap
-from eval.sweep.runner import Sweep
+from frames_agent.eval.frames.compare import paired_accuracy
+from frames_agent.eval.frames.figures import num, pct
+from frames_agent.eval.frames.metrics import RunSummary
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.rundir import write_atomic
+from frames_agent.eval.stats import compare_paired_means
+from frames_agent.eval.sweep.answers import WEAKER_NOTE, answer_scores, answered, f1_of, rouge_available
+from frames_agent.eval.sweep.figures import HEATMAP_PLOT, plot_heatmap
+from frames_agent.eval.sweep.runner import Sweep
 
 REPORT_FILE, TABLE_FILE = "sweep.md", "sweep_table.json"
 
@@ -34,7 +34,7 @@ class CellRun:
 
 def load_cells(sweep: Sweep) -> list[CellRun]:
     """Every cell that has a summary (a cell never started is left out)."""
-    from eval.frames.runner import frames_run_dir
+    from frames_agent.eval.frames.runner import frames_run_dir
 
     runs = []
     for cell in sweep.cells:
@@ -150,8 +150,8 @@ def heatmap(sweep: Sweep, runs: list[CellRun]) -> tuple[Path | None, str]:
 
 def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
     """sweep.md, sweep_table.json and the figures; returns the table with the paired tests and the paths written."""
-    from eval.frames.compare import paired_line, paired_recall_line
-    from eval.frames.overlay import OVERLAY_PLOT, plot_overlay
+    from frames_agent.eval.frames.compare import paired_line, paired_recall_line
+    from frames_agent.eval.frames.overlay import OVERLAY_PLOT, plot_overlay
 
     runs = load_cells(sweep)
     rows = [row(r) for r in runs]

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval.frames.executors import Build, InProcess, Job, RayCluster
-from eval.frames.runner import RunOutcome, RunSettings
-from eval.rundir import write_atomic
-from eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
-from retrieval.errors import UsageError
+from frames_agent.eval.frames.executors import Build, InProcess, Job, RayCluster
+from frames_agent.eval.frames.runner import RunOutcome, RunSettings
+from frames_agent.eval.rundir import write_atomic
+from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
+from frames_agent.retrieval.errors import UsageError
 
 SWEEP_FILE = "sweep.json"
 Echo = Callable[[str], None]
@@ -41,11 +41,11 @@ def default_root(base: RunSettings, axes: list[Axis]) -> Path:
 def plan_sweep(base: RunSettings, axes: list[Axis], baseline: str | None = None,
                make_config: Callable[[RunSettings], object] | None = None) -> Sweep:
     """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
-    from agent.commands import agent_config
-    from eval.frames.opening import check_settings
-    from eval.frames.split import SPLITS
-    from eval.frames.systems import SYSTEMS
-    from retrieval.errors import FramesAgentError
+    from frames_agent.agent.commands import agent_config
+    from frames_agent.eval.frames.opening import check_settings
+    from frames_agent.eval.frames.split import SPLITS
+    from frames_agent.eval.frames.systems import SYSTEMS
+    from frames_agent.retrieval.errors import FramesAgentError
 
     check_sets(axes, base)
     root = Path(base.out) if base.out else default_root(base, axes)
@@ -66,8 +66,8 @@ def plan_sweep(base: RunSettings, axes: list[Axis], baseline: str | None = None,
 
 def describe(sweep: Sweep, executor: InProcess | RayCluster) -> list[str]:
     """--plan: the cells, their questions (done and left) and each cell's time estimate, without running."""
-    from eval.frames.datasets import Dataset, load_questions
-    from eval.frames.estimate import default_concurrency, estimate
+    from frames_agent.eval.frames.datasets import Dataset, load_questions
+    from frames_agent.eval.frames.estimate import default_concurrency, estimate
 
     datasets: dict[tuple, Dataset] = {}
     lines = [f"sweep {sweep.root}: {len(sweep.cells)} cell(s) over "

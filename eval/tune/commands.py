@@ -5,8 +5,8 @@ import argparse
 import json
 from pathlib import Path
 
-from agent.commands import add_agent_flags
-from eval.frames.split import SPLITS, refuse_check
+from frames_agent.agent.commands import add_agent_flags
+from frames_agent.eval.frames.split import SPLITS, refuse_check
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,8 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def settings_from(args: argparse.Namespace):
     """TuneSettings from the flags; bad values become one-line errors."""
-    from eval.tune.runner import TuneSettings
-    from retrieval.errors import UsageError
+    from frames_agent.eval.tune.runner import TuneSettings
+    from frames_agent.retrieval.errors import UsageError
 
     if args.budget < 2 or args.candidates < 1 or args.demos < 0 or not 0 < args.held_out < 1:
         raise UsageError("tune needs --budget >= 2, --candidates >= 1, --demos >= 0 and 0 < --held-out < 1")
@@ -50,10 +50,10 @@ def run_tune_command(args: argparse.Namespace) -> int:
     """Tune, write the prompt, and print what each candidate scored."""
     from dataclasses import asdict
 
-    from agent.commands import agent_config, build_agent
-    from eval.frames.datasets import load_questions
-    from eval.tune.runner import Tuner
-    from retrieval.errors import UsageError
+    from frames_agent.agent.commands import agent_config, build_agent
+    from frames_agent.eval.frames.datasets import load_questions
+    from frames_agent.eval.tune.runner import Tuner
+    from frames_agent.retrieval.errors import UsageError
 
     settings = settings_from(args)
     refuse_check(args.split, "tune")
@@ -64,7 +64,7 @@ def run_tune_command(args: argparse.Namespace) -> int:
     config = agent_config(args)
 
     def make_agent(prompt_path: str):
-        from agent.api import FramesAgent
+        from frames_agent.agent.api import FramesAgent
 
         return FramesAgent(base.llm, base.retriever, base.tools, config.model_copy(update={"prompt": prompt_path}))
 

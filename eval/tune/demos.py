@@ -9,8 +9,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from agent.state import AgentResult
-from eval.frames.datasets import normalize_title
+from frames_agent.agent.state import AgentResult
+from frames_agent.eval.frames.datasets import normalize_title
 
 DEMO_HEADER = "Examples from solved training questions (the queries that found the needed articles):"
 

@@ -10,15 +10,22 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.api import FramesAgent
-from agent.prompts import load_prompt
-from eval.frames.datasets import Question
-from eval.frames.metrics import found_steps, recall
-from eval.frames.systems import CoverageChecker
-from eval.rundir import RunDir
-from eval.tune.demos import Demo, best_set, bootstrap_demo, candidate_sets, gold_hit_checker, prompt_with_demos
-from retrieval.errors import FramesAgentError
-from retrieval.types import Retriever
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.prompts import load_prompt
+from frames_agent.eval.frames.datasets import Question
+from frames_agent.eval.frames.metrics import found_steps, recall
+from frames_agent.eval.frames.systems import CoverageChecker
+from frames_agent.eval.rundir import RunDir
+from frames_agent.eval.tune.demos import (
+    Demo,
+    best_set,
+    bootstrap_demo,
+    candidate_sets,
+    gold_hit_checker,
+    prompt_with_demos,
+)
+from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.retrieval.types import Retriever
 
 
 class TuneRun(BaseModel):
@@ -128,7 +135,7 @@ class Tuner:
         return TuneOutcome(text=text, chosen=chosen, scores=scores, sets=sets, demos=demos)
 
     def _bootstrap(self, boot: Sequence[Question], done: dict, bar) -> list[Demo]:
-        from agent.state import AgentResult
+        from frames_agent.agent.state import AgentResult
 
         agent = self.make_agent(self._prompt_file(0, self.base))
         demos = []

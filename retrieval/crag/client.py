@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from retrieval.crag.endpoints import ENDPOINTS, Endpoint, endpoint
-from retrieval.crag.errors import CRAGError
+from frames_agent.retrieval.crag.endpoints import ENDPOINTS, Endpoint, endpoint
+from frames_agent.retrieval.crag.errors import CRAGError
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 # Only transient statuses are retried: the CRAG server answers 500 for deterministic failures

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from retrieval.crag.errors import CRAGError
+from frames_agent.retrieval.crag.errors import CRAGError
 
 DOMAINS = ("open", "movie", "finance", "music", "sports")
 _MISSING = object()

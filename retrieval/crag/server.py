@@ -22,7 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, create_model
 
-from retrieval.crag.data import (
+from frames_agent.retrieval.crag.data import (
     COMPANY_FILE,
     NORMALISED_SEARCHES,
     RECORDED_FILE,
@@ -30,9 +30,9 @@ from retrieval.crag.data import (
     load_recorded,
     normalize,
 )
-from retrieval.crag.endpoints import ENDPOINTS, Endpoint
-from retrieval.errors import FramesAgentError
-from retrieval.paths import project_root, shared_dir
+from frames_agent.retrieval.crag.endpoints import ENDPOINTS, Endpoint
+from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.retrieval.paths import project_root, shared_dir
 
 # The largest real request body is a few hundred bytes; anything near this limit is a mistake or an attack.
 MAX_BODY_BYTES = 64 * 1024
@@ -199,7 +199,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def check_port(host: str, port: int) -> None:
     """Raise a one-line error when the port cannot be bound."""
-    from retrieval.serving import bind
+    from frames_agent.retrieval.serving import bind
 
     bind(host, port).close()
 
@@ -207,7 +207,7 @@ def check_port(host: str, port: int) -> None:
 def serve(data_dir: str | Path | None, host: str, port: int) -> None:
     """Serve the compatible API with uvicorn until interrupted; the port is bound before the data is loaded, so a
     bad or busy --port fails at once and no other process can take it in between."""
-    from retrieval.serving import bind, serve_on
+    from frames_agent.retrieval.serving import bind, serve_on
 
     with bind(host, port) as sock:
         app = create_app(data_dir)
@@ -223,7 +223,7 @@ class ServerProcess:
         self.host, self.port = host, port or free_port(host)
         self.url = f"http://{host}:{self.port}"
         # `python -m retrieval.crag.server` is `cli.py crag-server` without importing every other command.
-        cmd = [sys.executable, "-m", "retrieval.crag.server", "--host", host, "--port", str(self.port)]
+        cmd = [sys.executable, "-m", "frames_agent.retrieval.crag.server", "--host", host, "--port", str(self.port)]
         if data_dir:
             cmd += ["--data", str(data_dir)]
         self.proc = subprocess.Popen(cmd, cwd=project_root(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

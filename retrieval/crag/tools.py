@@ -9,11 +9,11 @@ from typing import Any, Literal, NamedTuple
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from retrieval.crag.client import CRAGClient
-from retrieval.crag.endpoints import BY_NAME, DOMAINS, Endpoint, select_endpoints
-from retrieval.crag.errors import CRAGError
-from retrieval.crag.render import CAP, render
-from retrieval.types import Document
+from frames_agent.retrieval.crag.client import CRAGClient
+from frames_agent.retrieval.crag.endpoints import BY_NAME, DOMAINS, Endpoint, select_endpoints
+from frames_agent.retrieval.crag.errors import CRAGError
+from frames_agent.retrieval.crag.render import CAP, render
+from frames_agent.retrieval.types import Document
 
 
 class CRAGToolError(CRAGError, ToolException):

@@ -4,11 +4,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from retrieval.dense.encoder import Encoder
-from retrieval.dense.store import DenseIndex
-from retrieval.errors import RetrievalError
-from retrieval.fusion import rrf
-from retrieval.types import Document, Retriever
+from frames_agent.retrieval.dense.encoder import Encoder
+from frames_agent.retrieval.dense.store import DenseIndex
+from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.fusion import rrf
+from frames_agent.retrieval.types import Document, Retriever
 
 
 class HybridRetriever:
@@ -66,7 +66,7 @@ class HybridRetriever:
 
     def as_langchain(self, k: int = 10) -> Any:
         """This hybrid search as a LangChain BaseRetriever."""
-        from retrieval.bridges import FramesRetriever
+        from frames_agent.retrieval.bridges import FramesRetriever
 
         return FramesRetriever(retriever=self, k=k)
 

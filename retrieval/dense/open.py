@@ -5,13 +5,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from retrieval.dense.encoder import Encoder, MiniLMEncoder
-from retrieval.dense.hybrid import HybridRetriever
-from retrieval.dense.store import DenseIndex, build_dense, dense_dir, finished
-from retrieval.errors import RetrievalError
+from frames_agent.retrieval.dense.encoder import Encoder, MiniLMEncoder
+from frames_agent.retrieval.dense.hybrid import HybridRetriever
+from frames_agent.retrieval.dense.store import DenseIndex, build_dense, dense_dir, finished
+from frames_agent.retrieval.errors import RetrievalError
 
 if TYPE_CHECKING:
-    from retrieval.lucene.searcher import BM25Retriever
+    from frames_agent.retrieval.lucene.searcher import BM25Retriever
 
 
 def _identity(bm25: BM25Retriever, encoder: Encoder) -> dict:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from retrieval.lucene.titles import TitleTable, canonical_title, normalize_title
-from retrieval.types import Document
+from frames_agent.retrieval.lucene.titles import TitleTable, canonical_title, normalize_title
+from frames_agent.retrieval.types import Document
 
 FETCH_FACTOR = 2  # first Lucene fetch of a collapsing search: 2k hits, then doubled while articles repeat
 MAX_FETCH_FACTOR = 32  # ... up to 32k hits: past that the query just keeps hitting the same few articles

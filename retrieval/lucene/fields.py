@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from retrieval.errors import RetrievalError
-from retrieval.types import Document
+from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.types import Document
 
 # Weight of the title field against the body (1.0) in the BM25F-style sum; chosen on FRAMES dev BM25-R recall.
 DEFAULT_TITLE_BOOST = 0.75
@@ -19,7 +19,7 @@ _TERM = re.compile(r"\w+")
 MAX_TERMS = 500
 _WORD = re.compile(r"\w")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable input bytes; the JVM cannot encode them
-_log = logging.getLogger("retrieval.lucene.searcher")  # where users (and tests) listen for search warnings
+_log = logging.getLogger("frames_agent.retrieval.lucene.searcher")  # where users (and tests) listen for search warnings
 
 
 def check_query(query: str) -> str:

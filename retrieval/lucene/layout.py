@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from retrieval.errors import RetrievalError
-from retrieval.paths import indexes_dir
+from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.paths import indexes_dir
 
 MANIFEST_FILE = "frames-agent-index.json"  # written last: its presence means the build finished
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -90,7 +90,7 @@ def check_index_dir(index_dir: Path) -> Path:
 
 def is_prebuilt_name(name: str) -> bool:
     """Whether pyserini knows a prebuilt sparse index by this name."""
-    from retrieval.lucene.jvm import start_jvm
+    from frames_agent.retrieval.lucene.jvm import start_jvm
 
     start_jvm()
     from pyserini.prebuilt_index_info import (
@@ -102,7 +102,7 @@ def is_prebuilt_name(name: str) -> bool:
 
 def fetch_prebuilt(name: str) -> Path:
     """Download (or reuse pyserini's cached copy of) a prebuilt index; needs the internet."""
-    from retrieval.lucene.jvm import start_jvm
+    from frames_agent.retrieval.lucene.jvm import start_jvm
 
     start_jvm()
     from pyserini.util import download_prebuilt_index

@@ -12,9 +12,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from retrieval.errors import RetrievalError
-from retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
-from retrieval.lucene.fields import (  # noqa: F401 (re-exported)
+from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
+from frames_agent.retrieval.lucene.fields import (  # noqa: F401 (re-exported)
     DEFAULT_TITLE_BOOST,
     MAX_TERMS,
     TITLE_FIELD,
@@ -25,7 +25,7 @@ from retrieval.lucene.fields import (  # noqa: F401 (re-exported)
     field_weights,
     plain_query,
 )
-from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's public names)
+from frames_agent.retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's public names)
     MANIFEST_FILE,
     check_index_dir,
     content_fingerprint,
@@ -34,14 +34,14 @@ from retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's
     read_manifest,
     resolve_index,
 )
-from retrieval.lucene.titles import (  # noqa: F401 (re-exported)
+from frames_agent.retrieval.lucene.titles import (  # noqa: F401 (re-exported)
     TITLES_FILE,
     TitleTable,
     canonical_title,
     normalize_title,
     read_title_table,
 )
-from retrieval.types import Document
+from frames_agent.retrieval.types import Document
 
 
 class BM25Retriever:
@@ -55,7 +55,7 @@ class BM25Retriever:
         field existed are searched body-only); exact_title puts the article whose title (or redirect) a query is
         first in its hits.
         """
-        from retrieval.lucene.jvm import java_lock, start_jvm
+        from frames_agent.retrieval.lucene.jvm import java_lock, start_jvm
 
         self.index_dir = check_index_dir(Path(index_dir))
         self.manifest = read_manifest(self.index_dir)
@@ -115,7 +115,7 @@ class BM25Retriever:
 
     def as_langchain(self, k: int = 10) -> Any:
         """This index as a LangChain BaseRetriever (top-k LangChain Documents per query)."""
-        from retrieval.bridges import FramesRetriever
+        from frames_agent.retrieval.bridges import FramesRetriever
 
         return FramesRetriever(retriever=self, k=k)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.answers import parse_reply
+from frames_agent.agent.answers import parse_reply
 
 
 def test_fixed_format_keeps_reasoning_and_answer():

@@ -8,12 +8,12 @@ import re
 import pytest
 from langchain_core.tools import StructuredTool
 
-from agent import AgentConfig, AgentError, FramesAgent
-from agent.llm.testing import ScriptedLLM
-from agent.prompts import PromptError
-from retrieval.errors import RetrievalError
-from retrieval.tokens import count_tokens
-from retrieval.types import Document
+from frames_agent.agent import AgentConfig, AgentError, FramesAgent
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.prompts import PromptError
+from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.tokens import count_tokens
+from frames_agent.retrieval.types import Document
 
 
 class Counting:
@@ -83,7 +83,7 @@ def test_documents_never_enter_twice(tiny_retriever):
 
 
 def test_passages_of_one_article_count_once(tiny_passage_index):
-    from retrieval.lucene.searcher import BM25Retriever
+    from frames_agent.retrieval.lucene.searcher import BM25Retriever
 
     passages = BM25Retriever(tiny_passage_index, name="tinyp")
     llm = ScriptedLLM([plan("Brennick glass railway", "Brennick climate valley"), plan("Brennick opera house festival"),
@@ -357,7 +357,7 @@ def test_concurrent_ainvoke_is_not_capped_by_the_default_thread_pool():
 
 
 def test_copies_of_an_article_are_read_and_shown_once(copies_kept_index):
-    from retrieval.lucene.searcher import BM25Retriever
+    from frames_agent.retrieval.lucene.searcher import BM25Retriever
 
     # Every copy is a document of its own in this index; the agent still reads and shows each article once.
     with BM25Retriever(copies_kept_index, name="copies") as retriever:

@@ -13,9 +13,9 @@ from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
-from agent import AgentConfig, AgentError, AgentResult, FramesAgent, FramesAgentError, build_graph
-from agent.llm.testing import ScriptedLLM
-from retrieval.errors import UsageError
+from frames_agent.agent import AgentConfig, AgentError, AgentResult, FramesAgent, FramesAgentError, build_graph
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.retrieval.errors import UsageError
 from tests.retrieval.test_bridges import store_retriever  # noqa: F401 - the fixture: a LangChain vector store's retriever
 
 
@@ -111,7 +111,7 @@ def test_configurable_model_and_index_per_run(agent, tiny_index, monkeypatch):
     other = ScriptedLLM(responder=lambda m: json.dumps({"thought": "", "queries": ["Olse"]})
                         if "Reply with one JSON" in m[-1].content else "Answer: from the other model")
     made = []
-    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: made.append((spec, kw)) or other)
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda spec, **kw: made.append((spec, kw)) or other)
     result = agent.invoke("About Brennick", config={"configurable": {"model": "fakeprov:other", "n": 2}})
     assert result.answer == "from the other model" and len(result.steps) == 2
     assert made == [("fakeprov:other", {"timeout": agent.config.timeout})]

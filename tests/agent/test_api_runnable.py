@@ -12,8 +12,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 
-from agent import AgentConfig, AgentResult, FramesAgent
-from agent.llm.testing import ScriptedLLM
+from frames_agent.agent import AgentConfig, AgentResult, FramesAgent
+from frames_agent.agent.llm.testing import ScriptedLLM
 
 
 def _question_in(text: str) -> str:

@@ -1,7 +1,7 @@
 """Matched sentences and the deterministic query proposer, on the tiny real index."""
 from __future__ import annotations
 
-from agent.bridging import (
+from frames_agent.agent.bridging import (
     FUNCTION_WORDS,
     entity_spans,
     matched_sentences,
@@ -10,8 +10,8 @@ from agent.bridging import (
     render_evidence,
     substance,
 )
-from agent.queries import clean_queries
-from retrieval import context as ctx
+from frames_agent.agent.queries import clean_queries
+from frames_agent.retrieval import context as ctx
 
 
 def _context(retriever, queries):

@@ -5,8 +5,8 @@ from fractions import Fraction
 
 import pytest
 
-from agent.calculator import calculate, days_between, format_number, years_between
-from agent.errors import CalculatorError
+from frames_agent.agent.calculator import calculate, days_between, format_number, years_between
+from frames_agent.agent.errors import CalculatorError
 
 
 @pytest.mark.parametrize("expression, value", [

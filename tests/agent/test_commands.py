@@ -5,16 +5,16 @@ import json
 
 import pytest
 
-import cli
-from agent.llm.testing import ScriptedLLM
+from frames_agent import cli
+from frames_agent.agent.llm.testing import ScriptedLLM
 
 
 @pytest.fixture
 def wired(monkeypatch, tiny_retriever):
     """ask with a scripted model and the tiny index in place of the real ones."""
     llm = ScriptedLLM([])
-    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: llm)
-    monkeypatch.setattr("index.build.open_index", lambda name, **kw: tiny_retriever)
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda spec, **kw: llm)
+    monkeypatch.setattr("frames_agent.index.build.open_index", lambda name, **kw: tiny_retriever)
     return llm
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_openai import ChatOpenAI
 
-from agent import FramesAgent
-from agent.config import LARGE_MODEL_BUDGETS, SMALL_MODEL_BUDGETS, AgentConfig, budgets_for_window
-from agent.llm import DEFAULT_MODEL
-from agent.llm.testing import ScriptedLLM
+from frames_agent.agent import FramesAgent
+from frames_agent.agent.config import LARGE_MODEL_BUDGETS, SMALL_MODEL_BUDGETS, AgentConfig, budgets_for_window
+from frames_agent.agent.llm import DEFAULT_MODEL
+from frames_agent.agent.llm.testing import ScriptedLLM
 
 
 def budgets(config: AgentConfig) -> dict:
@@ -46,7 +46,7 @@ def test_window_budgets_fit_the_window_and_overrides_win():
 def test_a_local_model_object_keeps_small_budgets_whatever_its_window():
     from pathlib import Path
 
-    from agent.llm.providers.local import LocalRuntime, make_local_chat
+    from frames_agent.agent.llm.providers.local import LocalRuntime, make_local_chat
 
     runtime = LocalRuntime(Path("/never/started.gguf"), name="qwen2.5-coder-1.5b")  # lazily started: never here
     chat = make_local_chat("qwen2.5-coder-1.5b", runtime)

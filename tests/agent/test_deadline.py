@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from agent.api import FramesAgent
-from agent.config import AgentConfig
-from agent.errors import QuestionTimeout
-from agent.llm.testing import ScriptedLLM
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.errors import QuestionTimeout
+from frames_agent.agent.llm.testing import ScriptedLLM
 
 
 def _hung_agent(retriever, seconds: float = 0.5) -> FramesAgent:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from retrieval.paths import project_root
+from frames_agent.retrieval.paths import project_root
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, refused_url
 
 DEADLINE = 3.0

@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 from pydantic import BaseModel, Field
 
-from agent.answers import MAX_ANSWER_CHARS, parse_reply
-from agent.calculator import MAX_BITS, calculate
-from agent.errors import CalculatorError
-from agent.llm.json_repair import loads_lenient, parse_structured
-from agent.queries import PlanReply, fallback_plan
-from agent.subquestions import SubQuestions, fallback_sub_questions
-from retrieval.paths import project_root
+from frames_agent.agent.answers import MAX_ANSWER_CHARS, parse_reply
+from frames_agent.agent.calculator import MAX_BITS, calculate
+from frames_agent.agent.errors import CalculatorError
+from frames_agent.agent.llm.json_repair import loads_lenient, parse_structured
+from frames_agent.agent.queries import PlanReply, fallback_plan
+from frames_agent.agent.subquestions import SubQuestions, fallback_sub_questions
+from frames_agent.retrieval.paths import project_root
 
 # Replies that took 30 s to forever before the parsers were bounded: (parser, reply).
 ONCE_HUNG = {

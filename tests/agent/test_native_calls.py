@@ -8,11 +8,11 @@ import json
 import pytest
 from langchain_core.messages import AIMessage
 
-from agent import AgentConfig, FramesAgent
-from agent.llm.testing import ScriptedLLM, ToolScriptedLLM
-from retrieval.crag import CRAGClient
-from retrieval.crag.server import ServerProcess
-from retrieval.crag.tools import crag_tools
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.llm.testing import ScriptedLLM, ToolScriptedLLM
+from frames_agent.retrieval.crag import CRAGClient
+from frames_agent.retrieval.crag.server import ServerProcess
+from frames_agent.retrieval.crag.tools import crag_tools
 from tests.shared_data import CRAG_DATA, require
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from agent import AgentConfig, FramesAgent
-from agent.llm import resolve_model
-from agent.llm.testing import ScriptedLLM
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.llm import resolve_model
+from frames_agent.agent.llm.testing import ScriptedLLM
 from tests.agent.llm.providers.test_openai_compat import FakeOpenAI, completion
 
 
@@ -129,7 +129,7 @@ def test_consecutive_plan_prompts_share_their_prefix_through_the_earlier_queries
 
 
 def test_tools_and_adaptive_bring_their_fields_back():
-    from agent.queries import plan_schema, reply_extras
+    from frames_agent.agent.queries import plan_schema, reply_extras
 
     schema = plan_schema(4, 2, adaptive=True)
     assert schema["properties"]["tool_calls"]["maxItems"] == 2 and "enough" in schema["properties"]
@@ -169,7 +169,7 @@ def test_answer_dense_weight_reranks_passages_with_the_injected_encoder(tiny_ret
 
 
 def test_context_selection_reads_a_deep_gold_passage_of_the_40th_of_60_articles(tiny_retriever):
-    from retrieval.types import Document
+    from frames_agent.retrieval.types import Document
 
     gold = _long_brennick(tiny_retriever)
     top = tiny_retriever.by_title("Kestrel Valley FC")

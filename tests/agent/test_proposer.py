@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agent import AgentConfig, FramesAgent
-from agent.bridging import Evidence, Specificity, feedback_queries, propose
-from agent.llm.testing import ScriptedLLM
-from agent.proposer import doc_origins
-from agent.specificity import PhraseCounts, phrase_counts
-from agent.state import StepRecord
-from retrieval.types import Document
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.bridging import Evidence, Specificity, feedback_queries, propose
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.proposer import doc_origins
+from frames_agent.agent.specificity import PhraseCounts, phrase_counts
+from frames_agent.agent.state import StepRecord
+from frames_agent.retrieval.types import Document
 
 
 @pytest.fixture(scope="module")

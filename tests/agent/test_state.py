@@ -5,12 +5,12 @@ import operator
 
 from typing_extensions import get_type_hints, is_typeddict
 
-from agent import AgentConfig
-from agent.graph import build_graph
-from agent.llm.testing import ScriptedLLM
-from agent.state import AgentInput, AgentOutput, AgentState, StepRecord, upsert_context, upsert_steps
-from retrieval.context import ContextEntry
-from retrieval.types import Document
+from frames_agent.agent import AgentConfig
+from frames_agent.agent.graph import build_graph
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.state import AgentInput, AgentOutput, AgentState, StepRecord, upsert_context, upsert_steps
+from frames_agent.retrieval.context import ContextEntry
+from frames_agent.retrieval.types import Document
 
 
 def plan(*queries):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 
-from agent.answers import AnswerReply, answer_schema, read_structured
-from agent.api import FramesAgent
-from agent.config import AgentConfig
-from agent.llm.json_repair import Structured
-from agent.llm.testing import ScriptedLLM
-from retrieval.types import Document
+from frames_agent.agent.answers import AnswerReply, answer_schema, read_structured
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.llm.json_repair import Structured
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.retrieval.types import Document
 
 DOCS = [Document(id="d1", title="Brennick", text="Tomas Ferrante has been mayor of Brennick since 2019.")]
 QUESTION = "Who is the mayor of Brennick?"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 
-from agent import AgentConfig, FramesAgent
-from agent.llm.testing import ScriptedLLM
-from agent.subquestions import choose, fallback_sub_questions, finding_text
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.subquestions import choose, fallback_sub_questions, finding_text
 from tests.agent.test_nodes import FACT, FILLER
 
 BIRTH = "Ilse Marwood was born in the fishing village of Tarnholm in 1871."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bench.replay_retrieval import main, model_queries
-from eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.records import QuestionRecord
 from tests.eval.frames.test_runner import TINY
 
 QUESTION = "In which year did the stadium of the football club from the birthplace of Brennick's mayor open?"

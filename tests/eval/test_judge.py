@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 
-from eval.judge import Judge, Verdict, unrated
+from frames_agent.eval.judge import Judge, Verdict, unrated
 
 
 class Echo(Judge):

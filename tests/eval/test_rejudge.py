@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from agent.llm.testing import ScriptedLLM
-from eval.crag.runner import CragSettings, read_results, run
-from eval.errors import EvalError
-from eval.judge import Judge, Verdict
-from eval.rejudge import rejudge
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.eval.crag.runner import CragSettings, read_results, run
+from frames_agent.eval.errors import EvalError
+from frames_agent.eval.judge import Judge, Verdict
+from frames_agent.eval.rejudge import rejudge
 
 
 class Killed(BaseException):

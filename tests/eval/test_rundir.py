@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-import cli
-from eval.errors import EvalError
-from eval.frames.runner import frames_run_dir
-from eval.rundir import write_atomic
+from frames_agent import cli
+from frames_agent.eval.errors import EvalError
+from frames_agent.eval.frames.runner import frames_run_dir
+from frames_agent.eval.rundir import write_atomic
 
 GOOD = [{"id": "1", "question": "q1", "gold_answer": "a"}, {"id": "2", "question": "q2", "gold_answer": "b"}]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from eval.stats import (
+from frames_agent.eval.stats import (
     bootstrap_ci,
     compare_paired,
     compare_paired_means,

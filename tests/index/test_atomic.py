@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from index.atomic import build_lock
-from index.corpus import CorpusError
+from frames_agent.index.atomic import build_lock
+from frames_agent.index.corpus import CorpusError
 
 
 def test_unwritable_index_home_is_a_corpus_error(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from index.build import (
+from frames_agent.index.build import (
     build_index,
     build_named,
     ensure_index,
@@ -18,7 +18,7 @@ from index.build import (
     make_spec,
     open_index,
 )
-from index.corpus import (
+from frames_agent.index.corpus import (
     CorpusError,
     default_corpus_paths,
     read_jsonl,
@@ -27,9 +27,9 @@ from index.corpus import (
     split_passages,
     wikitext_to_text,
 )
-from retrieval.errors import RetrievalError
-from retrieval.lucene.layout import MANIFEST_FILE, resolve_index
-from retrieval.lucene.searcher import BM25Retriever
+from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.lucene.layout import MANIFEST_FILE, resolve_index
+from frames_agent.retrieval.lucene.searcher import BM25Retriever
 from tests.index.conftest import write_jsonl
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-import cli
-from index.commands import default_index_name
+from frames_agent import cli
+from frames_agent.index.commands import default_index_name
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from index import content
-from index.build import (
+from frames_agent.index import content
+from frames_agent.index.build import (
     build_index,
     build_named,
     ensure_index,
@@ -17,9 +17,9 @@ from index.build import (
     make_spec,
     open_index,
 )
-from index.corpus import CorpusError
-from retrieval.lucene.layout import MANIFEST_FILE
-from retrieval.lucene.searcher import BM25Retriever
+from frames_agent.index.corpus import CorpusError
+from frames_agent.retrieval.lucene.layout import MANIFEST_FILE
+from frames_agent.retrieval.lucene.searcher import BM25Retriever
 from tests.index.conftest import write_jsonl
 
 

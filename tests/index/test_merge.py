@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from index.build import build_index, finished_manifest, make_spec
-from index.corpus import Article, CorpusError
-from index.merge import COPY, REPEATED, WRITE, MergePlan, file_rank
-from retrieval.errors import RetrievalError
-from retrieval.lucene.searcher import BM25Retriever
-from retrieval.lucene.titles import ALIASES_FILE, TITLES_FILE
+from frames_agent.index.build import build_index, finished_manifest, make_spec
+from frames_agent.index.corpus import Article, CorpusError
+from frames_agent.index.merge import COPY, REPEATED, WRITE, MergePlan, file_rank
+from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.lucene.searcher import BM25Retriever
+from frames_agent.retrieval.lucene.titles import ALIASES_FILE, TITLES_FILE
 from tests.index.conftest import write_jsonl
 
 DUMP = Path(__file__).parents[1] / "fixtures" / "tiny_dump.xml"

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from retrieval.bm25 import OkapiBM25, terms
+from frames_agent.retrieval.bm25 import OkapiBM25, terms
 
 
 def test_terms_drop_stopwords_and_fold_plurals():

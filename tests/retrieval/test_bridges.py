@@ -11,11 +11,11 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.tracers.run_collector import RunCollectorCallbackHandler
 from langchain_core.vectorstores import InMemoryVectorStore
 
-from agent import AgentConfig, FramesAgent
-from agent.llm.testing import ScriptedLLM
-from retrieval.bridges import KEEP_RECENT, FramesRetriever, LangChainRetriever, as_retriever
-from retrieval.errors import UsageError
-from retrieval.types import Document
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.retrieval.bridges import KEEP_RECENT, FramesRetriever, LangChainRetriever, as_retriever
+from frames_agent.retrieval.errors import UsageError
+from frames_agent.retrieval.types import Document
 
 
 @pytest.fixture

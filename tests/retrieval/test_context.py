@@ -1,8 +1,8 @@
 """The context's C <- C ∪ (D \\ C) by article identity (retrieval/context.py merge)."""
 from __future__ import annotations
 
-from retrieval.context import merge
-from retrieval.types import Document
+from frames_agent.retrieval.context import merge
+from frames_agent.retrieval.types import Document
 
 
 def _doc(doc_id: str, article: str | None = None, text: str = "t") -> Document:

@@ -1,7 +1,7 @@
 """Passages of an article and their selection by BM25 within the article."""
 from __future__ import annotations
 
-from retrieval.passages import chunk_text, query_terms, select, split_passages
+from frames_agent.retrieval.passages import chunk_text, query_terms, select, split_passages
 
 
 def test_split_keeps_whole_sentences_and_every_word():
@@ -28,7 +28,7 @@ def test_query_terms_take_the_question_then_new_query_words_once():
 
 
 def test_rerank_fuses_a_similarity_with_the_bm25_order():
-    from retrieval.passages import Rerank
+    from frames_agent.retrieval.passages import Rerank
 
     passages = ["Ada Kerr was an engineer.", "Kerr designed the Varn bridge in Kerr style.", "Kerr later built a dam.",
                 "Her best-known achievement spans the Varn river."]

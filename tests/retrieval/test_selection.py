@@ -1,9 +1,9 @@
 """Context-wide passage selection (retrieval/selection.py): relevance across the whole context decides what is read."""
 from __future__ import annotations
 
-from retrieval.bm25 import terms
-from retrieval.selection import Article, ContextSelection, choose
-from retrieval.tokens import count_tokens
+from frames_agent.retrieval.bm25 import terms
+from frames_agent.retrieval.selection import Article, ContextSelection, choose
+from frames_agent.retrieval.tokens import count_tokens
 
 FILLER = "The committee met again in the spring and discussed the budget of the coming season at length. "
 FOOTBALL = "The football club played its home matches in a large stadium and won several national cups. "

@@ -15,8 +15,8 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr, SecretStr
 
-from agent.llm import errors as E
-from agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, request_timeout, timed_out
+from frames_agent.agent.llm import errors as E
+from frames_agent.agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, request_timeout, timed_out
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The SDK itself reads this one too; tests and proxies point it at another host.

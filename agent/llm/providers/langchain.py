@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.llm import errors as E
+from frames_agent.agent.llm import errors as E
 
 
 def normalize_provider(provider: str) -> str:

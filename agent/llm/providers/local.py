@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
-from agent.llm.errors import LLMError, MissingPackageError, WeightsError
-from agent.llm.providers.openai_compat import PLACEHOLDER_KEY, OpenAICompatChat
+from frames_agent.agent.llm.errors import LLMError, MissingPackageError, WeightsError
+from frames_agent.agent.llm.providers.openai_compat import PLACEHOLDER_KEY, OpenAICompatChat
 
 DEFAULT_CTX = 8192
 # A hard server-side cap, so a small model that never stops cannot fill the whole context.

@@ -16,10 +16,10 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr, model_validator
 
-from agent.llm import errors as E
-from agent.llm.calls import message_text
-from agent.llm.replies import check_completion, not_json
-from agent.llm.retry import (
+from frames_agent.agent.llm import errors as E
+from frames_agent.agent.llm.calls import message_text
+from frames_agent.agent.llm.replies import check_completion, not_json
+from frames_agent.agent.llm.retry import (
     RetryPolicy,
     acall_with_retries,
     call_with_retries,

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from eval.frames.html.data import question_ids, question_row, row, trace
-from eval.frames.html.markdown import image_uri, to_html
-from eval.frames.recording import QUERY_CAP
-from eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.html.data import question_ids, question_row, row, trace
+from frames_agent.eval.frames.html.markdown import image_uri, to_html
+from frames_agent.eval.frames.recording import QUERY_CAP
+from frames_agent.eval.frames.records import QuestionRecord
 
 HTML_FILE = "report.html"
 # Per run: verdict, covered recall, gold shown / found, seconds, tokens, queries at the length cap.
@@ -31,8 +31,8 @@ class RunPage:
 
 def run_page(name: str, config: dict, records: Sequence[QuestionRecord], run_dir: Path | None) -> RunPage:
     """A run's page part; its summary is its report.md with the figures inlined."""
-    from eval.frames.overlay import run_label
-    from eval.frames.report import REPORT_FILE
+    from frames_agent.eval.frames.overlay import run_label
+    from frames_agent.eval.frames.report import REPORT_FILE
 
     text = ""
     if run_dir is not None and (run_dir / REPORT_FILE).is_file():
@@ -47,7 +47,7 @@ def embed(value: object) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("eval.frames.html").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("frames_agent.eval.frames.html").joinpath(name).read_text(encoding="utf-8")
 
 
 def _header(runs: Sequence[RunPage]) -> str:
@@ -112,7 +112,7 @@ def write_page(path: Path, runs: Sequence[RunPage], title: str, preface_html: st
 
 def write_run_html(run_dir: Path, config: dict, records: Sequence[QuestionRecord]) -> Path:
     """RUN/report.html: one run's summary (its report.md), question table and traces."""
-    from eval.frames.overlay import run_label
+    from frames_agent.eval.frames.overlay import run_label
 
     page = run_page(run_dir.name, config, records, run_dir)
     return write_page(run_dir / HTML_FILE, [page], f"FRAMES run {run_dir.name}: {run_label(config)}")
@@ -120,7 +120,7 @@ def write_run_html(run_dir: Path, config: dict, records: Sequence[QuestionRecord
 
 def write_comparison_html(runs: Sequence[tuple[str, dict, Sequence[QuestionRecord], Path | None]], out: Path) -> Path:
     """OUT/report.html: several runs on the same questions, the first the baseline, with OUT/comparison.md on top."""
-    from eval.frames.comparison import TABLE_FILE
+    from frames_agent.eval.frames.comparison import TABLE_FILE
 
     table = out / TABLE_FILE
     preface = to_html(table.read_text(encoding="utf-8"), lambda name: image_uri(out / name)) if table.is_file() else ""

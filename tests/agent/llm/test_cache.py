@@ -9,10 +9,10 @@ import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from agent.llm import UsageTracker, resolve_model, structured
-from agent.llm.cache import LLMCallCache, default_cache_path, with_cache
-from agent.llm.errors import LLMError
-from agent.llm.testing import ScriptedLLM
+from frames_agent.agent.llm import UsageTracker, resolve_model, structured
+from frames_agent.agent.llm.cache import LLMCallCache, default_cache_path, with_cache
+from frames_agent.agent.llm.errors import LLMError
+from frames_agent.agent.llm.testing import ScriptedLLM
 from tests.agent.llm.providers.test_openai_compat import FakeOpenAI, completion
 from tests.agent.llm.test_calls import Queries, fallback
 

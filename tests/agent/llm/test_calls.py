@@ -6,15 +6,15 @@ import asyncio
 import pytest
 from pydantic import BaseModel, Field
 
-from agent.llm import (
+from frames_agent.agent.llm import (
     UsageTracker,
     astructured,
     parse_structured,
     response_format_for,
     structured,
 )
-from agent.llm.errors import EmptyReplyError, QuotaError
-from agent.llm.testing import ScriptedLLM
+from frames_agent.agent.llm.errors import EmptyReplyError, QuotaError
+from frames_agent.agent.llm.testing import ScriptedLLM
 
 
 class Queries(BaseModel):
@@ -122,6 +122,6 @@ def test_usage_tracker_forgets_failed_calls():
     ("plain", "plain"),
 ])
 def test_message_text_of_odd_content_blocks(content, text):
-    from agent.llm.calls import message_text
+    from frames_agent.agent.llm.calls import message_text
 
     assert message_text(content) == text

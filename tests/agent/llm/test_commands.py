@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-import cli
-from agent.llm import weights
+from frames_agent import cli
+from frames_agent.agent.llm import weights
 from tests.agent.llm.providers.test_openai_compat import FakeOpenAI, completion
 
 SECRET = "sk-cli-SECRET-abcdef0123456789"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.llm.errors import redact_url
+from frames_agent.agent.llm.errors import redact_url
 
 
 @pytest.mark.parametrize("url, shown", [
@@ -22,7 +22,7 @@ def test_a_malformed_url_still_loses_key_shaped_text():
 
 
 def test_redact_masks_urls_inside_a_message():
-    from agent.llm.errors import redact
+    from frames_agent.agent.llm.errors import redact
 
     text = redact("ConnectError: http://ann:pw-123@host:1/v1?api_key=zz-top failed")
     assert "pw-123" not in text and "zz-top" not in text and "http://***@host:1/v1?api_key=***" in text

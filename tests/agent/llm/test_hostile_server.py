@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from agent.deadline import call_within
-from agent.errors import QuestionTimeout
-from agent.llm import errors as E
-from agent.llm import resolve_model
+from frames_agent.agent.deadline import call_within
+from frames_agent.agent.errors import QuestionTimeout
+from frames_agent.agent.llm import errors as E
+from frames_agent.agent.llm import resolve_model
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, completion, refused_url
 
 

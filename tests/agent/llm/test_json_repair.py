@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field
 
-from agent.llm.json_repair import loads_lenient, parse_structured
+from frames_agent.agent.llm.json_repair import loads_lenient, parse_structured
 
 
 class Queries(BaseModel):

@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from agent.deadline import call_within
-from agent.errors import QuestionTimeout
-from agent.llm.errors import AuthError, QuotaError, ServerError
-from agent.llm.providers.gemini import make_gemini_chat
-from agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, request_timeout, timed_out
+from frames_agent.agent.deadline import call_within
+from frames_agent.agent.errors import QuestionTimeout
+from frames_agent.agent.llm.errors import AuthError, QuotaError, ServerError
+from frames_agent.agent.llm.providers.gemini import make_gemini_chat
+from frames_agent.agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, request_timeout, timed_out
 
 
 def flaky(failures):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent.llm import DEFAULT_MODEL, ModelClass, ModelSpec, resolve_model
-from agent.llm.errors import InstallError, ModelSpecError
-from agent.llm.testing import ScriptedLLM
+from frames_agent.agent.llm import DEFAULT_MODEL, ModelClass, ModelSpec, resolve_model
+from frames_agent.agent.llm.errors import InstallError, ModelSpecError
+from frames_agent.agent.llm.testing import ScriptedLLM
 
 
 @pytest.mark.parametrize("text, provider, name, model_class", [
@@ -54,7 +54,7 @@ def test_a_missing_provider_sdk_is_an_install_error_naming_the_package(monkeypat
     import sys
 
     monkeypatch.setitem(sys.modules, "langchain_openai", None)  # as if langchain-openai were not installed
-    monkeypatch.delitem(sys.modules, "agent.llm.providers.openai_compat", raising=False)
+    monkeypatch.delitem(sys.modules, "frames_agent.agent.llm.providers.openai_compat", raising=False)
     with pytest.raises(InstallError) as err:
         resolve_model("openai:gpt-4o-mini")
     assert str(err.value) == ("openai:gpt-4o-mini needs the langchain-openai package: pip install 'frames-agent[hosted]' "
@@ -64,7 +64,7 @@ def test_a_missing_provider_sdk_is_an_install_error_naming_the_package(monkeypat
 def test_a_missing_llama_cpp_runtime_is_reported_before_weights(monkeypatch):
     import importlib.util
 
-    from agent.llm import weights
+    from frames_agent.agent.llm import weights
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "xllamacpp" else real(name, *a))

@@ -1,8 +1,8 @@
 """Per-call timing: the runtime's own split of prompt reading and generation reaches the run's records."""
 from __future__ import annotations
 
-from agent.llm import CallTiming, UsageTracker, by_node, resolve_model
-from agent.llm.timing import runtime_timings
+from frames_agent.agent.llm import CallTiming, UsageTracker, by_node, resolve_model
+from frames_agent.agent.llm.timing import runtime_timings
 from tests.agent.llm.providers.test_openai_compat import FakeOpenAI, completion
 
 

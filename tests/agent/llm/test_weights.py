@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from agent.llm import weights
-from agent.llm.errors import LLMError, ModelNotFoundError, WeightsError
-from agent.llm.providers.local import LocalRuntime, RuntimePool, RuntimeSettings
+from frames_agent.agent.llm import weights
+from frames_agent.agent.llm.errors import LLMError, ModelNotFoundError, WeightsError
+from frames_agent.agent.llm.providers.local import LocalRuntime, RuntimePool, RuntimeSettings
 
 
 def make_parts(tmp_path, n=4, size=1000):
@@ -111,7 +111,7 @@ def test_runtime_pool_shares_one_runtime_per_model(tmp_path):
 
 
 def test_unknown_local_model(tmp_path, monkeypatch):
-    from agent.llm import resolve_model
+    from frames_agent.agent.llm import resolve_model
 
     monkeypatch.setenv("FRAMES_AGENT_CACHE", str(tmp_path))
     with pytest.raises(ModelNotFoundError, match="local:smollm2-135m"):

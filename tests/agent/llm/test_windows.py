@@ -4,8 +4,8 @@ from __future__ import annotations
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_openai import ChatOpenAI
 
-from agent.llm.testing import ScriptedLLM
-from agent.llm.windows import model_window, window_for_name
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.llm.windows import model_window, window_for_name
 
 
 def test_known_names_longest_prefix_wins():

@@ -10,7 +10,7 @@ from importlib.metadata import version
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from agent.limits import MAX_QUESTION_CHARS
+from frames_agent.agent.limits import MAX_QUESTION_CHARS
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI
 from tests.agent.serve.conftest import ROOT, write_script
 

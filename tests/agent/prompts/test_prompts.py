@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent.api import FramesAgent
-from agent.config import AgentConfig
-from agent.errors import PromptError
-from agent.llm.testing import ScriptedLLM
-from agent.prompts import load_prompt
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.errors import PromptError
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.prompts import load_prompt
 
 
 def _agent(**config: str) -> FramesAgent:

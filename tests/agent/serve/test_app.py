@@ -98,7 +98,7 @@ def test_a_full_server_says_429_with_retry_after(server):
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.5"])
 def test_open_address_without_token_is_refused(host, monkeypatch):
-    from cli import main
+    from frames_agent.cli import main
 
     monkeypatch.delenv("FRAMES_AGENT_TOKEN", raising=False)
     assert main(["serve", "--host", host, "--index", "nowhere"]) == 2

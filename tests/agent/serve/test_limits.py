@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from agent.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS
+from frames_agent.agent.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, completion
 from tests.agent.serve.conftest import serving
 

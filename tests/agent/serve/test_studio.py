@@ -6,7 +6,7 @@ import json
 
 from langgraph.graph.state import CompiledStateGraph
 
-from agent.serve.studio import settings
+from frames_agent.agent.serve.studio import settings
 from tests.agent.serve.conftest import ROOT, write_script
 
 

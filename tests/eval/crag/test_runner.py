@@ -6,19 +6,19 @@ import json
 
 import pytest
 
-import cli
-from agent.llm.testing import ScriptedLLM
-from eval.crag.commands import crag_tools_for
-from eval.crag.commands import default_rows as default_data
-from eval.crag.pages import ChunkRetriever, chunk_text, html_to_text, page_documents
-from eval.crag.rows import CragRow, RowError, iter_rows
-from eval.crag.runner import CragSettings, read_results, run
-from retrieval.crag.client import CRAGClient
-from retrieval.crag.server import ServerProcess, free_port
-from retrieval.crag.tools import crag_tools
-from retrieval.errors import FramesAgentError
-from retrieval.paths import shared_dir
-from retrieval.types import Retriever
+from frames_agent import cli
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.eval.crag.commands import crag_tools_for
+from frames_agent.eval.crag.commands import default_rows as default_data
+from frames_agent.eval.crag.pages import ChunkRetriever, chunk_text, html_to_text, page_documents
+from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
+from frames_agent.eval.crag.runner import CragSettings, read_results, run
+from frames_agent.retrieval.crag.client import CRAGClient
+from frames_agent.retrieval.crag.server import ServerProcess, free_port
+from frames_agent.retrieval.crag.tools import crag_tools
+from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.retrieval.paths import shared_dir
+from frames_agent.retrieval.types import Retriever
 from tests.shared_data import CRAG_ROWS, needs_crag, needs_crag_rows
 
 DEV_ROWS = [json.loads(line) for line in bz2.open(default_data(), "rt")] if CRAG_ROWS.is_file() else []
@@ -194,7 +194,7 @@ def test_kg_server_selection(monkeypatch):
     with pytest.raises(FramesAgentError, match="no CRAG API server answers at"):
         crag_tools_for(dead)
     monkeypatch.delenv("CRAG_SERVER", raising=False)
-    monkeypatch.setattr("retrieval.crag.client.DEFAULT_SERVER", dead)
+    monkeypatch.setattr("frames_agent.retrieval.crag.client.DEFAULT_SERVER", dead)
     started = []
 
     class FakeProcess:  # stands in for the child process; the tools then point at its URL
@@ -207,7 +207,8 @@ def test_kg_server_selection(monkeypatch):
 def test_cli_crag_runs_and_prints_the_table(tmp_path, monkeypatch, capsys):
     path = tmp_path / "rows.jsonl"
     _write(path, [_row(0), _row(1), _row(2)])
-    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM(responder=lambda m: "Answer: guy ritchie"))
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model",
+                        lambda spec, **kw: ScriptedLLM(responder=lambda m: "Answer: guy ritchie"))
     code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none", "--limit", "2"])
     out = capsys.readouterr().out
     overall = next(line for line in out.splitlines() if line.startswith("overall"))
@@ -239,7 +240,7 @@ def test_a_rerun_with_other_settings_is_refused_naming_the_setting(tmp_path, cha
 
 
 def test_a_second_run_into_the_same_out_is_refused_by_the_lock(tmp_path):
-    from eval.crag.runner import crag_run_dir
+    from frames_agent.eval.crag.runner import crag_run_dir
 
     path = tmp_path / "rows.jsonl"
     _write(path, [_row(0)])
@@ -275,7 +276,7 @@ def test_results_without_a_config_are_refused(tmp_path):
 def test_crag_on_an_empty_file_or_a_csv_exits_non_zero_and_writes_no_config(tmp_path, monkeypatch, capsys, content):
     path = tmp_path / "rows.jsonl"
     path.write_bytes(content)
-    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM([]))
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM([]))
     code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: ") and "holds no CRAG rows" in err and err.count("\n") == 1
@@ -285,7 +286,7 @@ def test_crag_on_an_empty_file_or_a_csv_exits_non_zero_and_writes_no_config(tmp_
 def test_crag_where_every_row_failed_exits_non_zero(tmp_path, monkeypatch, capsys):
     path = tmp_path / "rows.jsonl"
     _write(path, [_row(0), _row(1)])
-    monkeypatch.setattr("agent.llm.resolve_model",
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model",
                         lambda spec, **kw: ScriptedLLM([RuntimeError("model gone"), RuntimeError("model gone")]))
     code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none"])
     assert code == 2 and "every CRAG row failed (2 of 2" in capsys.readouterr().err
@@ -295,7 +296,7 @@ def test_judge_none_leaves_a_paraphrase_unrated_and_rejudge_rates_it(tmp_path, m
     path = tmp_path / "rows.jsonl"
     _write(path, [_row(0), _row(1), _row(2)])
     answers = ["Answer: guy ritchie", "Answer: It was directed by Guy Ritchie.", "Answer: matthew vaughn"]
-    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM(list(answers)))
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda spec, **kw: ScriptedLLM(list(answers)))
     out = tmp_path / "out"
     assert cli.main(["crag", "--data", str(path), "--out", str(out), "--judge", "none"]) == 0
     printed = capsys.readouterr().out
@@ -304,7 +305,7 @@ def test_judge_none_leaves_a_paraphrase_unrated_and_rejudge_rates_it(tmp_path, m
     assert (saved["rated"], saved["unrated"], saved["incorrect"]) == (1, 2, 0)
     judge = ScriptedLLM(responder=lambda m: '{"score": 1}' if "directed by guy ritchie" in str(m[-1].content).lower()
                         else '{"score": 0}')
-    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: judge)
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda spec, **kw: judge)
     assert cli.main(["rejudge", str(out), "--judge", "scripted:judge"]) == 0
     printed = capsys.readouterr().out
     assert printed.splitlines()[0].startswith("score 0.333 (accuracy 0.667, hallucination 0.333)")
@@ -345,7 +346,7 @@ def test_cli_crag_row_past_its_deadline_is_recorded_and_the_run_goes_on(tmp_path
         seen.update(kw)
         return HungOnOneRow(responder=lambda m: "Answer: guy ritchie")
 
-    monkeypatch.setattr("agent.llm.resolve_model", resolve)
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", resolve)
     code = cli.main(["crag", "--data", str(path), "--out", str(tmp_path / "out"), "--judge", "none",
                      "--timeout", "7", "--question-timeout", "1"])
     records = read_results(tmp_path / "out" / "results.jsonl")
@@ -360,7 +361,7 @@ def test_cli_crag_row_past_its_deadline_is_recorded_and_the_run_goes_on(tmp_path
 
 def test_every_crag_report_says_which_kg_answered(tmp_path):
     """Task-2 scores over the local recordings are not CRAG task-2 scores: the report must say which KG it was."""
-    from eval.crag.commands import kg_label
+    from frames_agent.eval.crag.commands import kg_label
 
     class Local:
         url = "http://127.0.0.1:5555"
@@ -371,7 +372,7 @@ def test_every_crag_report_says_which_kg_answered(tmp_path):
     _write(path, [_row(0)])
     summary = run(path, tmp_path / "out", ScriptedLLM(responder=lambda m: "Answer: guy ritchie"), None,
                   CragSettings(task=2, model="s"), log=lambda s: None, kg=kg_label(None, Local()))
-    from eval.crag.score import format_table
+    from frames_agent.eval.crag.score import format_table
 
     assert summary.kg.startswith("local recordings") and "KG: local recordings" in format_table(summary)
     saved = json.loads((tmp_path / "out" / "summary.json").read_text())

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent.llm.testing import ScriptedLLM
-from agent.prompts import load_prompt
-from eval.crag.records import CragRecord
-from eval.crag.score import (
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.prompts import load_prompt
+from frames_agent.eval.crag.records import CragRecord
+from frames_agent.eval.crag.score import (
     CragJudge,
     CragRules,
     figures,
@@ -199,7 +199,7 @@ def test_summary_rates_only_rated_rows_and_says_how_many_are_unrated():
 
 def test_alt_ans_is_read_like_alternative_answers():
     """The full CRAG dataset names the field `alt_ans`; the dev sample `alternative_answers`."""
-    from eval.crag.rows import parse_row
+    from frames_agent.eval.crag.rows import parse_row
 
     row = parse_row(0, {"query": "q", "answer": "3", "alt_ans": ["three"]})
     assert row.alternatives == ["three"]

@@ -5,9 +5,9 @@ import asyncio
 
 import pytest
 
-from agent.llm.testing import ScriptedLLM
-from agent.state import AgentResult, StepRecord
-from eval.frames.autorater import (
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.state import AgentResult, StepRecord
+from frames_agent.eval.frames.autorater import (
     Autorater,
     agreement,
     exact_match,
@@ -15,10 +15,10 @@ from eval.frames.autorater import (
     number_mismatch,
     parse_verdict,
 )
-from eval.frames.metrics import found_steps, retrieval_figures, run_summary
-from eval.frames.records import QuestionRecord
-from eval.stats import compare_paired, mcnemar_exact, paired_bootstrap
-from retrieval.types import Document
+from frames_agent.eval.frames.metrics import found_steps, retrieval_figures, run_summary
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.stats import compare_paired, mcnemar_exact, paired_bootstrap
+from frames_agent.retrieval.types import Document
 
 
 # --- exact match ------------------------------------------------------------------------------------------------
@@ -240,8 +240,8 @@ def test_summary_retrieval_only_has_no_accuracy():
 
 
 def test_small_judges_get_the_no_overlap_check():
-    from agent.llm.testing import ScriptedLLM
-    from eval.frames.autorater import Autorater, no_overlap
+    from frames_agent.agent.llm.testing import ScriptedLLM
+    from frames_agent.eval.frames.autorater import Autorater, no_overlap
 
     assert no_overlap("The future wife's name is Laura Bush.", "Jane Ballou")
     assert not no_overlap("Her name would be Jane Smith.", "Jane Ballou")
@@ -256,7 +256,7 @@ def test_small_judges_get_the_no_overlap_check():
 
 
 def test_the_stricter_judge_prompt_is_a_named_alternative():
-    from eval.frames.autorater import JUDGE_PROMPTS, judge_prompt
+    from frames_agent.eval.frames.autorater import JUDGE_PROMPTS, judge_prompt
 
     assert set(JUDGE_PROMPTS) == {"frames", "strict"}
     llm = ScriptedLLM(["Explanation: hedged.\nDecision: FALSE"])
@@ -268,10 +268,10 @@ def test_the_stricter_judge_prompt_is_a_named_alternative():
 def test_run_config_records_the_judge_prompt(tmp_path):
     import hashlib
 
-    from agent.config import AgentConfig
-    from eval.frames.autorater import judge_prompt
-    from eval.frames.datasets import load_questions
-    from eval.frames.runner import RunSettings, run_config
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.eval.frames.autorater import judge_prompt
+    from frames_agent.eval.frames.datasets import load_questions
+    from frames_agent.eval.frames.runner import RunSettings, run_config
     from tests.eval.frames.test_runner import TINY
 
     dataset = load_questions(TINY)

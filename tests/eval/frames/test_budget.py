@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-import cli
-from eval.frames.budget import bm25_curve, gold_ranks, matched_budget, plot_budget
-from eval.frames.records import QuestionRecord
+from frames_agent import cli
+from frames_agent.eval.frames.budget import bm25_curve, gold_ranks, matched_budget, plot_budget
+from frames_agent.eval.frames.records import QuestionRecord
 
 
 def bm25(qid: str, ranks: dict[str, int | None], depth: int = 10) -> QuestionRecord:

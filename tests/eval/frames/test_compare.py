@@ -1,10 +1,10 @@
 """Paired comparison of FRAMES runs: only questions rated in both runs are paired, and the excluded are counted."""
 from __future__ import annotations
 
-from eval.frames.compare import comparison, paired_line, paired_recall_line
-from eval.frames.metrics import run_summary
-from eval.frames.records import QuestionRecord
-from eval.judge import Verdict
+from frames_agent.eval.frames.compare import comparison, paired_line, paired_recall_line
+from frames_agent.eval.frames.metrics import run_summary
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.judge import Verdict
 
 
 def _record(qid: str, outcome: str | None, failed: bool = False, recall: float | None = None) -> QuestionRecord:
@@ -61,7 +61,7 @@ def test_compare_two_prompts_against_a_real_http_model_drops_no_question(tmp_pat
     the second prompt's first question once failed with "Event loop is closed"."""
     import json
 
-    import cli
+    from frames_agent import cli
     from tests.agent.llm.providers.test_openai_compat import FakeOpenAI
     from tests.eval.frames.test_runner import TINY
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.frames.datasets import (
+from frames_agent.eval.frames.datasets import (
     DataError,
     load_questions,
     normalize_title,
@@ -167,14 +167,14 @@ def test_hf_route_offline_is_one_line(monkeypatch):
         raise ConnectionError("Couldn't reach 'google/frames-benchmark' on the Hub\n(more lines)")
 
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
-    monkeypatch.setattr("eval.frames.hub.hub_reachable", lambda: True)
+    monkeypatch.setattr("frames_agent.eval.frames.hub.hub_reachable", lambda: True)
     with pytest.raises(DataError, match="needs internet.*Couldn't reach") as err:
         load_questions("hf:google/frames-benchmark")
     assert "\n" not in str(err.value)
 
 
 def test_real_dev_split_loads_cleanly():
-    from eval.frames.datasets import default_data
+    from frames_agent.eval.frames.datasets import default_data
 
     if not Path(default_data()).exists():
         pytest.skip("shared dev split not present")
@@ -186,8 +186,8 @@ def test_real_dev_split_loads_cleanly():
 
 
 def test_hf_without_the_datasets_package_is_an_install_error(monkeypatch):
-    from eval.errors import MissingExtraError
-    from retrieval.errors import InstallError
+    from frames_agent.eval.errors import MissingExtraError
+    from frames_agent.retrieval.errors import InstallError
 
     monkeypatch.setitem(sys.modules, "datasets", None)
     with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[hf\]'$") as err:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import re
 
-from agent.api import FramesAgent
-from agent.config import AgentConfig
-from agent.llm.testing import ScriptedLLM
-from eval.frames.autorater import Autorater
-from eval.frames.records import QuestionRecord
-from eval.frames.runner import Components, run_frames
-from eval.frames.systems import CoverageChecker, make_system
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.eval.frames.autorater import Autorater
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.runner import Components, run_frames
+from frames_agent.eval.frames.systems import CoverageChecker, make_system
 from tests.eval.frames.test_runner import SCRIPT, _qid, read_results, responder, settings
 
 

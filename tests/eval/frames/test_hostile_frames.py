@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import cli
+from frames_agent import cli
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI
 
 TINY = str(Path(__file__).parents[2] / "fixtures" / "frames_tiny.tsv")

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from eval.errors import DataError
-from eval.frames import hub
+from frames_agent.eval.errors import DataError
+from frames_agent.eval.frames import hub
 
 
 def test_unreachable_hub_fails_fast_and_quietly(monkeypatch, tmp_path, capfd):

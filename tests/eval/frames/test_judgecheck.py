@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import cli
-from agent.llm.testing import ScriptedLLM
-from eval.frames.autorater import Autorater
-from eval.frames.judgecheck import SHIPPED_LABELS, Labelled, check, load_labelled
+from frames_agent import cli
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.eval.frames.autorater import Autorater
+from frames_agent.eval.frames.judgecheck import SHIPPED_LABELS, Labelled, check, load_labelled
 
 
 def test_the_shortcuts_are_right_on_every_shipped_item_they_decide():
@@ -55,7 +55,7 @@ def test_a_bad_line_is_one_line_exit_2(tmp_path, capsys):
 
 
 def test_reports_state_the_shipped_agreement_until_the_user_measures_their_own(tmp_path, monkeypatch):
-    from eval.frames import judgecheck
+    from frames_agent.eval.frames import judgecheck
 
     shipped, mine = tmp_path / "agreement.json", tmp_path / "cache" / "judge_agreement.json"
     shipped.write_text(json.dumps({"local:m": {"n": 120, "agreement": 0.9, "kappa": 0.5, "labels": "judge_check.jsonl",

@@ -1,9 +1,9 @@
 """Redirect-aware recall: a gold link that is a redirect counts its target article."""
 from __future__ import annotations
 
-from agent.state import AgentResult, StepRecord
-from eval.frames.metrics import retrieval_figures
-from retrieval.types import Document
+from frames_agent.agent.state import AgentResult, StepRecord
+from frames_agent.eval.frames.metrics import retrieval_figures
+from frames_agent.retrieval.types import Document
 
 
 def test_a_gold_redirect_counts_its_target():

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-import cli
-from eval.frames.overlay import run_label
-from eval.frames.systems import WikipediaFetcher
+from frames_agent import cli
+from frames_agent.eval.frames.overlay import run_label
+from frames_agent.eval.frames.systems import WikipediaFetcher
 from tests.eval.frames.test_runner import FakeWikipedia, builder, run
 
 
@@ -59,8 +59,8 @@ def test_reports_carry_intervals_and_labels_that_tell_the_truth(three_runs):
 def test_the_legend_never_covers_the_data(tmp_path, three_runs, monkeypatch):
     import matplotlib.pyplot as plt
 
-    from eval.frames.overlay import plot_overlay
-    from eval.frames.report import rerender
+    from frames_agent.eval.frames.overlay import plot_overlay
+    from frames_agent.eval.frames.report import rerender
 
     closed = []
     monkeypatch.setattr(plt, "close", closed.append)
@@ -75,7 +75,7 @@ def test_the_legend_never_covers_the_data(tmp_path, three_runs, monkeypatch):
 
 
 def test_one_shot_lines_are_visible_when_every_run_is_one_shot():
-    from eval.frames.overlay import one_shot_span
+    from frames_agent.eval.frames.overlay import one_shot_span
 
     low, high = one_shot_span(1)
     assert low < 1 < high and high - low > 0.4  # naive/BM25-R/oracle alone: their lines still have length

@@ -12,9 +12,16 @@ import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.container import ErrorbarContainer
 
-from eval.frames.metrics import Accuracy, RunSummary
-from eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, accuracy_bars, accuracy_figure, recall_figure, write_plots
-from eval.stats import wilson_ci
+from frames_agent.eval.frames.metrics import Accuracy, RunSummary
+from frames_agent.eval.frames.plots import (
+    ACCURACY_PLOT,
+    RECALL_PLOT,
+    accuracy_bars,
+    accuracy_figure,
+    recall_figure,
+    write_plots,
+)
+from frames_agent.eval.stats import wilson_ci
 
 
 def summary(**changes) -> RunSummary:

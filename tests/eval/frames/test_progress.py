@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from agent.state import AnswerReady, DocumentsAdded, QueriesPlanned, StepStarted
-from eval.frames.datasets import load_questions
-from eval.frames.progress import Flight, Progress, shown
-from eval.frames.systems import WATCH, MultiStep
+from frames_agent.agent.state import AnswerReady, DocumentsAdded, QueriesPlanned, StepStarted
+from frames_agent.eval.frames.datasets import load_questions
+from frames_agent.eval.frames.progress import Flight, Progress, shown
+from frames_agent.eval.frames.systems import WATCH, MultiStep
 from tests.eval.frames.test_runner import TINY, make_agent, run
 
 

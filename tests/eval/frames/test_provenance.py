@@ -2,11 +2,11 @@
 per origin in the summary and the report (hand-made results and records)."""
 from __future__ import annotations
 
-from agent.state import AgentResult, StepRecord
-from eval.frames.metrics import retrieval_figures, run_summary
-from eval.frames.provenance import origin_lines
-from eval.frames.records import QuestionRecord
-from retrieval.types import Document
+from frames_agent.agent.state import AgentResult, StepRecord
+from frames_agent.eval.frames.metrics import retrieval_figures, run_summary
+from frames_agent.eval.frames.provenance import origin_lines
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.retrieval.types import Document
 
 
 def _doc(doc_id: str, title: str, article: str | None = None) -> Document:

@@ -10,20 +10,20 @@ from types import SimpleNamespace
 
 import pytest
 
-import cli
-from agent.api import FramesAgent
-from agent.config import AgentConfig
-from agent.llm.testing import ScriptedLLM
-from eval.frames.autorater import Autorater
-from eval.frames.runner import Components, RunSettings, run_frames
-from eval.frames.systems import (
+from frames_agent import cli
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.eval.frames.autorater import Autorater
+from frames_agent.eval.frames.runner import Components, RunSettings, run_frames
+from frames_agent.eval.frames.systems import (
     CoverageChecker,
     Naive,
     Oracle,
     WikipediaFetcher,
     make_system,
 )
-from retrieval.errors import FramesAgentError
+from frames_agent.retrieval.errors import FramesAgentError
 
 TINY = str(Path(__file__).parents[2] / "fixtures" / "frames_tiny.tsv")
 # question id -> (a distinctive phrase, queries per step, the model's answer); 0, 1, 4 exact; 5 needs the judge
@@ -198,7 +198,7 @@ def test_cli_refuses_mixed_config_with_one_line(tmp_path, tiny_retriever, capsys
 
 
 def test_cli_set_reaches_the_run_config(tmp_path, tiny_retriever, monkeypatch):
-    monkeypatch.setattr("eval.frames.commands.build_components", builder(tiny_retriever))
+    monkeypatch.setattr("frames_agent.eval.frames.commands.build_components", builder(tiny_retriever))
     code = cli.main(["frames", "--data", TINY, "--out", str(tmp_path / "run"), "--model", "scripted", "--k", "2",
                      "--n", "2", "--n-docs", "3", "--limit", "1", "--no-progress", "--retrieval-only",
                      "--set", "proposer_docs=7", "--set", "proposer_titles_only=false"])
@@ -245,7 +245,7 @@ def test_naive_system_uses_no_documents(tmp_path, tiny_retriever):
 def test_naive_answer_prompt_has_no_documents(tiny_retriever):
     import asyncio
 
-    from eval.frames.datasets import load_questions
+    from frames_agent.eval.frames.datasets import load_questions
 
     llm = ScriptedLLM(responder=responder)
     question = load_questions(TINY).questions[0]
@@ -301,7 +301,7 @@ def test_records_and_report_say_which_passages_of_the_gold_articles_the_answer_s
 def test_oracle_online_fetches_once_and_caches_on_disk(tmp_path, tiny_retriever):
     import asyncio
 
-    from eval.frames.datasets import load_questions
+    from frames_agent.eval.frames.datasets import load_questions
 
     fake = FakeWikipedia()
     question = load_questions(TINY).questions[2]
@@ -347,7 +347,7 @@ def test_judge_none_leaves_non_exact_answers_unrated_and_rejudge_rates_them(tmp_
     assert "| accuracy 50.0%" not in line
 
     judge = ScriptedLLM(responder=responder)
-    monkeypatch.setattr("agent.llm.resolve_model", lambda spec, **kw: judge)
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda spec, **kw: judge)
     assert cli.main(["rejudge", str(outcome.out), "--judge", "scripted-judge"]) == 0
     assert "accuracy 66.7% (4/6)" in capsys.readouterr().out and len(judge.calls) == 3
     s = json.loads((outcome.out / "summary.json").read_text())
@@ -391,9 +391,9 @@ def test_report_on_a_non_run_directory_is_one_line(tmp_path, capsys):
 
 
 def test_compare_runs_each_prompt_into_its_own_dir(tmp_path, tiny_retriever, capsys, monkeypatch):
-    import eval.frames.commands
+    from frames_agent.eval.frames import commands as frames_commands
 
-    monkeypatch.setattr(eval.frames.commands, "build_components", builder(tiny_retriever))
+    monkeypatch.setattr(frames_commands, "build_components", builder(tiny_retriever))
     argv = ["compare", "--prompts", "vanilla", "planning", "--data", TINY, "--out", str(tmp_path / "cmp"),
             "--model", "scripted", "--k", "2", "--n", "2", "--n-docs", "3", "--no-progress"]
     assert cli.main(argv) == 0
@@ -429,7 +429,7 @@ def test_estimate_is_said_up_front_for_the_local_model(tmp_path, tiny_retriever)
 
 
 def test_estimate_counts_self_ask_calls():
-    from eval.frames.estimate import calls_per_question
+    from frames_agent.eval.frames.estimate import calls_per_question
 
     settings = SimpleNamespace(retrieval_only=False, n=5, system="oracle", judge="none", judge2=None, model="local:qwen")
     assert calls_per_question(settings, AgentConfig(sub_questions=3)) == (5, 0)
@@ -469,10 +469,10 @@ def test_a_run_from_before_index_fingerprints_adopts_the_current_one_once(tmp_pa
 
 
 def test_a_mistyped_judge_writes_no_config_so_the_corrected_rerun_runs(tmp_path, tiny_index, monkeypatch, capsys):
-    from agent.llm import spec
+    from frames_agent.agent.llm import spec
 
     real = spec.resolve_model
-    monkeypatch.setattr("agent.llm.resolve_model",
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model",
                         lambda s, **kw: ScriptedLLM(responder=responder) if s == "scripted" else real(s, **kw))
     out = tmp_path / "run"
     argv = ["frames", "--data", TINY, "--out", str(out), "--model", "scripted", "--k", "2", "--n", "2",
@@ -493,7 +493,7 @@ def test_a_directory_with_results_but_no_config_is_refused(tmp_path, tiny_retrie
 
 
 def test_a_run_where_every_question_failed_exits_non_zero(tmp_path, tiny_retriever, monkeypatch, capsys):
-    import eval.frames.commands
+    from frames_agent.eval.frames import commands as frames_commands
 
     class Broken:
         name = "multistep"
@@ -501,7 +501,7 @@ def test_a_run_where_every_question_failed_exits_non_zero(tmp_path, tiny_retriev
         async def run(self, question, answer=True):
             raise RuntimeError("model server gone")
 
-    monkeypatch.setattr(eval.frames.commands, "build_components", builder(tiny_retriever, wrap=lambda s: Broken()))
+    monkeypatch.setattr(frames_commands, "build_components", builder(tiny_retriever, wrap=lambda s: Broken()))
     code = cli.main(["frames", "--data", TINY, "--out", str(tmp_path / "run"), "--model", "scripted", "--k", "2",
                      "--n", "2", "--n-docs", "3", "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
@@ -514,7 +514,7 @@ def test_a_corrupt_title_table_fails_the_run_with_non_zero_exit(tmp_path, tiny_i
     index = tmp_path / "index"
     shutil.copytree(tiny_index, index)
     (index / "titles.tsv").write_text("this line has no tabs\n")
-    monkeypatch.setattr("agent.llm.resolve_model", lambda s, **kw: ScriptedLLM(responder=responder))
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda s, **kw: ScriptedLLM(responder=responder))
     code = cli.main(["frames", "--data", TINY, "--out", str(tmp_path / "run"), "--model", "scripted", "--k", "2",
                      "--n", "2", "--n-docs", "3", "--index", str(index), "--judge", "none", "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()

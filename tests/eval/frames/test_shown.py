@@ -1,10 +1,16 @@
 """What the answer saw (eval/frames/shown.py) on hand-made records, and the summary's reader/retrieval split."""
 from __future__ import annotations
 
-from eval.frames.metrics import run_summary
-from eval.frames.records import QuestionRecord
-from eval.frames.shown import MAX_RECORDED_CONTEXT, answer_figures, answer_in_text, gold_shown, recorded_context
-from eval.judge import Verdict
+from frames_agent.eval.frames.metrics import run_summary
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.shown import (
+    MAX_RECORDED_CONTEXT,
+    answer_figures,
+    answer_in_text,
+    gold_shown,
+    recorded_context,
+)
+from frames_agent.eval.judge import Verdict
 
 
 def test_answer_in_text_phrases_numbers_and_content_words():

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import cli
-from eval.frames.datasets import default_data, load_questions
-from eval.frames.runner import RunSettings, default_out
-from eval.frames.split import refuse_check, select, split_of
-from retrieval.errors import FramesAgentError, UsageError
+from frames_agent import cli
+from frames_agent.eval.frames.datasets import default_data, load_questions
+from frames_agent.eval.frames.runner import RunSettings, default_out
+from frames_agent.eval.frames.split import refuse_check, select, split_of
+from frames_agent.retrieval.errors import FramesAgentError, UsageError
 from tests.eval.frames.test_runner import TINY, run
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from eval.frames.systems import CoverageChecker, _wikipedia_page
+from frames_agent.eval.frames.systems import CoverageChecker, _wikipedia_page
 
 
 def test_wikipedia_fetch_uses_https(monkeypatch):

@@ -43,7 +43,7 @@ class Killer:
 
 
 def _killing(settings, agent_config, always: bool):
-    from eval.frames.commands import build_components
+    from frames_agent.eval.frames.commands import build_components
 
     components = build_components(settings, agent_config)
     components.system = Killer(components.system, Path(settings.out).parent / "killed", always)

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from eval.frames.runner import RunSettings
-from eval.sweep.answers import rouge_l, token_f1
-from eval.sweep.grid import cells, find_baseline, parse_grid
-from retrieval.errors import UsageError
+from frames_agent.eval.frames.runner import RunSettings
+from frames_agent.eval.sweep.answers import rouge_l, token_f1
+from frames_agent.eval.sweep.grid import cells, find_baseline, parse_grid
+from frames_agent.retrieval.errors import UsageError
 
 
 def test_cells_cover_the_product_first_axis_slowest_with_typed_settings():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import cli
+from frames_agent import cli
 from tests.eval.sweep.helpers import results, sweep_args, write_script
 
 ROOT = Path(__file__).resolve().parents[3]

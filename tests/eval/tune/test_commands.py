@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-import cli
+from frames_agent import cli
 
 
 @pytest.mark.parametrize("extra", [["--budget", "1"], ["--held-out", "1.5"], ["--candidates", "0"]])

@@ -5,14 +5,14 @@ import json
 
 import pytest
 
-from agent.api import FramesAgent
-from agent.config import AgentConfig
-from agent.llm.testing import ScriptedLLM, render_messages
-from agent.nodes import PLAN_VARIABLES
-from agent.prompts import load_prompt
-from eval.frames.datasets import Question
-from eval.tune.demos import candidate_sets, prompt_with_demos
-from eval.tune.runner import Tuner, TuneSettings, split
+from frames_agent.agent.api import FramesAgent
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.llm.testing import ScriptedLLM, render_messages
+from frames_agent.agent.nodes import PLAN_VARIABLES
+from frames_agent.agent.prompts import load_prompt
+from frames_agent.eval.frames.datasets import Question
+from frames_agent.eval.tune.demos import candidate_sets, prompt_with_demos
+from frames_agent.eval.tune.runner import Tuner, TuneSettings, split
 
 GOLD = {
     "Who is the mayor of the city where Marta Kowalczyk was born?": ("Marta Kowalczyk", "Brennick", "Tomas Ferrante"),
@@ -77,7 +77,7 @@ def test_tune_is_deterministic_given_the_seed(tiny_retriever, tmp_path):
 
 
 def test_demo_text_cannot_inject_prompt_variables():
-    from eval.tune.demos import Demo, DemoStep
+    from frames_agent.eval.tune.demos import Demo, DemoStep
 
     demo = Demo("q", "What is {question} in {k}?", 1.0, (DemoStep(1, "think {n}", ("a {b}",)),))
     text = prompt_with_demos(load_prompt("planning").text, [demo])

@@ -8,17 +8,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-import cli
-from retrieval.crag import (
+from frames_agent import cli
+from frames_agent.retrieval.crag import (
     CRAGClient,
     CRAGError,
     ToolSpec,
     parse_tool_spec,
     select_endpoints,
 )
-from retrieval.crag.data import CompanyTable, load_recorded
-from retrieval.crag.endpoints import BY_NAME, ENDPOINTS
-from retrieval.crag.server import ServerProcess, free_port
+from frames_agent.retrieval.crag.data import CompanyTable, load_recorded
+from frames_agent.retrieval.crag.endpoints import BY_NAME, ENDPOINTS
+from frames_agent.retrieval.crag.server import ServerProcess, free_port
 from tests.shared_data import CRAG_DATA, RECORDINGS, needs_crag, require
 
 RECORDED = json.loads(RECORDINGS.read_text())["calls"] if RECORDINGS.is_file() else []

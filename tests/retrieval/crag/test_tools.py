@@ -6,14 +6,14 @@ import json
 import pytest
 from langchain_core.tools import ToolException
 
-from agent import AgentConfig, FramesAgent
-from agent.llm.testing import ScriptedLLM
-from retrieval.crag import CRAGClient, CRAGError, build_tools
-from retrieval.crag.data import load_recorded
-from retrieval.crag.endpoints import BY_NAME
-from retrieval.crag.render import compact, number, render
-from retrieval.crag.server import ServerProcess, free_port
-from retrieval.crag.tools import CRAGToolError, call_id, crag_tools, result_document
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.retrieval.crag import CRAGClient, CRAGError, build_tools
+from frames_agent.retrieval.crag.data import load_recorded
+from frames_agent.retrieval.crag.endpoints import BY_NAME
+from frames_agent.retrieval.crag.render import compact, number, render
+from frames_agent.retrieval.crag.server import ServerProcess, free_port
+from frames_agent.retrieval.crag.tools import CRAGToolError, call_id, crag_tools, result_document
 from tests.shared_data import CRAG_DATA, RECORDINGS, needs_crag, require
 
 RECORDED = load_recorded(RECORDINGS) if RECORDINGS.is_file() else []

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from retrieval.dense import (
+from frames_agent.retrieval.dense import (
     DenseIndex,
     HybridRetriever,
     MiniLMEncoder,
@@ -16,8 +16,8 @@ from retrieval.dense import (
     rrf,
     store,
 )
-from retrieval.errors import RetrievalError
-from retrieval.types import Document
+from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.types import Document
 
 
 class HashEncoder:

@@ -7,11 +7,11 @@ import shutil
 
 import pytest
 
-from retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
-from retrieval.lucene.layout import MANIFEST_FILE
-from retrieval.lucene.searcher import BM25Retriever
-from retrieval.lucene.titles import ALIASES_FILE, TitleTable, canonical_redirects, canonical_title
-from retrieval.types import Document
+from frames_agent.retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
+from frames_agent.retrieval.lucene.layout import MANIFEST_FILE
+from frames_agent.retrieval.lucene.searcher import BM25Retriever
+from frames_agent.retrieval.lucene.titles import ALIASES_FILE, TitleTable, canonical_redirects, canonical_title
+from frames_agent.retrieval.types import Document
 
 QUERY = "Olse River Port Alder"
 KEPT = {"olse-2025", "gannet-arena", "port-alder-full", "red-kite-band", "red-kite-bird", "kestrel"}

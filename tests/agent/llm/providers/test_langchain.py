@@ -5,10 +5,10 @@ import langchain.chat_models.base as lc
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from agent.llm import resolve_model
-from agent.llm.errors import LLMError, MissingPackageError, ModelSpecError
-from agent.llm.providers import langchain as provider
-from retrieval.errors import InstallError
+from frames_agent.agent.llm import resolve_model
+from frames_agent.agent.llm.errors import LLMError, MissingPackageError, ModelSpecError
+from frames_agent.agent.llm.providers import langchain as provider
+from frames_agent.retrieval.errors import InstallError
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_construction_failures_are_one_line(fake_providers, monkeypatch):
 
 
 def test_the_cli_reports_a_missing_package_in_one_line_with_exit_2(fake_providers, capsys):
-    from cli import main
+    from frames_agent.cli import main
 
     assert main(["llm", "hello", "--model", "absentprov:m", "--no-cache"]) == 2
     err = capsys.readouterr().err

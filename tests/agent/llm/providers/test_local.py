@@ -6,8 +6,8 @@ import asyncio
 import pytest
 from pydantic import BaseModel, Field
 
-from agent.llm import UsageTracker, astructured, resolve_model, structured, weights
-from agent.llm.providers.local import RuntimePool
+from frames_agent.agent.llm import UsageTracker, astructured, resolve_model, structured, weights
+from frames_agent.agent.llm.providers.local import RuntimePool
 
 pytestmark = pytest.mark.slow
 
@@ -45,8 +45,8 @@ def test_smollm2_plain_streamed_and_structured(pool, tmp_path):
 
 def test_smollm2_structured_answer_through_the_grammar_is_parseable(pool):
     """The answer step's JSON schema reaches llama.cpp as a grammar: even a 135M model's reply is {reasoning, answer}."""
-    from agent import AgentConfig, FramesAgent
-    from retrieval.types import Document
+    from frames_agent.agent import AgentConfig, FramesAgent
+    from frames_agent.retrieval.types import Document
 
     llm = resolve_model("local:smollm2-135m", runtime_pool=pool)
     agent = FramesAgent(llm, None, config=AgentConfig.for_model(llm))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.llm.errors import LLMError
-from agent.llm.providers.local import LocalRuntime, RuntimePool, RuntimeSettings
+from frames_agent.agent.llm.errors import LLMError
+from frames_agent.agent.llm.providers.local import LocalRuntime, RuntimePool, RuntimeSettings
 
 xllamacpp = pytest.importorskip("xllamacpp")
 

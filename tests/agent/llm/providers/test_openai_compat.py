@@ -9,8 +9,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, Field
 
-from agent.llm import UsageTracker, resolve_model, structured
-from agent.llm import errors as E
+from frames_agent.agent.llm import UsageTracker, resolve_model, structured
+from frames_agent.agent.llm import errors as E
 from tests.agent.llm.fake_openai import HTML, FakeOpenAI, completion, sse_chunks
 
 SECRET = "sk-test-SECRET-0123456789abcdef"

@@ -6,8 +6,8 @@ import os
 import time
 from pathlib import Path
 
-import cli
-from eval.frames.html import HTML_FILE, RunPage, write_page
+from frames_agent import cli
+from frames_agent.eval.frames.html import HTML_FILE, RunPage, write_page
 from tests.eval.frames.html.test_page import HOSTILE, hostile_record
 
 
@@ -50,7 +50,7 @@ def test_filter_open_a_trace_and_see_its_steps_and_gold_marks(browser, two_runs)
 def test_gold_found_but_not_shown_filter_keeps_exactly_those_questions(browser, two_runs):
     from selenium.webdriver.common.by import By
 
-    from eval.frames.runner import frames_run_dir
+    from frames_agent.eval.frames.runner import frames_run_dir
 
     records, _ = frames_run_dir(two_runs[0]).load_records()
     expected = sorted(i for i, r in records.items() if r.answer_context_recall is not None and r.answer_context_recall < 1)

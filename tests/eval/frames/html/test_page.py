@@ -4,12 +4,12 @@ from __future__ import annotations
 import json
 import re
 
-import cli
-from eval.frames.html import HTML_FILE, RunPage, render
-from eval.frames.html.data import passages, row, trace
-from eval.frames.html.markdown import to_html
-from eval.frames.records import QuestionRecord
-from eval.judge import Verdict
+from frames_agent import cli
+from frames_agent.eval.frames.html import HTML_FILE, RunPage, render
+from frames_agent.eval.frames.html.data import passages, row, trace
+from frames_agent.eval.frames.html.markdown import to_html
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.judge import Verdict
 
 HOSTILE = '</script><script>window.pwned=1</script><img src=x onerror="window.pwned=2"><!--'
 

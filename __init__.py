@@ -1,0 +1,46 @@
+"""frames-agent: FRAMES-style multi-step retrieval (Fact, Fetch, and Reason) as a LangGraph agent.
+
+The repository's root is the `frames_agent` package (pyproject.toml maps it), so the project's folders are its
+sub-packages: `frames_agent.agent`, `frames_agent.retrieval`, `frames_agent.index`, `frames_agent.eval` and the
+`frames_agent.cli` module. What most users import is re-exported here:
+
+    from frames_agent import FramesAgent, AgentConfig
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from frames_agent.retrieval.version import __version__
+
+if TYPE_CHECKING:
+    from frames_agent.agent import (
+        AgentConfig,
+        AgentError,
+        AgentEvent,
+        AgentInput,
+        AgentOutput,
+        AgentResult,
+        FramesAgent,
+        build_graph,
+    )
+    from frames_agent.retrieval import Document, FramesAgentError, Retriever
+
+_EXPORTS = {
+    "FramesAgent": "frames_agent.agent", "AgentConfig": "frames_agent.agent", "AgentError": "frames_agent.agent",
+    "AgentEvent": "frames_agent.agent", "AgentInput": "frames_agent.agent", "AgentOutput": "frames_agent.agent",
+    "AgentResult": "frames_agent.agent", "build_graph": "frames_agent.agent",
+    "Document": "frames_agent.retrieval", "FramesAgentError": "frames_agent.retrieval",
+    "Retriever": "frames_agent.retrieval",
+}
+__all__ = ["AgentConfig", "AgentError", "AgentEvent", "AgentInput", "AgentOutput", "AgentResult", "Document",
+           "FramesAgent", "FramesAgentError", "Retriever", "__version__", "build_graph"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: importing one light sub-module (frames_agent.retrieval.paths in a server process, say) must not load
+    # LangGraph through this package's __init__.
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'frames_agent' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
