@@ -32,7 +32,9 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with every package's subcommands (or only the package that serves `command`)."""
-    parser = _Parser(prog="cli.py", description=__doc__)
+    # `python cli.py` in a checkout, `frames-agent` once installed: usage lines name what the user typed.
+    prog = "cli.py" if os.path.basename(sys.argv[0]) == "cli.py" else "frames-agent"
+    parser = _Parser(prog=prog, description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     modules = [m for m, names in COMMAND_MODULES.items() if command in names] or list(COMMAND_MODULES)
     for name in modules:

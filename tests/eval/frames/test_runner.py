@@ -135,6 +135,16 @@ class Interrupting:
 
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_resume_after_kill_and_torn_line_loses_nothing_and_repeats_nothing(tmp_path, tiny_retriever, concurrency):
+    # As in a terminal: a shell starting pytest in the background (`cmd &`, no job control) leaves SIGINT ignored,
+    # and Python then never installs its KeyboardInterrupt handler.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _resume_after_kill(tmp_path, tiny_retriever, concurrency)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _resume_after_kill(tmp_path, tiny_retriever, concurrency):
     first: list[str] = []
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, tiny_retriever, concurrency=concurrency,

@@ -64,8 +64,21 @@ def test_every_record_field_is_embedded_as_data_never_as_markup():
 
 
 def test_markdown_links_only_to_relative_targets():
-    html = to_html("- [3](report.html#q=3) [x](javascript:alert(1))")
-    assert '<a href="report.html#q=3">3</a>' in html and "javascript:alert(1)\"" not in html and "<a href=\"java" not in html
+    html = to_html("- [3](report.html#q=3) [x](javascript:alert(1)) [y](//host/p) [z](HTTP://host) <https://host>")
+    assert '<a href="report.html#q=3">3</a>' in html and html.count("<a ") == 1 and "[x](javascript:alert(1))" in html
+
+
+def test_markdown_escapes_raw_html_and_shifts_headings_marks_tables_and_inlines_figures():
+    text = ("# Title\n\n<script>alert(1)</script>\n\n- **b** `c`\n\n| a | b |\n|---|---:|\n| <b>x</b> | 2 |\n\n"
+            "![plot](p.png)\n\n![gone](q.png)\n\n```\n<i>\n```")
+    html = to_html(text, lambda name: "data:image/png;base64,AAA" if name == "p.png" else None)
+    assert "<h2>Title</h2>" in html and "<h1" not in html  # the page's own title is the h1
+    assert "<script" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<li><strong>b</strong> <code>c</code></li>" in html
+    assert '<table class="md">' in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    assert '<img class="figure" alt="plot" src="data:image/png;base64,AAA">' in html
+    assert "<p>[gone]</p>" in html and html.count("<img") == 1  # no data URI: the alt text stays
+    assert "<pre><code>&lt;i&gt;\n</code></pre>" in html
 
 
 def test_rows_and_traces_carry_the_filters_and_the_gold_marks():
