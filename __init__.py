@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         AgentInput,
         AgentOutput,
         AgentResult,
+        AgentSettings,
         FramesAgent,
         build_graph,
     )
@@ -29,12 +30,12 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "FramesAgent": "frames_agent.agent", "AgentConfig": "frames_agent.agent", "AgentError": "frames_agent.agent",
     "AgentEvent": "frames_agent.agent", "AgentInput": "frames_agent.agent", "AgentOutput": "frames_agent.agent",
-    "AgentResult": "frames_agent.agent", "build_graph": "frames_agent.agent",
+    "AgentResult": "frames_agent.agent", "AgentSettings": "frames_agent.agent", "build_graph": "frames_agent.agent",
     "Document": "frames_agent.retrieval", "FramesAgentError": "frames_agent.retrieval",
     "Retriever": "frames_agent.retrieval",
 }
-__all__ = ["AgentConfig", "AgentError", "AgentEvent", "AgentInput", "AgentOutput", "AgentResult", "Document",
-           "FramesAgent", "FramesAgentError", "Retriever", "__version__", "build_graph"]
+__all__ = ["AgentConfig", "AgentError", "AgentEvent", "AgentInput", "AgentOutput", "AgentResult", "AgentSettings",
+           "Document", "FramesAgent", "FramesAgentError", "Retriever", "__version__", "build_graph"]
 
 
 def __getattr__(name: str) -> Any:

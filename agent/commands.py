@@ -4,18 +4,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from frames_agent.agent.llm.spec import DEFAULT_MODEL
 
-if TYPE_CHECKING:
-    from frames_agent.agent.api import FramesAgent
-    from frames_agent.agent.config import AgentConfig
-    from frames_agent.retrieval.types import Retriever
-
 
 def add_agent_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags shared by every command that runs the agent (ask, frames, compare)."""
+    """Flags shared by every command that runs the agent (ask, serve, mcp, frames, compare, sweep, tune); a command
+    turns them into AgentSettings with `AgentSettings.from_flags(vars(args))`."""
     parser.add_argument("--k", type=int, default=5, help="search queries per step (default 5)")
     parser.add_argument("--n", type=int, default=5, help="retrieval steps (default 5)")
     parser.add_argument("--n-docs", type=int, default=10, help="hits per query (default 10)")
@@ -59,69 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_ask)
 
 
-def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
-    """--set KEY=VALUE pairs as config fields: a value is read as JSON when it parses (5, 0.5, true, null), else text."""
-    import json
-
-    from frames_agent.agent.errors import AgentError
-
-    out: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key:
-            raise AgentError(f"--set {pair!r}: expected KEY=VALUE")
-        if key not in known:
-            raise AgentError(f"--set {key}: no such agent config field; known: {', '.join(sorted(known))}")
-        try:
-            out[key] = json.loads(raw)
-        except ValueError:
-            out[key] = raw
-    return out
-
-
-def agent_config(args: Any, **overrides: object) -> AgentConfig:
-    """AgentConfig from CLI flags (overrides win), with budgets sized for the model; bad values become one-line errors."""
-    from pydantic import ValidationError
-
-    from frames_agent.agent.config import AgentConfig
-    from frames_agent.agent.errors import AgentError
-
-    names = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout", "answer_prompt", "answer_budget",
-             "answer_passages", "calculator")
-    fields = {name: getattr(args, name) for name in names if hasattr(args, name)}
-    fields.update(parse_settings(getattr(args, "settings", None) or [], set(AgentConfig.model_fields)))
-    try:
-        return AgentConfig.for_model(args.model, **{**fields, **overrides})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise AgentError(f"--{'-'.join(map(str, err['loc'])).replace('_', '-')}: {err['msg']}") from None
-
-
-def build_agent(args: argparse.Namespace, cache: bool = True) -> FramesAgent:
-    """A FramesAgent wired from CLI flags: model, index, tools, config."""
-    from frames_agent.agent.api import FramesAgent
-    from frames_agent.agent.llm import resolve_model
-    from frames_agent.agent.llm.testing import scripted_from_env
-    from frames_agent.index.build import open_index
-    from frames_agent.retrieval.crag.tools import build_tools
-
-    config = agent_config(args)
-    use_wiki, tools = build_tools(args.tools)
-    bm25 = open_index(args.index, title_boost=config.title_boost, exact_title=config.exact_title) if use_wiki else None
-    retriever: Retriever | None = bm25
-    if bm25 is not None and config.dense_weight > 0:
-        from frames_agent.index.build import is_default_name
-        from frames_agent.retrieval.dense import open_hybrid
-
-        # The embedded index gets its vectors on first use, as it gets its Lucene index; others need `index dense`.
-        retriever = open_hybrid(bm25, config.dense_weight, build=is_default_name(args.index))
-    # Test processes (serve, mcp) get a scripted model through FRAMES_AGENT_TEST_SCRIPT instead of a real one.
-    llm = scripted_from_env() or resolve_model(args.model, base_url=args.base_url, cache=cache and not args.no_cache,
-                                               timeout=config.timeout)
-    return FramesAgent(llm, retriever, tools, config)
-
-
 def _print_event(event: Any) -> None:
     if event.kind == "step_started":
         print(f"\n── step {event.step}", flush=True)
@@ -138,9 +71,10 @@ def _print_event(event: Any) -> None:
 def run_ask(args: argparse.Namespace) -> int:
     """Answer one question; stream the steps, or print the --json object."""
     from frames_agent.agent.limits import check_text
+    from frames_agent.agent.settings import AgentSettings
 
     args.question = check_text(args.question)  # the limits of every entry point, before anything loads
-    agent = build_agent(args, cache=False)
+    agent = AgentSettings.from_flags(vars(args), cache=False).build_agent()
     if args.json:
         print(json.dumps(agent.invoke(args.question).summary(), ensure_ascii=False))
         return 0

@@ -107,3 +107,28 @@ def test_code_imports_itself_only_through_the_frames_agent_namespace():
                      else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
             bad += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}" for n in names if n.split(".")[0] in old]
     assert not bad, bad
+
+
+def test_no_argparse_namespace_crosses_into_the_agent_package():
+    # Issue 32: every entry point turns its own flags into AgentSettings (agent/settings.py) and passes AgentSettings
+    # or AgentConfig objects across packages; the old Namespace-taking helpers are gone and nothing builds one.
+    removed = {"agent_config", "build_agent", "parse_settings"}
+    sources = [ROOT / "cli.py", *(p for top in (*TOP, "tests", "bench") for p in sorted((ROOT / top).rglob("*.py")))]
+    bad = []
+    for path in sources:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == f"{NAMESPACE}.agent.commands":
+                bad += [f"{path.relative_to(ROOT)}:{node.lineno}: imports {a.name}" for a in node.names
+                        if a.name in removed]
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in {"argparse.Namespace", "Namespace"}:
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}: builds an argparse.Namespace")
+    commands = ast.parse((ROOT / "agent" / "commands.py").read_text(encoding="utf-8"))
+    defined = {node.name for node in commands.body if isinstance(node, ast.FunctionDef)}
+    assert not bad and not defined & removed, (bad, defined & removed)
+
+
+def test_agent_settings_is_the_one_assembly_point():
+    # The modules that build an agent from settings do it through AgentSettings, each from its own flags.
+    for module in ("agent/commands.py", "agent/serve/commands.py", "agent/serve/studio.py", "agent/mcp/commands.py",
+                   "eval/frames/runner.py", "eval/tune/commands.py", "eval/crag/runner.py"):
+        assert f"{NAMESPACE}.agent.settings" in imports_of(f"{NAMESPACE}." + module[:-3].replace("/", ".")), module

@@ -35,14 +35,14 @@ def run_mcp(args: argparse.Namespace) -> int:
     """Build the agent (index, model) first, then speak MCP on stdin/stdout until the client hangs up."""
     import logging
 
-    from frames_agent.agent.commands import build_agent
     from frames_agent.agent.mcp.server import build_server
+    from frames_agent.agent.settings import AgentSettings
 
     # An MCP host shows the server's stderr as its log: one INFO line per model request is noise there.
     for name in ("httpx", "httpcore", "openai"):
         logging.getLogger(name).setLevel(logging.WARNING)
     with stdout_to_stderr():
-        server = build_server(build_agent(args, cache=False))
+        server = build_server(AgentSettings.from_flags(vars(args), cache=False).build_agent())
     print("frames-agent MCP server ready on stdio", file=sys.stderr, flush=True)
     server.run("stdio")
     return 0

@@ -43,8 +43,8 @@ def run_serve(args: argparse.Namespace) -> int:
     """Bind the port, build the agent once, then serve it until interrupted."""
     from pydantic import ValidationError
 
-    from frames_agent.agent.commands import build_agent
     from frames_agent.agent.serve import ServeSettings, create_app
+    from frames_agent.agent.settings import AgentSettings
     from frames_agent.retrieval.errors import UsageError
     from frames_agent.retrieval.serving import bind, serve_on, url_of
 
@@ -57,9 +57,10 @@ def run_serve(args: argparse.Namespace) -> int:
     if not is_loopback(args.host) and not settings.token and not args.allow_open:
         raise UsageError(f"refusing to serve {args.host} without a token: set FRAMES_AGENT_TOKEN (clients send "
                          "'Authorization: Bearer <token>') or pass --allow-open")
+    agent = AgentSettings.from_flags(vars(args), cache=args.cache)  # bad flags fail before the port is bound
     with bind(args.host, args.port) as sock:  # first: a bad or busy port fails before the index and model load
-        app = create_app(build_agent(args, cache=args.cache), settings)
+        app = create_app(agent.build_agent(), settings)
         serve_on(app, sock, f"serving on {url_of(sock, args.host)} (POST /v1/ask, /v1/ask/stream, "
                  f"/v1/chat/completions, GET /v1/models; {'bearer token required' if settings.token else 'no token'}"
-                 f"; LLM cache {'on' if args.cache and not args.no_cache else 'off'})")
+                 f"; LLM cache {'on' if agent.cache else 'off'})")
     return 0

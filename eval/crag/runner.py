@@ -53,11 +53,12 @@ class CragSettings:
 
 def crag_agent_config(settings: CragSettings):
     """AgentConfig with the CRAG prompts and budgets sized for the model."""
-    from frames_agent.agent.commands import agent_config
+    from frames_agent.agent.settings import AgentSettings
 
     k = settings.k if settings.k is not None else (2 if settings.task == 2 else 1)
-    return agent_config(settings, k=k, n=1 if settings.n is None else settings.n, prompt="crag_planning",
-                        answer_prompt="crag_answer", variables={"query_time": NO_TIME})
+    n = 1 if settings.n is None else settings.n
+    return AgentSettings.from_flags(asdict(settings), k=k, n=n, prompt="crag_planning", answer_prompt="crag_answer",
+                                    variables={"query_time": NO_TIME}).config
 
 
 def crag_run_dir(path: Path) -> RunDir[CragRecord]:

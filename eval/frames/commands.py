@@ -96,14 +96,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def build_components(settings, agent_config):
-    """The agent, the chosen system, the coverage checker and the judge(s), wired from the settings."""
-    from frames_agent.agent.commands import build_agent
+    """The agent, the chosen system, the coverage checker and the judge(s), wired from the settings and the run's
+    AgentConfig (built once, by the command)."""
     from frames_agent.eval.frames.estimate import judge_spec
     from frames_agent.eval.frames.runner import Components
     from frames_agent.eval.frames.systems import CoverageChecker, WikipediaFetcher, make_system
     from frames_agent.retrieval.paths import cache_dir
 
-    agent = build_agent(settings, cache=not settings.no_cache)
+    agent = settings.agent(agent_config).build_agent()
     fetcher = WikipediaFetcher(cache_dir() / "wikipedia") if settings.system == "oracle" else None
     system = make_system(settings.system, agent, n_docs=agent_config.n_docs, fetcher=fetcher)
     raters = [_rater(agent, spec, settings) for spec in (judge_spec(settings), settings.judge2)]
@@ -153,13 +153,12 @@ def run_frames_command(args: argparse.Namespace) -> int:
     """Run (or resume) one evaluation and print its figures."""
     import sys
 
-    from frames_agent.agent.commands import agent_config
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import RunSettings, default_out
 
     settings = RunSettings.from_args(args)
     settings.out = settings.out or str(default_out(settings))
-    job = (settings, agent_config(settings))
+    job = (settings, settings.agent().config)
     [outcome] = make_executor(args).run([job], build_components, lambda s: print(s, file=sys.stderr))
     print(one_line(outcome.out, outcome.summary))
     check_not_all_failed(outcome.summary, outcome.out)
@@ -175,7 +174,6 @@ def run_compare_command(args: argparse.Namespace) -> int:
     import sys
     from dataclasses import replace
 
-    from frames_agent.agent.commands import agent_config
     from frames_agent.eval.frames.compare import comparison
     from frames_agent.eval.frames.comparison import write_compared
     from frames_agent.eval.frames.executors import make_executor
@@ -190,7 +188,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
         raise FramesAgentError(f"--prompts names two variants the same way ({', '.join(slugs)}); rename a file")
     root = Path(base.out) if base.out else Path("runs") / ("compare-" + default_out(base).name.split("-", 2)[-1])
     settings = [replace(base, prompt=prompt, out=str(root / slug)) for prompt, slug in zip(args.prompts, slugs)]
-    outcomes = make_executor(args).run([(s, agent_config(s)) for s in settings], build_components,
+    outcomes = make_executor(args).run([(s, s.agent().config) for s in settings], build_components,
                                        lambda s: print(s, file=sys.stderr))
     runs = []
     for slug, outcome in zip(slugs, outcomes):

@@ -8,8 +8,9 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from frames_agent.agent.llm import DEFAULT_MODEL
 from frames_agent.agent.llm.errors import redact, redact_url
@@ -22,6 +23,10 @@ from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_
 from frames_agent.eval.frames.systems import CoverageChecker, System
 from frames_agent.eval.judge import Judge
 from frames_agent.eval.rundir import RunDir
+
+if TYPE_CHECKING:
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.agent.settings import AgentSettings
 
 
 @dataclass
@@ -56,13 +61,20 @@ class RunSettings:
     progress: bool = True
     timeout: float | None = None
     question_timeout: float | None = None
-    # --set KEY=VALUE pairs for any AgentConfig field (agent.commands.parse_settings reads them).
+    # --set KEY=VALUE pairs for any AgentConfig field (AgentSettings.from_flags reads them).
     settings: list[str] = field(default_factory=list)
 
     @classmethod
     def from_args(cls, args) -> RunSettings:
         """Settings from an argparse Namespace (unknown attributes ignored)."""
         return cls(**{k: getattr(args, k) for k in cls.__dataclass_fields__ if hasattr(args, k)})
+
+    def agent(self, config: AgentConfig | None = None) -> AgentSettings:
+        """The agent these settings run (model, index, tools, cache; the agent flags and --set read once, by
+        AgentSettings.from_flags); `config`, an AgentConfig built from them before, is used as it is."""
+        from frames_agent.agent.settings import AgentSettings
+
+        return AgentSettings.from_flags(asdict(self), config=config)
 
 
 @dataclass

@@ -41,7 +41,6 @@ def default_root(base: RunSettings, axes: list[Axis]) -> Path:
 def plan_sweep(base: RunSettings, axes: list[Axis], baseline: str | None = None,
                make_config: Callable[[RunSettings], object] | None = None) -> Sweep:
     """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
-    from frames_agent.agent.commands import agent_config
     from frames_agent.eval.frames.opening import check_settings
     from frames_agent.eval.frames.split import SPLITS
     from frames_agent.eval.frames.systems import SYSTEMS
@@ -58,7 +57,7 @@ def plan_sweep(base: RunSettings, axes: list[Axis], baseline: str | None = None,
             raise UsageError(f"--grid {bad[0]}={bad[1]}: choose from {', '.join(bad[2])}")
         try:
             check_settings(settings)
-            jobs.append((settings, (make_config or agent_config)(settings)))
+            jobs.append((settings, make_config(settings) if make_config else settings.agent().config))
         except FramesAgentError as exc:
             raise type(exc)(f"cell {cell.name}: {exc}") from None
     return Sweep(root=root, axes=axes, cells=grid, jobs=jobs, baseline=find_baseline(baseline, grid, axes))

@@ -50,7 +50,7 @@ def run_tune_command(args: argparse.Namespace) -> int:
     """Tune, write the prompt, and print what each candidate scored."""
     from dataclasses import asdict
 
-    from frames_agent.agent.commands import agent_config, build_agent
+    from frames_agent.agent.settings import AgentSettings
     from frames_agent.eval.frames.datasets import load_questions
     from frames_agent.eval.tune.runner import Tuner
     from frames_agent.retrieval.errors import UsageError
@@ -58,10 +58,11 @@ def run_tune_command(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     refuse_check(args.split, "tune")
     dataset = load_questions(args.train, split=args.split)
-    base = build_agent(args, cache=not args.no_cache)
+    agent = AgentSettings.from_flags(vars(args))
+    base = agent.build_agent()
     if base.retriever is None:
         raise UsageError("tune searches the Wikipedia index: keep wiki in --tools")
-    config = agent_config(args)
+    config = agent.config
 
     def make_agent(prompt_path: str):
         from frames_agent.agent.api import FramesAgent

@@ -6,7 +6,7 @@ import json
 
 from langgraph.graph.state import CompiledStateGraph
 
-from frames_agent.agent.serve.studio import settings
+from frames_agent.agent.settings import AgentSettings
 from tests.agent.serve.conftest import ROOT, write_script
 
 
@@ -35,5 +35,5 @@ def test_factory_named_by_langgraph_json_runs_a_question(tmp_path, tiny_index, m
 
 def test_settings_order_configurable_env_defaults():
     env = {"FRAMES_AGENT_MODEL": "gemini:gemini-2.5-flash", "FRAMES_AGENT_INDEX": "mine"}
-    out = settings({"configurable": {"index": "theirs", "n": 3}}, env)
-    assert (out["model"], out["index"], out["n"], out["k"]) == ("gemini:gemini-2.5-flash", "theirs", 3, 5)
+    out = AgentSettings.from_runnable_config({"configurable": {"index": "theirs", "n": 3}}, env=env)
+    assert (out.model, out.index, out.config.n, out.config.k) == ("gemini:gemini-2.5-flash", "theirs", 3, 5)

@@ -1,0 +1,155 @@
+"""AgentSettings: the one assembly point of the agent. Every entry point (ask, serve, studio, mcp, frames, compare,
+sweep, crag, tune) reads its source once, here, into one typed, frozen object, and builds the agent from it:
+
+    AgentSettings.from_flags(vars(args))            # command-line flags (or a dataclass's asdict) as a plain mapping
+    AgentSettings.from_runnable_config(config)      # a LangChain RunnableConfig's `configurable`, then the environment
+    settings.build_agent()                          # model, index, tools and AgentConfig wired into a FramesAgent
+
+Nothing outside a command module sees an argparse Namespace: packages pass AgentSettings or AgentConfig objects.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.errors import AgentError
+from frames_agent.agent.llm.spec import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+
+    from frames_agent.agent.api import FramesAgent
+    from frames_agent.retrieval.types import Retriever
+
+# The agent flags (agent.commands.add_agent_flags) that are AgentConfig fields; --set KEY=VALUE reaches any other.
+CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout", "answer_prompt",
+                "answer_budget", "answer_passages", "calculator")
+# What a run's `configurable` may set for the graph factory (agent/serve/studio.py declares them as StudioSettings),
+# and the environment variables read when it does not.
+CONFIGURABLE = ("model", "index", "tools", "k", "n", "n_docs", "prompt")
+ENV = {"model": "FRAMES_AGENT_MODEL", "index": "FRAMES_AGENT_INDEX", "tools": "FRAMES_AGENT_TOOLS"}
+
+
+def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
+    """--set KEY=VALUE pairs as config fields: a value is read as JSON when it parses (5, 0.5, true, null), else text."""
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise AgentError(f"--set {pair!r}: expected KEY=VALUE")
+        if key not in known:
+            raise AgentError(f"--set {key}: no such agent config field; known: {', '.join(sorted(known))}")
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
+
+
+def _checked(make: Callable[[], AgentConfig]) -> AgentConfig:
+    """The config `make` builds; a bad value becomes a one-line AgentError naming its flag (--n-docs: ...)."""
+    try:
+        return make()
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise AgentError(f"--{'-'.join(map(str, err['loc'])).replace('_', '-')}: {err['msg']}") from None
+
+
+class AgentSettings(BaseModel):
+    """What builds a FramesAgent: the model spec, its server, the index, the tools, the LLM call cache, and the
+    AgentConfig (budgets and deadlines sized for the model unless given)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = Field(DEFAULT_MODEL, description="model spec, e.g. gemini:gemini-2.5-flash, openai:gpt-4o-mini")
+    base_url: str | None = Field(None, description="OpenAI-compatible server for openai: models")
+    index: str = Field("default", description="index name or directory (default: the embedded index)")
+    tools: str = Field("wiki", description="wiki, crag, crag:<domain>, comma-separated")
+    cache: bool = Field(True, description="read and write the on-disk LLM call cache")
+    config: AgentConfig = Field(default_factory=AgentConfig, description="how the agent searches and answers")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sized_config(cls, data: Any) -> Any:
+        """Without a config, the defaults sized for the model (AgentConfig.for_model)."""
+        if isinstance(data, dict) and data.get("config") is None:
+            data = {**data, "config": AgentConfig.for_model(data.get("model") or DEFAULT_MODEL)}
+        return data
+
+    @classmethod
+    def from_flags(cls, values: Mapping[str, Any], *, config: AgentConfig | None = None, cache: bool = True,
+                   **overrides: object) -> AgentSettings:
+        """From flag values by name (`vars(args)`, or `dataclasses.asdict` of a run's settings; other names are
+        ignored, missing ones take the CLI's defaults): k, n, n_docs, prompt, adaptive, timeout, question_timeout,
+        answer_prompt, answer_budget, answer_passages, calculator, settings (--set KEY=VALUE pairs), model,
+        base_url, index, tools, no_cache.
+
+        The AgentConfig gets the flags, then --set, then `overrides` (None values keep the model's defaults), with
+        budgets sized for the model; `config`, when given, is used as it is (built before from the same flags).
+        `cache=False` turns the LLM call cache off whatever --no-cache says. Bad values are one-line AgentErrors.
+        """
+        model = values.get("model") or DEFAULT_MODEL
+        if config is None:
+            fields = {name: values[name] for name in CONFIG_FLAGS if name in values}
+            fields.update(parse_settings(list(values.get("settings") or []), set(AgentConfig.model_fields)))
+            config = _checked(lambda: AgentConfig.for_model(model, **{**fields, **overrides}))
+        return cls(model=model, base_url=values.get("base_url"), index=values.get("index") or "default",
+                   tools=values.get("tools") or "wiki", cache=cache and not values.get("no_cache"), config=config)
+
+    @classmethod
+    def from_runnable_config(cls, config: RunnableConfig | None = None, base: AgentSettings | None = None, *,
+                             env: Mapping[str, str] | None = None) -> AgentSettings:
+        """The settings a LangChain RunnableConfig asks for: its `configurable` (model, index, tools, k, n, n_docs,
+        prompt), over `base`; without a base, over FRAMES_AGENT_MODEL, FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS
+        (from `env`, default os.environ), over the CLI's defaults.
+
+        When `configurable` names another model than the base's, the base's config fields still at that model's
+        defaults are sized for the new model; fields the base set otherwise are kept.
+        """
+        configurable = (config or {}).get("configurable") or {}
+        asked = {key: configurable[key] for key in CONFIGURABLE if configurable.get(key) is not None}
+        if base is None:
+            env = os.environ if env is None else env
+            return cls.from_flags({**{key: env[var] for key, var in ENV.items() if env.get(var)}, **asked})
+        if not asked:
+            return base
+        model = str(asked.get("model", base.model))
+        fields: dict[str, Any] = {key: asked[key] for key in ("k", "n", "n_docs", "prompt") if key in asked}
+        if model != base.model:
+            sized = AgentConfig.for_model(base.model)
+            kept: dict[str, Any] = {name: value for name, value in base.config if value != getattr(sized, name)}
+            agent_config = _checked(lambda: AgentConfig.for_model(model, **{**kept, **fields}))
+        else:
+            agent_config = _checked(lambda: AgentConfig.model_validate({**base.config.model_dump(), **fields}))
+        return cls(model=model, base_url=base.base_url, index=str(asked.get("index", base.index)),
+                   tools=str(asked.get("tools", base.tools)), cache=base.cache, config=agent_config)
+
+    def build_agent(self) -> FramesAgent:
+        """A FramesAgent wired from these settings: the model, the index (hybrid with dense vectors when the config's
+        dense_weight is set), the tools and the config."""
+        from frames_agent.agent.api import FramesAgent
+        from frames_agent.agent.llm import resolve_model
+        from frames_agent.agent.llm.testing import scripted_from_env
+        from frames_agent.index.build import open_index
+        from frames_agent.retrieval.crag.tools import build_tools
+
+        config = self.config
+        use_wiki, tools = build_tools(self.tools)
+        bm25 = open_index(self.index, title_boost=config.title_boost, exact_title=config.exact_title) if use_wiki else None
+        retriever: Retriever | None = bm25
+        if bm25 is not None and config.dense_weight > 0:
+            from frames_agent.index.build import is_default_name
+            from frames_agent.retrieval.dense import open_hybrid
+
+            # The embedded index gets its vectors on first use, as it gets its Lucene index; others need `index dense`.
+            retriever = open_hybrid(bm25, config.dense_weight, build=is_default_name(self.index))
+        # Test processes (serve, mcp, studio) get a scripted model through FRAMES_AGENT_TEST_SCRIPT instead of a real one.
+        llm = scripted_from_env() or resolve_model(self.model, base_url=self.base_url, cache=self.cache,
+                                                   timeout=config.timeout)
+        return FramesAgent(llm, retriever, tools, config)
