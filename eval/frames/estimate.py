@@ -23,7 +23,8 @@ def calls_per_question(settings, agent_config=None) -> tuple[int, int]:
     # Self-ask answers with a decomposition call and up to sub_questions sub-answers before the answer itself.
     sub = getattr(agent_config, "sub_questions", 0)
     answer = 0 if settings.retrieval_only else 1 + (1 + sub if sub else 0)
-    system = settings.n + answer if settings.system == "multistep" else answer
+    steps = getattr(agent_config, "n", settings.n)  # --set n=... reaches the config, not the flag
+    system = steps + answer if settings.system == "multistep" else answer
     judges = (judge_spec(settings) != "none") + bool(settings.judge2 and not settings.retrieval_only)
     return system, judges
 
@@ -70,7 +71,7 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
             count_tokens(load_prompt("subanswer").text) + 2 * QUESTION_TOKENS + agent_config.sub_answer_budget,
             SUB_ANSWER_OUTPUT_TOKENS)
     judge = call_seconds(count_tokens(load_prompt("frames_judge").text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
-    planning = first_plan + (settings.n - 1) * later_plan if settings.system == "multistep" else 0
+    planning = first_plan + (agent_config.n - 1) * later_plan if settings.system == "multistep" else 0
     per_question = planning + (0 if settings.retrieval_only else answer) + judge_calls * judge
     return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
             f"{duration(questions * per_question)} (an estimate from ~{LOCAL_PROMPT_TPS:.0f} prompt and "

@@ -446,6 +446,14 @@ def test_estimate_counts_self_ask_calls():
     assert calls_per_question(settings, AgentConfig()) == (1, 0)
 
 
+def test_estimate_counts_the_steps_the_config_runs():
+    from frames_agent.eval.frames.estimate import calls_per_question
+
+    # `--set n=2` reaches AgentConfig.n while the --n flag stays 5: the agent plans twice.
+    settings = SimpleNamespace(retrieval_only=False, n=5, system="multistep", judge="none", judge2=None, model="x")
+    assert calls_per_question(settings, AgentConfig(n=2)) == (3, 0)
+
+
 # --- integrity: content identity, resolution before config, exit codes --------------------------------------------
 class Fingerprinted:
     """The tiny retriever under an index content fingerprint (the attribute BM25Retriever carries)."""
