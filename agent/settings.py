@@ -103,32 +103,16 @@ class AgentSettings(BaseModel):
                    tools=values.get("tools") or "wiki", cache=cache and not values.get("no_cache"), config=config)
 
     @classmethod
-    def from_runnable_config(cls, config: RunnableConfig | None = None, base: AgentSettings | None = None, *,
+    def from_runnable_config(cls, config: RunnableConfig | None = None, *,
                              env: Mapping[str, str] | None = None) -> AgentSettings:
-        """The settings a LangChain RunnableConfig asks for: its `configurable` (model, index, tools, k, n, n_docs,
-        prompt), over `base`; without a base, over FRAMES_AGENT_MODEL, FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS
-        (from `env`, default os.environ), over the CLI's defaults.
-
-        When `configurable` names another model than the base's, the base's config fields still at that model's
-        defaults are sized for the new model; fields the base set otherwise are kept.
-        """
+        """The settings a LangChain RunnableConfig asks for (a graph factory's): its `configurable` (model, index,
+        tools, k, n, n_docs, prompt), over FRAMES_AGENT_MODEL, FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS (from
+        `env`, default os.environ), over the CLI's defaults. A built agent reads a run's `configurable` itself
+        (agent/runtime.py)."""
         configurable = (config or {}).get("configurable") or {}
         asked = {key: configurable[key] for key in CONFIGURABLE if configurable.get(key) is not None}
-        if base is None:
-            env = os.environ if env is None else env
-            return cls.from_flags({**{key: env[var] for key, var in ENV.items() if env.get(var)}, **asked})
-        if not asked:
-            return base
-        model = str(asked.get("model", base.model))
-        fields: dict[str, Any] = {key: asked[key] for key in ("k", "n", "n_docs", "prompt") if key in asked}
-        if model != base.model:
-            sized = AgentConfig.for_model(base.model)
-            kept: dict[str, Any] = {name: value for name, value in base.config if value != getattr(sized, name)}
-            agent_config = _checked(lambda: AgentConfig.for_model(model, **{**kept, **fields}))
-        else:
-            agent_config = _checked(lambda: AgentConfig.model_validate({**base.config.model_dump(), **fields}))
-        return cls(model=model, base_url=base.base_url, index=str(asked.get("index", base.index)),
-                   tools=str(asked.get("tools", base.tools)), cache=base.cache, config=agent_config)
+        env = os.environ if env is None else env
+        return cls.from_flags({**{key: env[var] for key, var in ENV.items() if env.get(var)}, **asked})
 
     def build_agent(self) -> FramesAgent:
         """A FramesAgent wired from these settings: the model, the index (hybrid with dense vectors when the config's

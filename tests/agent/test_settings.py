@@ -108,21 +108,6 @@ def test_runnable_config_reads_os_environ_by_default(monkeypatch):
     assert AgentSettings.from_runnable_config({}).index == "from-env"
 
 
-def test_runnable_config_over_a_base():
-    base = AgentSettings.from_flags(cli_flags("--n", "3", "--index", "mine", "--no-cache", "--set", "plan_budget=500"))
-    assert AgentSettings.from_runnable_config({"configurable": {}}, base) is base
-    same_model = AgentSettings.from_runnable_config({"configurable": {"k": 2, "tools": "crag"}}, base)
-    assert (same_model.config.k, same_model.config.n, same_model.tools, same_model.index) == (2, 3, "crag", "mine")
-    assert same_model.cache is False and same_model.config.plan_budget == 500
-    hosted = AgentSettings.from_runnable_config({"configurable": {"model": HOSTED}}, base)
-    # What the base set stays; what it left at the model's defaults is sized for the new model.
-    assert (hosted.model, hosted.config.n, hosted.config.plan_budget) == (HOSTED, 3, 500)
-    assert hosted.config.answer_budget == AgentConfig.for_model(HOSTED).answer_budget
-    assert hosted.config.timeout == LARGE_MODEL_DEADLINES["timeout"]
-    with pytest.raises(AgentError, match="^--k: "):
-        AgentSettings.from_runnable_config({"configurable": {"k": 0}}, base)
-
-
 def test_the_studio_form_lists_what_a_runnable_config_may_set():
     from frames_agent.agent.serve.studio import StudioSettings
 
