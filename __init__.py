@@ -8,9 +8,9 @@ sub-packages: `frames_agent.agent`, `frames_agent.retrieval`, `frames_agent.inde
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from frames_agent.retrieval.lazy import lazy_exports
 from frames_agent.retrieval.version import __version__
 
 if TYPE_CHECKING:
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     )
     from frames_agent.retrieval import Document, FramesAgentError, Retriever
 
+# Lazy: importing one light sub-module (frames_agent.retrieval.paths in a server process, say) must not load
+# LangGraph through this package's __init__.
 _EXPORTS = {
     "FramesAgent": "frames_agent.agent", "AgentConfig": "frames_agent.agent", "AgentError": "frames_agent.agent",
     "AgentEvent": "frames_agent.agent", "AgentInput": "frames_agent.agent", "AgentOutput": "frames_agent.agent",
@@ -36,12 +38,4 @@ _EXPORTS = {
 }
 __all__ = ["AgentConfig", "AgentError", "AgentEvent", "AgentInput", "AgentOutput", "AgentResult", "AgentSettings",
            "Document", "FramesAgent", "FramesAgentError", "Retriever", "__version__", "build_graph"]
-
-
-def __getattr__(name: str) -> Any:
-    # Lazy: importing one light sub-module (frames_agent.retrieval.paths in a server process, say) must not load
-    # LangGraph through this package's __init__.
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'frames_agent' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -95,13 +95,17 @@ def test_report_and_runner_do_not_import_each_other():
     assert "frames_agent.eval.frames.report" in imports_of("frames_agent.eval.frames.opening")
 
 
+def _sources() -> list[Path]:
+    """Every Python file of the project: the package (root __init__ and cli too), its tests and benchmarks."""
+    return [ROOT / "cli.py", ROOT / "__init__.py",
+            *(p for top in (*TOP, "tests", "bench") for p in sorted((ROOT / top).rglob("*.py")))]
+
+
 def test_code_imports_itself_only_through_the_frames_agent_namespace():
     # The old top-level names also resolve from a checkout's root, as a second copy of every module (issue 32).
     old = {*TOP, "cli"}
-    sources = [ROOT / "cli.py", ROOT / "__init__.py",
-               *(p for top in (*TOP, "tests", "bench") for p in sorted((ROOT / top).rglob("*.py")))]
     bad = []
-    for path in sources:
+    for path in _sources():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
                      else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
@@ -113,9 +117,8 @@ def test_no_argparse_namespace_crosses_into_the_agent_package():
     # Issue 32: every entry point turns its own flags into AgentSettings (agent/settings.py) and passes AgentSettings
     # or AgentConfig objects across packages; the old Namespace-taking helpers are gone and nothing builds one.
     removed = {"agent_config", "build_agent", "parse_settings"}
-    sources = [ROOT / "cli.py", *(p for top in (*TOP, "tests", "bench") for p in sorted((ROOT / top).rglob("*.py")))]
     bad = []
-    for path in sources:
+    for path in _sources():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == f"{NAMESPACE}.agent.commands":
                 bad += [f"{path.relative_to(ROOT)}:{node.lineno}: imports {a.name}" for a in node.names

@@ -5,8 +5,9 @@
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from frames_agent.retrieval.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from frames_agent.agent.mcp.server import build_server
@@ -14,10 +15,4 @@ if TYPE_CHECKING:
 # Lazy: `cli.py --help` imports this package's commands module, which must not need the optional server packages.
 _EXPORTS = {"build_server": "frames_agent.agent.mcp.server"}
 __all__ = ["build_server"]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -5,8 +5,9 @@
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from frames_agent.retrieval.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from frames_agent.agent.serve.app import create_app
@@ -15,10 +16,4 @@ if TYPE_CHECKING:
 # Lazy: `cli.py --help` imports this package's commands module, which must not need the optional server packages.
 _EXPORTS = {"create_app": "frames_agent.agent.serve.app", "ServeSettings": "frames_agent.agent.serve.guard"}
 __all__ = ["ServeSettings", "create_app"]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)
