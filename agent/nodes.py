@@ -37,7 +37,7 @@ from frames_agent.retrieval.bm25 import terms
 from frames_agent.retrieval.bridges import traced_batch_search
 from frames_agent.retrieval.dense.encoder import Encoder
 from frames_agent.retrieval.errors import FramesAgentError
-from frames_agent.retrieval.passages import Rerank, query_terms
+from frames_agent.retrieval.passages import PASSAGE_WORDS, Rerank, query_terms
 from frames_agent.retrieval.selection import ContextSelection
 from frames_agent.retrieval.types import Document, Retriever
 
@@ -238,7 +238,8 @@ class Nodes:
             selection = self._selection(question, queries, cfg.answer_passages, rerank=self._rerank(question))
         elif cfg.answer_passages:
             # The question and the step queries pick each article's passages: FRAMES facts sit deep in long articles.
-            selection = ctx.Selection(query_terms(question, queries), cfg.answer_passages, cfg.passage_words,
+            selection = ctx.Selection(query_terms(question, queries), cfg.answer_passages,
+                                      cfg.passage_words or PASSAGE_WORDS,
                                       rerank=self._rerank(question))
         return ctx.render(context, budget, cfg.answer_doc_tokens, empty="(no documents)", selection=selection)
 

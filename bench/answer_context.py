@@ -3,6 +3,7 @@ prompt's passages under other selection settings.
 
 Run: python bench/answer_context.py RUN_DIR [RUN_DIR ...] [--index default] [--grid per_article=1,2,3,4]
      [--grid passage_words=60,80,120] [--grid context_selection=context,article] [--grid answer_budget=1600] ...
+     [--report-only]
 
 A run directory of `frames` (multistep, bm25 or oracle; retrieval-only is enough) gives, per question, its steps'
 queries and where each came from: the replay searches them again on the index (BM25 is deterministic) and merges the
@@ -10,7 +11,8 @@ hits as the agent does, so the context, ranks included, is the one the run had (
 index replays what the same queries find there). The oracle's context is its gold articles, BM25-R's the question's
 hits. For every combination of the grid's AgentConfig values it prints answer-context recall (gold articles found that
 the prompt shows), gold articles shown, `answer_in_prompt` (the gold answer's words or number in the prompt) and
-the selection's seconds per question, beside the run's own figures. Choose defaults with it on tuning questions only.
+the selection's seconds per question, beside the run's own figures. Choose defaults with it on tuning questions only:
+it refuses a run of `--split check` unless --report-only (measure settings already chosen on tune).
 """
 from __future__ import annotations
 
@@ -135,7 +137,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", default="default")
     parser.add_argument("--grid", action="append", default=[], help="KEY=V1,V2 over AgentConfig fields (repeatable)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    parser.add_argument("--report-only", action="store_true", help="measure only (allows runs of --split check)")
     args = parser.parse_args(argv)
+    from frames_agent.eval.frames.split import refuse_check
+    from frames_agent.retrieval.errors import FramesAgentError
+
+    try:
+        for run in args.runs:
+            split = json.loads((run / "config.json").read_text()).get("split", "all")
+            refuse_check(split, "bench/answer_context.py", args.report_only)
+    except (FramesAgentError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     for row in replay(args.runs, args.index, grid(args.grid)):
         if args.json:
             print(json.dumps(row))

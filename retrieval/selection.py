@@ -17,6 +17,9 @@ from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 
 # Joining two parts can merge tokens across the seam; reserve a little for it.
 SEPARATOR_TOKENS = 2
+# Passage size in a context too large for every lead to fit (bench/answer_context.py on tune questions: 40 words
+# showed the answer's words in more 70-article prompts than 30, 60 or 80).
+LARGE_CONTEXT_WORDS = 40
 # A first sentence longer than this is not worth its room in an article's header.
 _FIRST_SENTENCE_TOKENS = 60
 _FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)", re.DOTALL)
@@ -66,7 +69,9 @@ class ContextSelection:
     question: Sequence[str]
     queries: Sequence[str] = ()
     per_article: int = 3
-    words: int = PASSAGE_WORDS
+    # None: PASSAGE_WORDS where every article's lead fits in half the budget (few articles), LARGE_CONTEXT_WORDS
+    # otherwise (many articles: shorter passages put more distinct pieces of evidence in the same budget).
+    words: int | None = PASSAGE_WORDS
     question_weight: int = 2
     first_sentence: bool = True
     rerank: Rerank | None = None
@@ -169,10 +174,13 @@ def choose(articles: Sequence[Article], selection: ContextSelection, budget: int
            empty: str = "(no documents)") -> Chosen:
     """The best passages of the whole context under `budget` tokens, grouped by article (most relevant article
     first, passages in article order), each article under its title and, where it fits, its first sentence."""
-    passages = [split_passages(a.text, selection.words) or [""] for a in articles]
+    passages = [split_passages(a.text, selection.words or PASSAGE_WORDS) or [""] for a in articles]
+    if selection.words is None or selection.lead is None:
+        few = _leads_fit(passages, budget)
+        if selection.words is None and not few:
+            passages = [split_passages(a.text, LARGE_CONTEXT_WORDS) or [""] for a in articles]
+        selection = replace(selection, lead=few if selection.lead is None else selection.lead)
     picks = rank_passages(articles, passages, selection)
-    if selection.lead is None:
-        selection = replace(selection, lead=_leads_fit(passages, budget))
     fill = _Budget(articles, passages, selection, budget)
     counts: dict[int, int] = {}
     spare: list[Pick] = []

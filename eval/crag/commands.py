@@ -129,7 +129,8 @@ def run_from_args(args: Any) -> int:
                                                resolve_model(judge_spec, cache=True, timeout=config.timeout))
     tools, server = crag_tools_for(args.server) if args.task == 2 else ([], None)
     try:
-        summary = run(data, args.out, llm, judge, settings, tools, kg=kg_label(args.server, server))
+        summary = run(data, args.out, llm, judge, settings, tools, kg=kg_label(args.server, server),
+                      agent_config=config)
     finally:
         if server is not None:
             server.stop()

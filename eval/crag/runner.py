@@ -66,12 +66,14 @@ def crag_run_dir(path: Path) -> RunDir[CragRecord]:
     return RunDir(path, CragRecord.model_validate, lambda r: str(r.row))
 
 
-def run_config(settings: CragSettings, data: Path) -> dict:
-    """What two runs must share to write into the same OUT (--limit may differ): every setting and the data's hash."""
+def run_config(settings: CragSettings, data: Path, agent_config=None) -> dict:
+    """What two runs must share to write into the same OUT (--limit may differ): every setting and the data's hash
+    (`agent_config`, crag_agent_config(settings) computed before, is used as it is)."""
     # Deadlines may change between a run and its resumption, like --limit.
     loose = {"limit", "timeout", "question_timeout"}
     fields = {k: v for k, v in asdict(settings).items() if k not in loose}
-    return {"kind": "crag", **fields, "agent": crag_agent_config(settings).model_dump(exclude=loose),
+    agent_config = agent_config or crag_agent_config(settings)
+    return {"kind": "crag", **fields, "agent": agent_config.model_dump(exclude=loose),
             "data_fingerprint": file_fingerprint(data), "info": {"data": str(data)}}
 
 
@@ -146,16 +148,18 @@ def _rows(data: Path) -> Iterator[CragRow | RowError]:
 def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatModel | Judge | None,
         settings: CragSettings, tools: Sequence[BaseTool] = (),
         log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
-        kg: str | None = None) -> CragSummary:
+        kg: str | None = None, agent_config=None) -> CragSummary:
     """Answer and score rows, appending to OUT/results.jsonl (locked, resumable); returns and writes the summary.
 
-    `kg` says which knowledge graph answered the tools (a CRAG_SERVER URL, or the local recordings).
+    `kg` says which knowledge graph answered the tools (a CRAG_SERVER URL, or the local recordings); `agent_config`
+    is crag_agent_config(settings) when the caller built it already (built here otherwise).
     """
+    agent_config = agent_config or crag_agent_config(settings)
     data, run_dir = Path(data), crag_run_dir(Path(out))
     if not isinstance(judge, Judge):
         judge = CragJudge(judge, settings.judge, CragRules.named(settings.scoring, settings.alternatives))
     with run_dir.locked():
-        config = run_config(settings, data)
+        config = run_config(settings, data, agent_config)
         config["info"]["kg"] = kg_label(settings, kg)
         run_dir.check_config(config)
         items = _rows(data)
@@ -163,14 +167,13 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
         for note in notes:
             log(f"note: {note}")
         config = run_dir.write_config(config)
-        summary = _run_rows(items, records, run_dir, llm, judge, tools, settings, log)
+        summary = _run_rows(items, records, run_dir, llm, judge, tools, settings, agent_config, log)
         summary.data, summary.judge, summary.kg = str(data), judge_label(settings, config), config["info"]["kg"]
         run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary
 
 
-def _run_rows(items, records: dict[str, CragRecord], run_dir: RunDir, llm, judge: Judge, tools, settings, log):
-    config = crag_agent_config(settings)
+def _run_rows(items, records: dict[str, CragRecord], run_dir: RunDir, llm, judge: Judge, tools, settings, config, log):
     selected: list[str] = []
     ids: dict[str, int] = {}
     repeated, skipped, started = [], 0, time.perf_counter()

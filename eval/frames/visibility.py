@@ -28,7 +28,7 @@ def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSu
            else "articles by search rank, each with")
     return ["## What the answer could see", "",
             f"- Answer budget {agent.get('answer_budget')} tokens: {how} {agent.get('answer_passages')} passages of "
-            f"~{agent.get('passage_words')} words per article (more when few articles leave room).",
+            f"{_words(agent.get('passage_words'))} per article (more when few articles leave room).",
             f"- Gold articles in the context: {in_context}; shown to the answer: {seen}; share of each shown gold "
             f"article's tokens the answer saw: median {pct(median)}, range {pct(shown[0] if shown else 0)}–"
             f"{pct(shown[-1] if shown else 0)}.", *_seen_lines(summary)[2:]]
@@ -49,3 +49,10 @@ def _seen_lines(s: RunSummary) -> list[str]:
             f"{with_ci(s.answer_in_prompt, s.answer_in_prompt_ci)}.",
             f"- Wrong answers: {s.reader_failures} with the gold answer in the prompt (reader failures), "
             f"{s.retrieval_failures} without it (retrieval failures).", ""]
+
+
+def _words(words: object) -> str:
+    """The passage size a run's config names (unset: chosen by the context's size)."""
+    if words is None:
+        return "~80 words (few articles) or ~40 words (a larger context)"
+    return f"~{words} words"

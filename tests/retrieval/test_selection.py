@@ -79,3 +79,24 @@ def test_leads_are_shown_where_every_lead_fits_in_half_the_budget():
     forced = choose([article(i) for i in range(60)], _selection("When did the opera house open?", lead=True),
                     budget=1600)
     assert sum(0 in a.passages for a in forced.articles) >= len(forced.articles) - 1, "leads where room is left"
+
+
+def test_unset_passage_size_is_long_for_a_few_articles_and_short_for_many():
+    from frames_agent.retrieval.passages import PASSAGE_WORDS, split_passages
+    from frames_agent.retrieval.selection import LARGE_CONTEXT_WORDS
+
+    def article(i: int) -> Article:
+        return Article(key=f"k{i}", title=f"Town {i}", text=f"Town {i} is a town in Vell. " + FILLER * 10
+                       + f"The opera house of Town {i} opened in 19{i:02d}. " + FILLER * 3, order=i)
+
+    question = "When did the opera house open?"
+    for count, words in ((3, PASSAGE_WORDS), (60, LARGE_CONTEXT_WORDS)):
+        articles = [article(i) for i in range(count)]
+        chosen = choose(articles, _selection(question, words=None), budget=1600)
+        fixed = choose(articles, _selection(question, words=words), budget=1600)
+        assert chosen.text == fixed.text, f"{count} articles read as {words}-word passages"
+        assert chosen.articles[0].of == len(split_passages(articles[0].text, words))
+    many = [article(i) for i in range(60)]
+    short = choose(many, _selection(question, words=None), budget=1600)
+    long = choose(many, _selection(question, words=PASSAGE_WORDS), budget=1600)
+    assert len(short.articles) > len(long.articles), "shorter passages: more articles' evidence in the same budget"
