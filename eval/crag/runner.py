@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
@@ -23,6 +24,9 @@ from frames_agent.eval.crag.score import CragJudge, CragRules, figures
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.judge import Judge, Verdict
 from frames_agent.eval.rundir import RunDir, file_fingerprint
+
+if TYPE_CHECKING:
+    from frames_agent.agent.config import AgentConfig
 
 NO_TIME = "an unknown time"
 SUMMARY_FILE = "summary.json"
@@ -51,7 +55,7 @@ class CragSettings:
         return self.task == 2 or self.k is not None or self.n is not None
 
 
-def crag_agent_config(settings: CragSettings):
+def crag_agent_config(settings: CragSettings) -> AgentConfig:
     """AgentConfig with the CRAG prompts and budgets sized for the model."""
     from frames_agent.agent.settings import AgentSettings
 
@@ -66,13 +70,12 @@ def crag_run_dir(path: Path) -> RunDir[CragRecord]:
     return RunDir(path, CragRecord.model_validate, lambda r: str(r.row))
 
 
-def run_config(settings: CragSettings, data: Path, agent_config=None) -> dict:
-    """What two runs must share to write into the same OUT (--limit may differ): every setting and the data's hash
-    (`agent_config`, crag_agent_config(settings) computed before, is used as it is)."""
+def run_config(settings: CragSettings, data: Path, agent_config: AgentConfig) -> dict:
+    """What two runs must share to write into the same OUT (--limit may differ): every setting, the agent's config
+    (crag_agent_config(settings)) and the data's hash."""
     # Deadlines may change between a run and its resumption, like --limit.
     loose = {"limit", "timeout", "question_timeout"}
     fields = {k: v for k, v in asdict(settings).items() if k not in loose}
-    agent_config = agent_config or crag_agent_config(settings)
     return {"kind": "crag", **fields, "agent": agent_config.model_dump(exclude=loose),
             "data_fingerprint": file_fingerprint(data), "info": {"data": str(data)}}
 
@@ -148,7 +151,7 @@ def _rows(data: Path) -> Iterator[CragRow | RowError]:
 def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatModel | Judge | None,
         settings: CragSettings, tools: Sequence[BaseTool] = (),
         log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
-        kg: str | None = None, agent_config=None) -> CragSummary:
+        kg: str | None = None, agent_config: AgentConfig | None = None) -> CragSummary:
     """Answer and score rows, appending to OUT/results.jsonl (locked, resumable); returns and writes the summary.
 
     `kg` says which knowledge graph answered the tools (a CRAG_SERVER URL, or the local recordings); `agent_config`
@@ -173,7 +176,8 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
     return summary
 
 
-def _run_rows(items, records: dict[str, CragRecord], run_dir: RunDir, llm, judge: Judge, tools, settings, config, log):
+def _run_rows(items, records: dict[str, CragRecord], run_dir: RunDir, llm, judge: Judge, tools, settings,
+              config: AgentConfig, log):
     selected: list[str] = []
     ids: dict[str, int] = {}
     repeated, skipped, started = [], 0, time.perf_counter()

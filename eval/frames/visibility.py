@@ -6,6 +6,8 @@ from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.figures import num, pct, with_ci
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.retrieval.passages import PASSAGE_WORDS
+from frames_agent.retrieval.selection import LARGE_CONTEXT_WORDS
 
 
 def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSummary) -> list[str]:
@@ -54,5 +56,5 @@ def _seen_lines(s: RunSummary) -> list[str]:
 def _words(words: object) -> str:
     """The passage size a run's config names (unset: chosen by the context's size)."""
     if words is None:
-        return "~80 words (few articles) or ~40 words (a larger context)"
+        return f"~{PASSAGE_WORDS} words (few articles) or ~{LARGE_CONTEXT_WORDS} words (a larger context)"
     return f"~{words} words"
