@@ -7,12 +7,13 @@ With RUN_DIR (a recorded `frames` multistep run), each question's recorded model
 through the real agent (a scripted planner writes them again; the records keep no thoughts, so the proposer reads
 none), and the variant's proposer, question query and feedback add theirs to what those queries find: the model's
 queries stay as recorded, everything else follows the variant. Without RUN_DIR the planner writes nothing: step 1
-searches the question itself (the fallback, n_docs hits), then the proposer and the feedback queries fill every
-later step, a system without any model, on the questions of --data. For each AgentConfig combination of the grid it
-prints covered recall (95% bootstrap interval) after each step, articles read, gold found per query origin and,
-with --baseline (a BM25-R(100) run of the same questions: frames --system bm25 --n-docs 100 --retrieval-only
---split tune), covered recall minus BM25-R's at the same number of articles read. It chooses settings, so it
-refuses --split check unless --report-only (measure settings already chosen on tune).
+searches the question itself (the fallback, n_docs hits), then the proposer and the feedback queries fill every later
+step, a system without any model, on the questions of --data. A dense_weight above 0 searches through the hybrid
+retriever (BM25 fused with the index's MiniLM vectors: `python cli.py index dense` builds them). For each AgentConfig
+combination of the grid it prints covered recall (95% bootstrap interval) after each step, articles read, gold found
+per query origin and, with --baseline (a BM25-R(100) run of the same questions: frames --system bm25 --n-docs 100
+--retrieval-only --split tune), covered recall minus BM25-R's at the same number of articles read. It chooses
+settings, so it refuses --split check unless --report-only (measure settings already chosen on tune).
 """
 from __future__ import annotations
 
@@ -90,7 +91,12 @@ def replay(questions, scripts: dict, settings: dict, override: dict, retriever) 
 
     known = {k: v for k, v in settings.items() if k in AgentConfig.model_fields}
     config = AgentConfig(**{**known, "prompt": "planning", "adaptive": False, **override})
-    agent, coverage = FramesAgent(planner(scripts), retriever, config=config), CoverageChecker(retriever)
+    searcher = retriever
+    if config.dense_weight > 0:
+        from frames_agent.retrieval.dense import open_hybrid
+
+        searcher = open_hybrid(retriever, config.dense_weight)  # needs `python cli.py index dense` first
+    agent, coverage = FramesAgent(planner(scripts), searcher, config=config), CoverageChecker(retriever)
     records = []
     for question in questions:
         covered = asyncio.run(coverage.covered(question.gold_titles))

@@ -52,3 +52,19 @@ def test_the_bench_refuses_check_questions_unless_it_only_reports(tmp_path, caps
     assert main([str(_run_dir(tmp_path)), "--split", "check"]) == 2
     err = capsys.readouterr().err
     assert "refuses --split check" in err and "--report-only" in err and err.count("\n") == 1
+
+
+def test_a_dense_weight_searches_through_the_hybrid_retriever(tmp_path, tiny_index, capsys, monkeypatch):
+    import frames_agent.retrieval.dense as dense
+
+    opened = []
+
+    def fake_open_hybrid(bm25, weight):
+        opened.append(weight)
+        return bm25  # the wiring is under test, not the vectors (tests/retrieval/dense covers those)
+
+    monkeypatch.setattr(dense, "open_hybrid", fake_open_hybrid)
+    code = main([str(_run_dir(tmp_path)), "--index", str(tiny_index), "--split", "check", "--report-only", "--json",
+                 "--grid", "dense_weight=0,0.5"])
+    assert code == 0 and opened == [0.5], "only the variant with a dense weight opens the hybrid retriever"
+    assert len(capsys.readouterr().out.splitlines()) == 2
