@@ -155,8 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     source = f"model queries of {args.run}" if args.run else "no model (question, then proposer and feedback)"
     print(f"{len(questions)} {args.split} question(s); {source}", file=sys.stderr)
     for override in grid(args.grid):
-        result = row(json.dumps(override) if override else "recorded settings",
-                     replay(questions, scripts, settings, override, retriever), curve)
+        try:
+            records = replay(questions, scripts, settings, override, retriever)
+        except FramesAgentError as exc:  # e.g. a dense weight without the index's dense vectors
+            print(f"error: {exc}", file=sys.stderr)
+            retriever.close()
+            return 2
+        result = row(json.dumps(override) if override else "recorded settings", records, curve)
         if args.json:
             print(json.dumps(result))
             continue

@@ -68,3 +68,12 @@ def test_a_dense_weight_searches_through_the_hybrid_retriever(tmp_path, tiny_ind
                  "--grid", "dense_weight=0,0.5"])
     assert code == 0 and opened == [0.5], "only the variant with a dense weight opens the hybrid retriever"
     assert len(capsys.readouterr().out.splitlines()) == 2
+
+
+def test_a_dense_weight_without_dense_vectors_is_one_line(tmp_path, tiny_index, capsys, monkeypatch):
+    monkeypatch.setenv("FRAMES_AGENT_CACHE", str(tmp_path / "cache"))  # no dense vectors there
+    code = main([str(_run_dir(tmp_path)), "--index", str(tiny_index), "--split", "check", "--report-only",
+                 "--grid", "dense_weight=0.5"])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if not line.endswith("model queries of " + str(tmp_path / "multi"))]
+    assert code == 2 and len(errors) == 1 and errors[0].startswith("error: ") and "index dense" in errors[0]
