@@ -169,6 +169,9 @@ class AgentConfig(BaseModel):
     stop_when_stale: bool = Field(False, description="from step 2, stop searching after a step none of whose new "
                                   "articles has a passage that the answer's selection for the question alone shows "
                                   "under answer_budget: a step that brought nothing worth reading ends the loop")
+    max_articles: int | None = Field(None, ge=1, le=10000, description="articles the context may hold: a step "
+                                     "that would pass it adds its new articles best-ranked first (every query's top "
+                                     "hit before any second hit) until it is full; None = no limit")
     plan_sentences: int = Field(2, ge=0, le=10, description="sentences per document shown to the planner: those "
                                 "sharing most words with the queries (0 = each document's first tokens)")
     # The planning prompt asks for one short sentence; the grammar holds it to that (~35 tokens) so a small model

@@ -196,9 +196,10 @@ class Nodes:
 
     # --- merge ------------------------------------------------------------------------------------
     def merge(self, state: AgentState) -> dict:
-        """C <- C ∪ (D \\ C): only documents not yet in the context enter, deduped per article."""
+        """C <- C ∪ (D \\ C): only documents not yet in the context enter, deduped per article (at most max_articles)."""
         context = [replace(entry, documents=list(entry.documents)) for entry in state.get("context", [])]
-        added = ctx.merge(context, state.get("retrieved", []), state["step"])
+        added = ctx.merge(context, ctx.within(context, state.get("retrieved", []), self.config.max_articles),
+                          state["step"])
         record = state["steps"][-1]
         origins = doc_origins(record, state.get("retrieved", []))
         record = record.model_copy(update={"new_doc_ids": [d.id for d in added],

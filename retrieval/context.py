@@ -77,6 +77,22 @@ def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], st
     return added
 
 
+def within(context: Sequence[ContextEntry], found: Sequence[tuple[int, Document]],
+           limit: int | None) -> list[tuple[int, Document]]:
+    """`found` without the hits of new articles that would take the context past `limit` articles; the new articles
+    kept are the best-ranked (every query's top hit before any second hit, then query order), as `ordered` ranks."""
+    if limit is None:
+        return list(found)
+    known = {entry.key for entry in context}
+    first: dict[str, tuple[int, int]] = {}
+    for position, (rank, doc) in enumerate(found):
+        if doc.key not in known:
+            first[doc.key] = min(first.get(doc.key, (rank, position)), (rank, position))
+    room = max(0, limit - len(known))
+    kept = known | set(sorted(first, key=first.__getitem__)[:room])
+    return [(rank, doc) for rank, doc in found if doc.key in kept]
+
+
 def _whole(entry: ContextEntry) -> bool:
     """The entry holds its whole article: no passage of it is news."""
     return any(d.id == entry.key for d in entry.documents)

@@ -126,3 +126,18 @@ def test_a_step_that_brings_nothing_worth_reading_ends_the_loop(tiny_retriever):
     result = FramesAgent(ScriptedLLM(useful), tiny_retriever, config=AgentConfig(**base, stop_when_stale=True)).invoke(
         question, answer=False)
     assert len(result.steps) == 3
+
+
+def test_max_articles_bounds_the_context_over_every_step(tiny_retriever):
+    question = "Who is the mayor of the city where Marta Kowalczyk was born?"
+    plans = [{"thought": "t", "queries": ["Marta Kowalczyk", "Brennick"]}, {"thought": "t", "queries": ["Port Alder"]},
+             {"thought": "t", "queries": ["Kestrel Valley FC"]}]
+    base = dict(k=2, n=3, n_docs=3, propose_queries=False, question_query=False)
+    free = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=AgentConfig(**base)).invoke(question, answer=False)
+    bounded = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=AgentConfig(**base, max_articles=4)).invoke(
+        question, answer=False)
+    assert len({d.key for d in free.documents}) > 4
+    assert len({d.key for d in bounded.documents}) == 4 and len(bounded.steps) == 3
+    # Step 1's two top hits came first: each query's best article is read before any second hit.
+    top = [hits[0].key for hits in tiny_retriever.batch_search(["Marta Kowalczyk", "Brennick"], 3)]
+    assert set(top) <= {d.key for d in bounded.documents}
