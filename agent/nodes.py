@@ -20,7 +20,7 @@ from frames_agent.agent.errors import AgentError
 from frames_agent.agent.llm.calls import Structured
 from frames_agent.agent.prompts import Prompt
 from frames_agent.agent.proposer import Proposer, doc_origins
-from frames_agent.agent.queries import PlanReply, clean_queries
+from frames_agent.agent.queries import PlanReply, clean_queries, deeper_repeats
 from frames_agent.agent.state import (
     AgentOutput,
     AgentState,
@@ -109,7 +109,9 @@ class Nodes:
         cfg, plan = self.config, reply.value
         earlier = state.get("queries", [])
         model, dropped = clean_queries(plan.queries, earlier, cfg.k, cfg.max_query_words, cfg.drop_fanout)
-        queries, origins = self.proposer.choose(state, evidence, model, plan.thought)
+        repeats = deeper_repeats(state, dropped, cfg.k - len(model), cfg.repeat_docs)
+        queries, origins = self.proposer.choose(state, evidence, [*model, *repeats], plan.thought)
+        origins = ["repeat" if o == "model" and q in repeats else o for q, o in zip(queries, origins)]
         calls = [c for c in plan.tool_calls if c.name in self.tools][: cfg.max_tool_calls] if self.tools else []
         fallback = reply.fallback
         question = " ".join(state["question"].split()[:32])
@@ -121,7 +123,9 @@ class Nodes:
         fed = self.proposer.feedback(state, evidence, step, queries)
         queries, origins = [*queries, *fed], [*origins, *["feedback"] * len(fed)]
         filled = [q for q, o in zip(queries, origins) if o == "proposer"]
+        depths = [repeats[q] if o == "repeat" else 0 for q, o in zip(queries, origins)]
         record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
+                            query_depths=depths if any(depths) else [],
                             fallback=fallback, dropped_queries=dropped, filled_queries=filled, origins=origins,
                             errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [])
         _emit(QueriesPlanned(step=step, queries=queries, tool_calls=calls, fallback=fallback))
@@ -158,8 +162,9 @@ class Nodes:
             futures = [pool.submit(run_tool, self.tools, call, config) for call in calls]
             if queries and self.retriever is not None:
                 try:
-                    origins = state["steps"][-1].origins if state.get("steps") else []
-                    hits, update["query_hits"] = self._search(queries, origins, config, step)
+                    record = state["steps"][-1] if state.get("steps") else StepRecord(step=step)
+                    hits, update["query_hits"] = self._search(queries, record.origins, config, step,
+                                                              record.query_depths)
                 except FramesAgentError as exc:
                     raise AgentError(f"retrieval failed at step {step}: {exc}") from exc
                 found += hits
@@ -175,13 +180,14 @@ class Nodes:
         return {"retrieved": found, "steps": [record.model_copy(update=update)]}
 
     def _search(self, queries: list[str], origins: Sequence[str], config: RunnableConfig | None,
-                step: int = 1) -> tuple[list[tuple[int, Document]], list[int]]:
+                step: int = 1, depths: Sequence[int] = ()) -> tuple[list[tuple[int, Document]], list[int]]:
         """(rank, hit) pairs in query order, and the hits of each query: n_docs hits per query, proposer_docs per
-        proposer query, question_docs for the question query, feedback_docs per feedback query (one batch for
-        each size)."""
+        proposer query, question_docs for the question query, feedback_docs per feedback query, a repeat's own
+        depth (one batch for each size)."""
         assert self.retriever is not None, "searches run only with a retriever"
         cfg = self.config
-        sizes = [cfg.hits_for(origins[i] if i < len(origins) else "model", step) for i in range(len(queries))]
+        sizes = [depths[i] if i < len(depths) and depths[i] else
+                 cfg.hits_for(origins[i] if i < len(origins) else "model", step) for i in range(len(queries))]
         hits: dict[int, list[Document]] = {}
         for size in dict.fromkeys(sizes):
             positions = [i for i, n in enumerate(sizes) if n == size]

@@ -3,7 +3,7 @@ substance against earlier steps."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -107,3 +107,24 @@ def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int, max_words:
         seen.add(key)
         kept.append(query)
     return kept[:k], dropped
+
+
+def deeper_repeats(state: Mapping[str, Any], dropped: Sequence[str], room: int, extra: int) -> dict[str, int]:
+    """The model's repeated queries worth searching again (at most `room`, one per earlier query) -> hits to fetch:
+    every hit their earlier asks fetched plus `extra`, so the search brings the next hits of the same list. A repeat
+    is the model's way of saying the query still matters; dropping it leaves its slot to the proposer."""
+    if extra <= 0 or room <= 0:
+        return {}
+    fetched: dict[frozenset[str], int] = {}
+    first: dict[frozenset[str], str] = {}  # searched as first written, so that the deeper hits extend one list
+    for record in state.get("steps", []):
+        for query, hits in zip(record.queries, record.query_hits):
+            key = substance(query)
+            fetched[key] = max(fetched.get(key, 0), hits)  # one list: the deepest ask reached furthest
+            first.setdefault(key, query)
+    chosen: dict[str, int] = {}
+    for query in dropped:
+        key = substance(query)
+        if key in fetched and first[key] not in chosen and len(chosen) < room:
+            chosen[first[key]] = fetched[key] + extra
+    return chosen

@@ -23,8 +23,9 @@ class ToolCall(BaseModel):
 
 
 # Where a step's query came from: the planner model, the deterministic proposer, the fallback when the plan was
-# unusable, the whole question (question_query), or pseudo-relevance feedback from what was read (feedback_queries).
-QueryOrigin = Literal["model", "proposer", "fallback", "question", "feedback"]
+# unusable, the whole question (question_query), pseudo-relevance feedback from what was read (feedback_queries), or a
+# model query that repeats an earlier one, searched deeper (repeat_docs).
+QueryOrigin = Literal["model", "proposer", "fallback", "question", "feedback", "repeat"]
 
 
 class StepRecord(BaseModel):
@@ -37,12 +38,17 @@ class StepRecord(BaseModel):
     thought: str = ""
     # The plan reply was unusable and the agent fell back (e.g. to the question itself).
     fallback: bool = False
-    dropped_queries: list[str] = Field(default_factory=list, description="repeats of earlier queries, not run again")
+    dropped_queries: list[str] = Field(default_factory=list, description="the model's repeats of earlier "
+                                       "queries, as written: not run again (unless repeat_docs searched them deeper, "
+                                       "origin 'repeat')")
     filled_queries: list[str] = Field(default_factory=list, description="queries the proposer added")
     origins: list[QueryOrigin] = Field(
         default_factory=list, description="where each of `queries` came from, in the same order")
     query_hits: list[int] = Field(default_factory=list, description="hits each of `queries` returned, in the same "
                                   "order (before dedup against the context)")
+    query_depths: list[int] = Field(default_factory=list, description="hits asked for each of `queries` where it is "
+                                    "not its origin's count (a repeat's depth), in the same order; 0 or missing = "
+                                    "by origin")
     new_doc_origins: list[Literal[QueryOrigin, "tool"]] = Field(
         default_factory=list, description="where the query that brought each of `new_doc_ids` came from (the first "
         "query, in query order, whose hits held it; 'tool' for tool results), in the same order")

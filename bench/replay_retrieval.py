@@ -33,13 +33,14 @@ _STEP = re.compile(r"Step (\d+) of \d+\. Documents found so far")
 
 def model_queries(record: dict) -> list[list[str]]:
     """The recorded model queries of each step (older records without origins: the queries the proposer did not
-    fill)."""
+    fill), then its repeats of earlier queries (dropped, or searched deeper under repeat_docs: a variant decides)."""
     steps = []
     for step in record.get("steps", []):
         origins, filled = step.get("origins") or [], set(step.get("filled_queries") or [])
         queries = step.get("queries", [])
         steps.append([q for i, q in enumerate(queries)
-                      if (origins[i] == "model" if i < len(origins) else q not in filled)])
+                      if (origins[i] == "model" if i < len(origins) else q not in filled)]
+                     + list(step.get("dropped_queries") or []))
     return steps
 
 

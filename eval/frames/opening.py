@@ -88,14 +88,15 @@ def open_run(settings: RunSettings, agent_config, echo: Echo) -> Iterator[OpenRu
 
 
 def added_at_default(old: dict | None, config: dict, agent_config) -> tuple[str, ...]:
-    """Settings a run started before they existed did not record: at their default (the behaviour it had) they
-    are no change, so it resumes; any other value is refused by check_config as usual."""
+    """Settings a run started before they existed did not record: at the value that does what it did (their
+    default, or AgentConfig.BEFORE_FIELD's where the default changed the behaviour) they are no change, so it
+    resumes; any other value is refused by check_config as usual."""
     if old is None:
         return ()
-    fields = type(agent_config).model_fields
+    fields, before = type(agent_config).model_fields, getattr(type(agent_config), "BEFORE_FIELD", {})
     added = [] if "split" in old or config["split"] != "all" else ["split"]
     return (*added, *(f"agent.{k}" for k, v in config["agent"].items()
-                      if k not in old.get("agent", {}) and k in fields and v == fields[k].default))
+                      if k not in old.get("agent", {}) and k in fields and v == before.get(k, fields[k].default)))
 
 
 def _unrecorded(run_dir: RunDir, config: dict, echo: Echo) -> tuple[str, ...]:

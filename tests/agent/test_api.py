@@ -70,7 +70,8 @@ def test_exactly_k_times_n_searches(tiny_retriever):
 
 
 def test_documents_never_enter_twice(tiny_retriever):
-    # Step 2 repeats a query (dropped) and asks others that hit documents already in context.
+    # Step 2 repeats a query (searched again past its earlier hits) and asks others that hit documents already in
+    # context.
     llm = ScriptedLLM([plan("Brennick", "Olse River"), plan("brennick", "Brennick Olse", "Port Alder Olse"), "Answer: x"])
     config = AgentConfig(k=3, n=2, n_docs=5, propose_queries=False)
     result = FramesAgent(llm, tiny_retriever, config=config).invoke("Where is Brennick?")
@@ -79,7 +80,11 @@ def test_documents_never_enter_twice(tiny_retriever):
     step1, step2 = (set(s.new_doc_ids) for s in result.steps)
     assert not step1 & step2
     assert result.steps[1].dropped_queries == ["brennick"]
-    assert result.steps[1].queries == ["Brennick Olse", "Port Alder Olse"]
+    assert result.steps[1].queries == ["Brennick Olse", "Port Alder Olse", "Brennick"]
+    # Past the deepest earlier ask of the same words: the question itself ("Where is Brennick?", 20 hits asked).
+    assert result.steps[0].queries[-1] == "Where is Brennick?"
+    assert result.steps[1].origins == ["model", "model", "repeat"] and result.steps[1].query_depths == [
+        0, 0, max(result.steps[0].query_hits) + 3]
 
 
 def test_passages_of_one_article_count_once(tiny_passage_index):
@@ -167,7 +172,9 @@ def test_short_or_repeated_plans_are_topped_up_by_the_proposer(tiny_retriever):
     # Step 1 gives nothing usable, step 2 only repeats: the proposer's entities fill in, each marked as such.
     llm = ScriptedLLM(["", plan("Gannet Park"), "Answer: 1962"])
     # Any entity span may fill in here (the tiny index has few titles to name).
-    config = AgentConfig(k=3, n=2, n_docs=4, proposer_titles_only=False, proposer_min_shared=0, question_query=False)
+    # Repeats dropped (repeat_docs=0): the proposer takes their slots.
+    config = AgentConfig(k=3, n=2, n_docs=4, proposer_titles_only=False, proposer_min_shared=0, question_query=False,
+                         repeat_docs=0)
     result = FramesAgent(llm, tiny_retriever, config=config).invoke(
         "When did the stadium of Kestrel Valley FC, Gannet Park, open?")
     first, second = result.steps
@@ -196,7 +203,8 @@ def test_proposer_competes_for_slots_and_origins_follow_queries(tiny_retriever):
 
 def test_proposer_queries_fetch_proposer_docs_hits_each(tiny_retriever):
     counting = Sizes(tiny_retriever)
-    config = AgentConfig(k=3, n=2, n_docs=4, proposer_docs=1, proposer_titles_only=False, proposer_min_shared=0)
+    config = AgentConfig(k=3, n=2, n_docs=4, proposer_docs=1, proposer_titles_only=False, proposer_min_shared=0,
+                         repeat_docs=0)
     llm = ScriptedLLM(["", plan("Gannet Park"), "Answer: 1962"])
     result = FramesAgent(llm, counting, config=config).invoke("When did the stadium of Kestrel Valley FC, Gannet Park, open?")
     proposed = [q for step in result.steps for q, o in zip(step.queries, step.origins) if o == "proposer"]

@@ -141,3 +141,34 @@ def test_max_articles_bounds_the_context_over_every_step(tiny_retriever):
     # Step 1's two top hits came first: each query's best article is read before any second hit.
     top = [hits[0].key for hits in tiny_retriever.batch_search(["Marta Kowalczyk", "Brennick"], 3)]
     assert set(top) <= {d.key for d in bounded.documents}
+
+
+def test_a_repeated_model_query_brings_its_next_hits(tiny_retriever):
+    question = "Who is the mayor of the city where Marta Kowalczyk was born?"
+    plans = [{"thought": "t", "queries": ["Brennick"]}, {"thought": "t", "queries": ["brennick", "Marta Kowalczyk"]}]
+    base = dict(k=2, n=2, n_docs=1, propose_queries=False, question_query=False)
+    dropped = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=AgentConfig(**base, repeat_docs=0)).invoke(
+        question, answer=False)
+    deeper = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=AgentConfig(**base, repeat_docs=2)).invoke(
+        question, answer=False)
+    assert dropped.steps[1].origins == ["model"] and dropped.steps[1].dropped_queries == ["brennick"]
+    step = deeper.steps[1]
+    # Searched as first written, past the one hit step 1 read: its next hits are new articles.
+    assert step.queries == ["Marta Kowalczyk", "Brennick"] and step.origins == ["model", "repeat"]
+    assert step.query_depths == [0, 3] and step.query_hits[1] == 3
+    ranked = [d.key for d in tiny_retriever.search("Brennick", 3)]
+    assert set(ranked[1:]) <= {d.key for d in deeper.documents}
+    assert set(ranked[1:]) - {d.key for d in dropped.documents}, "dropping the repeat never reads them"
+    assert set(step.new_doc_origins) == {"model", "repeat"}
+
+
+def test_repeats_are_counted_once_searched_past_the_deepest_ask_and_only_where_there_is_room():
+    from frames_agent.agent.queries import deeper_repeats
+
+    steps = [StepRecord(step=1, queries=["Sony", "Walkman"], query_hits=[10, 10]),
+             StepRecord(step=2, queries=["Sony"], origins=["repeat"], query_hits=[15], query_depths=[15])]
+    state = {"steps": steps}
+    assert deeper_repeats(state, ["the Sony", "sony", "Walkman", "Channel Tunnel"], room=5, extra=5) == {
+        "Sony": 20, "Walkman": 15}  # one ask per earlier query; a query never searched is not a repeat
+    assert deeper_repeats(state, ["Walkman", "Sony"], room=1, extra=5) == {"Walkman": 15}
+    assert deeper_repeats(state, ["Sony"], room=5, extra=0) == {} == deeper_repeats(state, ["Sony"], room=0, extra=5)

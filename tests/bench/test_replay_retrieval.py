@@ -17,6 +17,15 @@ def test_model_queries_are_the_recorded_model_ones():
     assert model_queries(record) == [["a"], ["d"]]
 
 
+def test_the_model_repeats_are_replayed_after_its_new_queries():
+    # The model repeated "a": dropped, or searched deeper as origin "repeat" (still listed as dropped, in the model's
+    # words): the variant replayed decides which.
+    record = {"steps": [{"queries": ["a"], "origins": ["model"]},
+                        {"queries": ["b", "a"], "origins": ["model", "repeat"], "dropped_queries": ["A"]},
+                        {"queries": ["c"], "origins": ["model"], "dropped_queries": ["a", "b"]}]}
+    assert model_queries(record) == [["a"], ["b", "A"], ["c", "a", "b"]]
+
+
 def _run_dir(tmp_path):
     run = tmp_path / "multi"
     run.mkdir()

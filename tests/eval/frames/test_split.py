@@ -80,6 +80,27 @@ def test_a_run_recorded_before_the_split_and_new_fields_resumes_at_their_default
         run(tmp_path, tiny_retriever, split="tune")
 
 
+def test_a_run_recorded_before_a_default_that_changed_behaviour_resumes_only_with_the_old_behaviour(
+        tmp_path, tiny_retriever):
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.eval.frames.runner import run_frames
+    from tests.eval.frames.test_runner import builder, settings
+
+    def resume(**agent):
+        s = settings(tmp_path, limit=3)
+        return run_frames(s, AgentConfig(k=s.k, n=s.n, n_docs=s.n_docs, prompt=s.prompt, **agent),
+                          build=builder(tiny_retriever), echo=lambda line: None)
+
+    run(tmp_path, tiny_retriever, limit=2)
+    path = tmp_path / "run" / "config.json"
+    config = json.loads(path.read_text())
+    del config["agent"]["repeat_docs"]  # recorded before repeats were searched deeper: they were dropped
+    path.write_text(json.dumps(config))
+    with pytest.raises(FramesAgentError, match=r"\(agent.repeat_docs was None, now 3\)"):
+        resume()
+    assert resume(repeat_docs=0).ran == 1
+
+
 def test_tuning_refuses_the_check_questions_in_one_line(tmp_path, capsys):
     argv = ["tune", "--train", TINY, "--out", str(tmp_path / "p.txt"), "--split", "check"]
     assert cli.main(argv) == 2
