@@ -42,3 +42,19 @@ def test_the_bench_refuses_check_runs_unless_it_only_reports(tmp_path, tiny_inde
     err = capsys.readouterr().err
     assert "refuses --split check" in err and "--report-only" in err and err.count("\n") == 1
     assert main([str(run), "--index", str(tiny_index), "--report-only", "--json"]) == 0
+
+
+def test_contexts_are_rebuilt_as_the_merge_node_read_them(tiny_retriever):
+    from bench.answer_context import rebuild
+
+    # Step 2 searched "Brennick" again 3 hits past the 1 that step 1 read (a repeat): the rebuilt context holds them.
+    steps = [{"step": 1, "queries": ["Brennick"], "origins": ["model"]},
+             {"step": 2, "queries": ["Brennick"], "origins": ["repeat"], "query_depths": [4]}]
+    context, _ = rebuild({"steps": steps}, "multistep", {"n_docs": 1}, tiny_retriever)
+    assert {e.key for e in context} == {d.key for d in tiny_retriever.search("Brennick", 4)}
+    bounded, _ = rebuild({"steps": steps}, "multistep", {"n_docs": 1, "max_articles": 2}, tiny_retriever)
+    assert len(bounded) == 2
+    # A record without depths (written before they were recorded): a repeat read as many hits as it returned.
+    steps[1] = {"step": 2, "queries": ["Brennick"], "origins": ["repeat"], "query_hits": [4]}
+    older, _ = rebuild({"steps": steps}, "multistep", {"n_docs": 1}, tiny_retriever)
+    assert {e.key for e in older} == {e.key for e in context}

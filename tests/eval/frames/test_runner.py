@@ -106,6 +106,8 @@ def test_multistep_run_writes_results_summary_report_and_plots(tmp_path, tiny_re
     assert records["2"]["covered_titles"] == ["Punxsutawney Phil", "Groundhog Day"]
     assert records["2"]["recall"] == pytest.approx(2 / 3) and records["2"]["covered_recall"] == 1.0
     assert records["5"]["verdict"]["method"] == "judge" and records["5"]["correct"] is True
+    # What a replay needs to rebuild each step: the hits each query returned and a repeat's own depth.
+    assert all({"query_hits", "query_depths", "origins"} <= set(step) for r in records.values() for step in r["steps"])
     assert json.loads((out / "summary.json").read_text())["accuracy"] == pytest.approx(4 / 6)
     report = (out / "report.md").read_text()
     assert "coverage 87.5%" in report and "accuracy_by_type.png" in report and "recall_by_step.png" in report
