@@ -1,6 +1,7 @@
 """Typed agent configuration, with budgets sized for the model that reads the prompts."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -222,6 +223,12 @@ class AgentConfig(BaseModel):
             return self.n_docs * step + ((self.question_docs or self.n_docs) if self.question_query else 0)
         sizes = {"proposer": self.proposer_docs, "question": self.question_docs, "feedback": self.feedback_docs}
         return sizes.get(origin) or self.n_docs
+
+    def step_hits(self, count: int, origins: Sequence[str], depths: Sequence[int], step: int = 1) -> list[int]:
+        """Hits fetched for each of a step's `count` queries: its recorded depth (a repeat's), else its origin's
+        count (a query without a recorded origin is the model's)."""
+        return [(depths[i] if i < len(depths) else 0) or self.hits_for(origins[i] if i < len(origins) else "model", step)
+                for i in range(count)]
 
     @classmethod
     def for_model(cls, model: Any, **overrides: object) -> AgentConfig:

@@ -185,9 +185,7 @@ class Nodes:
         proposer query, question_docs for the question query, feedback_docs per feedback query, a repeat's own
         depth (one batch for each size)."""
         assert self.retriever is not None, "searches run only with a retriever"
-        cfg = self.config
-        sizes = [depths[i] if i < len(depths) and depths[i] else
-                 cfg.hits_for(origins[i] if i < len(origins) else "model", step) for i in range(len(queries))]
+        sizes = self.config.step_hits(len(queries), origins, depths, step)
         hits: dict[int, list[Document]] = {}
         for size in dict.fromkeys(sizes):
             positions = [i for i, n in enumerate(sizes) if n == size]

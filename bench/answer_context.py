@@ -60,14 +60,15 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
         origins, depths, hits = step.get("origins") or [], step.get("query_depths") or [], step.get("query_hits") or []
         if not depths and "repeat" in origins and len(hits) == len(origins):  # recorded before depths were
             depths = [n if o == "repeat" else 0 for n, o in zip(hits, origins)]
+        queries_run = step.get("queries", [])
+        sizes = ([cfg.n_docs] * len(queries_run) if system == "bm25"
+                 else cfg.step_hits(len(queries_run), origins, depths, step.get("step", 1)))
         found = []
-        for i, query in enumerate(step.get("queries", [])):
-            size = cfg.n_docs if system == "bm25" else (depths[i] if i < len(depths) and depths[i] else cfg.hits_for(
-                origins[i] if i < len(origins) else "model", step.get("step", 1)))
+        for query, size in zip(queries_run, sizes):
             found += list(enumerate(retriever.search(query, size)))
         # As the merge node reads them: a repeat's own depth, and the context's bound when the run set one.
         ctx.merge(context, ctx.within(context, found, cfg.max_articles), step=step.get("step", 1))
-        queries += [q for q in step.get("queries", []) if system != "bm25"]
+        queries += [q for q in queries_run if system != "bm25"]
     return context, queries
 
 

@@ -106,6 +106,8 @@ def test_feedback_queries_fetch_feedback_docs_hits_each(tiny_retriever):
     assert [config.hits_for(o) for o in ("model", "proposer", "question", "feedback")] == [2, 1, 20, 1]
     # The fallback (the question again) goes deeper each step: the next n_docs past what the question brought.
     assert config.hits_for("fallback", 3) == 2 * 3 and AgentConfig(n_docs=10).hits_for("fallback", 2) == 20 + 20
+    # A step's sizes: a recorded depth wins (a repeat's), else the origin's count; an unrecorded origin is the model's.
+    assert config.step_hits(4, ["proposer", "repeat", "feedback"], [0, 7]) == [1, 7, 1, 2]
     result = FramesAgent(ScriptedLLM(plans), tiny_retriever, config=config).invoke(
         "Who is the mayor of the city where Marta Kowalczyk was born?", answer=False)
     assert result.steps[1].origins == ["model", "proposer", "feedback"] and result.steps[1].query_hits == [2, 1, 1]
