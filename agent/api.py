@@ -4,11 +4,12 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, RunnablePick, RunnableSerializable
 from langchain_core.runnables.config import (
     ensure_config,
     get_async_callback_manager_for_config,
@@ -32,6 +33,7 @@ from frames_agent.agent.runtime import (
     component_changes,
     components,
     config_specs,
+    run_settings,
     runtime_changes,
 )
 from frames_agent.agent.state import (
@@ -42,7 +44,7 @@ from frames_agent.agent.state import (
     ContextCut,
     TokenUsage,
 )
-from frames_agent.agent.tools import agent_tool
+from frames_agent.agent.tools import ToolErrors, agent_tool
 from frames_agent.retrieval import context as ctx
 from frames_agent.retrieval.bridges import as_documents, as_retriever
 from frames_agent.retrieval.types import Document, Retriever
@@ -77,17 +79,21 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     """Multi-step retrieval agent: k queries per step, n steps, then a short answer.
 
     A LangChain Runnable: invoke/ainvoke/batch/abatch/with_config take the usual config (callbacks, tags,
-    metadata, run_name, and `configurable` k, n, n_docs, prompt, answer_prompt: see config_specs), and
+    metadata, run_name, and `configurable["frames_agent"]` k, n, n_docs, prompt, answer_prompt, model, index: see
+    config_specs; an app's other configurable keys are never read), and
     stream/astream yield typed AgentEvents, the last one AnswerReady, or with stream_mode= LangGraph's chunks.
     In a chain (transform) the agent's output chunk is its AgentResult. encoder (a retrieval.dense Encoder) serves
-    `answer_dense_weight`; by default the hybrid retriever's, else all-MiniLM-L6-v2.
+    `answer_dense_weight`; by default the hybrid retriever's, else all-MiniLM-L6-v2. prompt_dirs: the directories
+    whose prompt files a run's config may name (none by default: shipped names and prompt text only).
     """
 
     name: str | None = "FramesAgent"
 
     def __init__(self, llm: BaseChatModel | str, retriever: Retriever | Any | None = None,
-                 tools: Sequence[BaseTool] = (), config: AgentConfig | None = None, encoder: Any = None) -> None:
+                 tools: Sequence[BaseTool] = (), config: AgentConfig | None = None, encoder: Any = None, *,
+                 prompt_dirs: Sequence[str | Path] = ()) -> None:
         self.config = config or AgentConfig.for_model(llm)
+        self.prompt_dirs = [str(Path(d).expanduser().resolve()) for d in prompt_dirs]
         self.llm = _resolve(llm, self.config.timeout)
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
@@ -110,25 +116,32 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             except ValidationError as exc:
                 err = exc.errors()[0]
                 raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-            return FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder)
+            return FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder,
+                               prompt_dirs=self.prompt_dirs)
 
         return self._variants.get(repr(sorted(changes.items())), make)
 
     @property
     def config_specs(self) -> list[ConfigurableFieldSpec]:
-        """What a run's `configurable` may set (k, n, n_docs, prompt, answer_prompt, model, index), defaults this
-        agent's."""
+        """What a run's `configurable` may set: one key, "frames_agent", holding RunSettings (k, n, n_docs, prompt,
+        answer_prompt, model, index)."""
         return config_specs(self.config)
 
     def _configured(self, config: RunnableConfig | None) -> FramesAgent:
-        """This agent, or its variant for the run's `configurable` settings and parts (a one-line error if invalid);
-        another model or index keeps this agent's AgentConfig and tools."""
+        """This agent, or its variant for the run's `configurable["frames_agent"]` settings and parts (a one-line
+        error if invalid); another model or index keeps this agent's AgentConfig and tools."""
+        settings = run_settings(config, self.prompt_dirs)
         own_index = getattr(self.retriever, "name", None)
-        agent, parts = self, component_changes(config, str(ModelSpec.of(self.llm)), own_index)
+        agent, parts = self, component_changes(settings, str(ModelSpec.of(self.llm)), own_index)
         if parts:
             agent = self._variants.get(repr(sorted(parts.items())), lambda: FramesAgent(
-                *components(parts, self.config, self.llm, self.retriever), self.tools, self.config, self.nodes.encoder))
-        return agent.with_settings(**runtime_changes(agent.config, config))
+                *components(parts, self.config, self.llm, self.retriever), self.tools, self.config, self.nodes.encoder,
+                prompt_dirs=self.prompt_dirs))
+        return agent.with_settings(**runtime_changes(agent.config, settings))
+
+    def pick(self, keys: str | list[str]) -> RunnableSerializable[Any, Any]:
+        """One field of the AgentResult (a key) or a dict of some (a list), as Runnable.pick gives of a dict output."""
+        return self | RunnableLambda(dict, name="fields") | RunnablePick(keys)
 
     def get_graph(self, config: RunnableConfig | None = None) -> Any:
         """The agent's LangGraph graph for drawing (plan, retrieve, merge, answer and the named edges)."""
@@ -267,9 +280,11 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         return AnswerReady(answer=result.answer, result=result)
 
     def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,
-                description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3) -> BaseTool:
-        """A LangChain tool (question -> answer and top sources; the AgentResult as its artifact) for other agents."""
-        return agent_tool(self, args_schema, name, description, sources)
+                description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3,
+                handle_tool_error: ToolErrors = True) -> BaseTool:
+        """A LangChain tool (question -> answer and top sources; the AgentResult as its artifact) for other agents;
+        a failure is the tool's message (status "error") unless handle_tool_error=False, which raises it."""
+        return agent_tool(self, args_schema, name, description, sources, handle_tool_error)
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
     def _answer_state(self, question: str, documents: Sequence[Any],

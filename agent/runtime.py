@@ -1,7 +1,8 @@
-"""Per-run settings: the AgentConfig fields a run's `configurable` may change on a FramesAgent; stream modes; the
-typed events as progress lines (serve's reasoning stream, MCP progress notifications).
+"""Per-run settings: the AgentConfig fields a run's `configurable` may change on a FramesAgent, under the one key
+CONFIG_KEY so a host app's own `model`, `k` or `prompt` never reach the agent; stream modes; the typed events as
+progress lines (serve's reasoning stream, MCP progress notifications).
 
-    agent.invoke(question, config={"configurable": {"k": 3, "n": 2}})   # one run with other settings
+    agent.invoke(question, config={"configurable": {"frames_agent": {"k": 3, "n": 2}}})   # one run, other settings
     agent.config_specs                                                  # what may be set, with descriptions
 """
 from __future__ import annotations
@@ -14,9 +15,15 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.utils import ConfigurableFieldSpec
 from langgraph.types import StreamMode as GraphStreamMode
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.errors import AgentError
+from frames_agent.agent.prompts import run_prompt
 from frames_agent.agent.state import AgentEvent
+
+# The one `configurable` key the agent reads: an app's own keys (model, k, prompt, thread_id, ...) stay the app's.
+CONFIG_KEY = "frames_agent"
 
 # What a run may change without a new model, index or tools (those are the agent's own; see agent/serve/studio.py).
 RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
@@ -28,23 +35,58 @@ COMPONENT_FIELDS = {"model": "model spec for this run, e.g. gemini:gemini-2.5-fl
                     "index": "index name or directory for this run (default: the agent's own retriever)"}
 
 
+def _bounded(name: str) -> Any:
+    """An optional field with an AgentConfig field's description and bounds (ge, le): schemas show the limits."""
+    info = AgentConfig.model_fields[name]
+    bounds = {attr: getattr(m, attr) for m in info.metadata for attr in ("ge", "le") if hasattr(m, attr)}
+    return Field(None, description=info.description, **bounds)
+
+
+class RunSettings(BaseModel):
+    """What a run may set under `configurable["frames_agent"]`; None (or absent) keeps the agent's own. Prompts are
+    shipped names or template text; a file path only inside a directory the app allowed (FramesAgent(prompt_dirs=))."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int | None = _bounded("k")
+    n: int | None = _bounded("n")
+    n_docs: int | None = _bounded("n_docs")
+    prompt: str | None = Field(None, description="planning prompt: a shipped name or the template text")
+    answer_prompt: str | None = Field(None, description="answer prompt: a shipped name or the template text")
+    model: str | None = Field(None, description=COMPONENT_FIELDS["model"])
+    index: str | None = Field(None, description=COMPONENT_FIELDS["index"])
+
+
+def run_settings(run: RunnableConfig | None, prompt_dirs: Sequence[str] = ()) -> RunSettings:
+    """The run's `configurable["frames_agent"]` (a mapping or RunSettings), checked; a bad value is a one-line
+    AgentError and a prompt path outside prompt_dirs a PromptError (the file is never read)."""
+    raw = ((run or {}).get("configurable") or {}).get(CONFIG_KEY)
+    if raw is None:
+        return RunSettings()
+    try:
+        settings = raw if isinstance(raw, RunSettings) else RunSettings.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(map(str, err["loc"]))
+        raise AgentError(f"configurable.{CONFIG_KEY}{'.' + where if where else ''}: {err['msg']}") from None
+    prompts = {name: run_prompt(value, prompt_dirs, name) for name in ("prompt", "answer_prompt")
+               if (value := getattr(settings, name)) is not None}
+    return settings.model_copy(update=prompts) if prompts else settings
+
+
 def config_specs(config: AgentConfig) -> list[ConfigurableFieldSpec]:
-    """One ConfigurableFieldSpec per runtime field, with its AgentConfig type, description and this agent's value,
-    then model and index (default None: the agent's own)."""
-    fields = AgentConfig.model_fields
-    return [*(ConfigurableFieldSpec(id=name, name=name, annotation=fields[name].annotation,
-                                    description=fields[name].description, default=getattr(config, name))
-              for name in RUNTIME_FIELDS),
-            *(ConfigurableFieldSpec(id=name, name=name, annotation=str | None, description=text, default=None)
-              for name, text in COMPONENT_FIELDS.items())]
+    """The one configurable field the agent reads, CONFIG_KEY: RunSettings (k, n, n_docs, prompt, answer_prompt,
+    model, index; each None keeps this agent's own)."""
+    own = ", ".join(f"{name}={getattr(config, name)!r}" for name in RUNTIME_FIELDS)
+    return [ConfigurableFieldSpec(id=CONFIG_KEY, name="FRAMES agent settings", annotation=RunSettings | None,
+                                  default=None, description=f"this run's agent settings (the agent's own: {own})")]
 
 
-def component_changes(run: RunnableConfig | None, model: str, index: str | None) -> dict[str, str]:
-    """The model and index a run's `configurable` names other than the agent's own (its spec, its index name)."""
-    configurable = (run or {}).get("configurable") or {}
+def component_changes(settings: RunSettings, model: str, index: str | None) -> dict[str, str]:
+    """The model and index a run's settings name other than the agent's own (its spec, its index name)."""
     own = {"model": model, "index": index}
-    return {name: str(configurable[name]) for name in COMPONENT_FIELDS
-            if configurable.get(name) and str(configurable[name]) != own[name]}
+    return {name: str(value) for name in COMPONENT_FIELDS
+            if (value := getattr(settings, name)) and str(value) != own[name]}
 
 
 def components(changes: dict[str, str], config: AgentConfig, llm: Any, retriever: Any) -> tuple[Any, Any]:
@@ -80,11 +122,10 @@ class Variants:
             return self._items[key]
 
 
-def runtime_changes(config: AgentConfig, run: RunnableConfig | None) -> dict[str, Any]:
-    """The runtime fields a run's `configurable` sets to something other than config's values."""
-    configurable = (run or {}).get("configurable") or {}
-    return {name: configurable[name] for name in RUNTIME_FIELDS
-            if configurable.get(name) is not None and configurable[name] != getattr(config, name)}
+def runtime_changes(config: AgentConfig, settings: RunSettings) -> dict[str, Any]:
+    """The runtime fields a run's settings set to something other than config's values."""
+    return {name: value for name in RUNTIME_FIELDS
+            if (value := getattr(settings, name)) is not None and value != getattr(config, name)}
 
 
 class Picker:

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from frames_agent.agent.state import ToolCall
+from frames_agent.retrieval.errors import FramesAgentError
 from frames_agent.retrieval.types import Document
 
 _MAX_RESULT_CHARS = 2000
@@ -76,21 +77,47 @@ class ResearchArgs(BaseModel):
     question: str = Field(description="the question to research, in plain words")
 
 
+ToolErrors = bool | str | Callable[[ToolException], str]
+
+
+def _as_tool_exception(exc: Exception) -> ToolException:
+    """Any failure inside the agent as a ToolException with one line of text, the message the outer model reads."""
+    if isinstance(exc, ToolException):
+        return exc
+    first = str(exc).splitlines()[0] if str(exc).strip() else ""
+    return ToolException(first if isinstance(exc, FramesAgentError) else f"{type(exc).__name__}: {first}".rstrip(": "))
+
+
 def agent_tool(agent: Any, args_schema: type[BaseModel] | None = None, name: str | None = None,
-               description: str | None = None, sources: int = 3) -> BaseTool:
-    """A FramesAgent as one LangChain tool: question -> answer and top sources, the AgentResult as its artifact."""
+               description: str | None = None, sources: int = 3, handle_tool_error: ToolErrors = True) -> BaseTool:
+    """A FramesAgent as one LangChain tool: question -> answer and top sources, the AgentResult as its artifact.
+
+    handle_tool_error (LangChain's convention): True returns a failure's one-line text as the tool's message (status
+    "error"), a string or function chooses that message, False raises to the caller."""
     # LangChain hands a tool function the caller's config and, separately, the tool run's child callbacks:
     # joined, the agent's trace nests under the tool call with the caller's tags and metadata.
     def research(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
-        result = agent.invoke(question, config=patch_config(config, callbacks=callbacks))
+        try:
+            result = agent.invoke(question, config=patch_config(config, callbacks=callbacks))
+        except Exception as exc:
+            if handle_tool_error is False:
+                raise
+            raise _as_tool_exception(exc) from exc
         return tool_text(result, sources), result.model_dump(mode="json")
 
     async def aresearch(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
-        result = await agent.ainvoke(question, config=patch_config(config, callbacks=callbacks))
+        try:
+            result = await agent.ainvoke(question, config=patch_config(config, callbacks=callbacks))
+        except Exception as exc:
+            if handle_tool_error is False:
+                raise
+            raise _as_tool_exception(exc) from exc
         return tool_text(result, sources), result.model_dump(mode="json")
 
     return StructuredTool.from_function(
         func=research, coroutine=aresearch, name=name or "frames_research", args_schema=args_schema or ResearchArgs,
-        response_format="content_and_artifact",
+        response_format="content_and_artifact", handle_tool_error=handle_tool_error,
+        # Arguments the schema refuses (no question, a number) are the outer model's to fix, as other errors are.
+        handle_validation_error=bool(handle_tool_error),
         description=description or "Research a factual question in Wikipedia over several search steps; "
                                    "returns a short answer and its top sources.")

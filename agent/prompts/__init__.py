@@ -1,7 +1,10 @@
-"""Prompt files: loaded by name (a file here) or path, rendered strictly."""
+"""Prompts: a shipped file by name, a file by path, or the template text itself; rendered strictly. A run's config
+(untrusted) may name shipped prompts or pass text, and reach files only in directories the app allowed
+(run_prompt)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +14,8 @@ from frames_agent.agent.errors import PromptError
 PROMPTS_DIR = Path(__file__).resolve().parent
 # Only `{identifier}` is a variable, so JSON examples like {"queries": [...]} need no escaping.
 _VARIABLE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# The name an inline template (text, not a file) is known by: it has no JSON twin and no file beside it.
+INLINE = "<prompt text>"
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,35 @@ def available_prompts() -> list[str]:
     return sorted(p.stem for p in PROMPTS_DIR.glob("*.txt"))
 
 
+def is_prompt_text(value: str) -> bool:
+    """Whether a prompt setting is the template itself (a line break or a {variable}) rather than a name or path."""
+    return "\n" in value or bool(_VARIABLE.search(value))
+
+
+def run_prompt(value: str, allowed_dirs: Sequence[str | Path] = (), field: str = "prompt") -> str:
+    """A prompt setting from a run's config, checked: a shipped name or template text as it is, a file path only
+    inside one of allowed_dirs (resolved, links followed); anything else is a one-line PromptError that never
+    says whether the file exists."""
+    if is_prompt_text(value) or value in available_prompts():
+        return value
+    if allowed_dirs:
+        base = Path(value).expanduser()
+        for folder in allowed_dirs:
+            root = Path(folder).expanduser().resolve()
+            path = (base if base.is_absolute() else root / base).resolve()
+            if path.is_relative_to(root) and path.is_file():
+                return str(path)
+    allowed = f"a file in {', '.join(map(str, allowed_dirs))}" if allowed_dirs else "no file paths (the app allows none)"
+    raise PromptError(f"{field}: {value[:80]!r} is not a shipped prompt ({', '.join(available_prompts())}) or prompt "
+                      f"text with {{variables}}; a run's config may name {allowed}")
+
+
 def load_prompt(name_or_path: str) -> Prompt:
-    """A shipped prompt by name ("planning") or a user's prompt file by path."""
+    """A shipped prompt by name ("planning"), the template text itself (is_prompt_text), or a prompt file by path."""
+    if is_prompt_text(name_or_path):
+        if not name_or_path.strip():
+            raise PromptError("the prompt text is empty")
+        return Prompt(name=INLINE, text=name_or_path)
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         raise PromptError(f"prompt {path} is a directory; give a prompt file or a shipped prompt name")
@@ -71,6 +103,8 @@ def load_prompt(name_or_path: str) -> Prompt:
 def structured_twin(prompt: Prompt) -> Prompt | None:
     """The prompt's JSON-reply twin, if there is one: a shipped `<name>_json`, or `<stem>_json<suffix>` beside a
     user's file (the structured answer asks with it)."""
+    if prompt.name == INLINE:
+        return None
     path = PROMPTS_DIR / f"{prompt.name}_json.txt"
     if not path.is_file():
         own = Path(prompt.name).expanduser()

@@ -15,6 +15,7 @@ from langgraph.graph import END, START, StateGraph
 
 from frames_agent.agent import AgentConfig, AgentError, AgentResult, FramesAgent, FramesAgentError, build_graph
 from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.runtime import RunSettings
 from frames_agent.retrieval.errors import UsageError
 from tests.retrieval.test_bridges import store_retriever  # noqa: F401 - the fixture: a LangChain vector store's retriever
 
@@ -90,21 +91,37 @@ def test_in_a_streamed_chain_the_output_chunk_is_the_result(agent):
     assert asyncio.run(collect()) == ["Olse"]
 
 
+def own(**settings) -> dict:
+    """A run config with the agent's settings under its one configurable key."""
+    return {"configurable": {"frames_agent": settings}}
+
+
 def test_configurable_settings_per_run(agent):
-    specs = {s.id: s for s in agent.config_specs}
-    assert set(specs) == {"k", "n", "n_docs", "prompt", "answer_prompt", "model", "index"}
-    assert specs["model"].default is None and "model spec" in specs["model"].description
-    assert specs["k"].default == 1 and specs["k"].annotation is int and "per step" in specs["k"].description
-    result = agent.invoke("About Brennick", config={"configurable": {"k": 2, "n": 2}})
+    [spec] = agent.config_specs
+    assert spec.id == "frames_agent" and spec.default is None and "k=1" in spec.description
+    fields = RunSettings.model_json_schema()["properties"]
+    assert set(fields) == {"k", "n", "n_docs", "prompt", "answer_prompt", "model", "index"}
+    assert "model spec" in fields["model"]["description"] and "per step" in fields["k"]["description"]
+    result = agent.invoke("About Brennick", config=own(k=2, n=2))
     assert len(result.steps) == 2 and max(o.count("model") for o in (s.origins for s in result.steps)) == 2
-    bound = agent.with_config(configurable={"n": 3})
+    bound = agent.with_config(configurable={"frames_agent": {"n": 3}})
     assert len(bound.invoke("About Olse").steps) == 3 and len(agent.invoke("About Olse").steps) == 1
     assert agent.with_settings(n=3) is agent.with_settings(n=3)  # variants are kept, not rebuilt per run
-    events = list(agent.stream("About Olse", {"configurable": {"n": 2}}))
+    events = list(agent.stream("About Olse", own(n=2)))
     assert len(events[-1].result.steps) == 2
-    with pytest.raises(AgentError) as err:
-        agent.invoke("About Olse", config={"configurable": {"k": 0}})
-    assert str(err.value).startswith("k:") and "\n" not in str(err.value)
+    assert len(agent.invoke("About Olse", own(**RunSettings(n=2).model_dump())).steps) == 2
+    for bad in ({"k": 0}, {"kk": 2}, "k=2"):
+        with pytest.raises(AgentError) as err:
+            agent.invoke("About Olse", config={"configurable": {"frames_agent": bad}})
+        assert str(err.value).startswith("configurable.frames_agent") and "\n" not in str(err.value)
+
+
+def test_an_apps_own_configurable_keys_never_reach_the_agent(agent, monkeypatch):
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda *a, **kw: pytest.fail("model was resolved"))
+    app = {"model": "anthropic/claude-3-5-sonnet-20240620", "k": 0, "n": "many", "prompt": "/etc/passwd",
+           "answer_prompt": "nope", "index": "/nonexistent", "thread_id": "t1"}
+    result = agent.invoke("About Brennick", config={"configurable": app})
+    assert result.answer == "Brennick" and len(result.steps) == 1 and "root:" not in "".join(agent.llm.prompts)
 
 
 def test_configurable_model_and_index_per_run(agent, tiny_index, monkeypatch):
@@ -112,16 +129,16 @@ def test_configurable_model_and_index_per_run(agent, tiny_index, monkeypatch):
                         if "Reply with one JSON" in m[-1].content else "Answer: from the other model")
     made = []
     monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda spec, **kw: made.append((spec, kw)) or other)
-    result = agent.invoke("About Brennick", config={"configurable": {"model": "fakeprov:other", "n": 2}})
+    result = agent.invoke("About Brennick", config=own(model="fakeprov:other", n=2))
     assert result.answer == "from the other model" and len(result.steps) == 2
     assert made == [("fakeprov:other", {"timeout": agent.config.timeout})]
-    agent.invoke("About Brennick", config={"configurable": {"model": "fakeprov:other"}})
+    agent.invoke("About Brennick", config=own(model="fakeprov:other"))
     assert len(made) == 1  # the variant is kept
     assert agent.invoke("About Brennick").answer == "Brennick"  # the agent's own model otherwise
-    indexed = agent.invoke("About Brennick", config={"configurable": {"index": str(tiny_index)}})
+    indexed = agent.invoke("About Brennick", config=own(index=str(tiny_index)))
     assert indexed.documents and indexed.answer == "Brennick"
     with pytest.raises(FramesAgentError) as err:
-        agent.invoke("About Brennick", config={"configurable": {"index": "/nonexistent/index"}})
+        agent.invoke("About Brennick", config=own(index="/nonexistent/index"))
     assert "\n" not in str(err.value)
 
 
@@ -150,7 +167,7 @@ def test_inside_a_users_state_graph_with_configurable_and_a_checkpointer(agent):
     app.add_edge(START, "research")
     app.add_edge("research", END)
     graph = app.compile(checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "t1", "n": 2}}
+    config = {"configurable": {"thread_id": "t1", "n": 5, "frames_agent": {"n": 2}}}
     out = graph.invoke({"question": "About Brennick"}, config)
     assert out == {"question": "About Brennick", "answer": "Brennick", "steps": 2}
     assert graph.get_state(config).values["answer"] == "Brennick"

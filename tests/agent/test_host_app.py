@@ -1,0 +1,163 @@
+"""The agent inside a host app (issue 45): the app's own `configurable` keys never reach it, a run's config never
+makes it read a file, and it fails like a tool; a LangChain `create_agent` app embeds it as a tool and as a subgraph.
+No Lucene: a LangChain in-memory vector store is the retriever."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import TypedDict
+
+import pytest
+from langchain_core.documents import Document as LCDocument
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.vectorstores import InMemoryVectorStore
+from langgraph.graph import END, START, StateGraph
+
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.errors import PromptError
+from frames_agent.agent.llm.testing import ScriptedLLM
+
+# What a LangGraph template's app keeps in its own configurable: none of it is the agent's.
+APP_CONFIGURABLE = {"model": "anthropic/claude-3-5-sonnet-20240620", "k": 0, "n": "many", "n_docs": -1,
+                    "prompt": "/etc/passwd", "answer_prompt": "../../etc/passwd", "index": "/nonexistent",
+                    "system_prompt": "You are a helpful assistant."}
+SECRET = "the-secret-in-a-file-4e1f"
+
+
+def responder(messages) -> str:
+    """Plans search the question's last capitalised word; answers name it."""
+    text = messages[-1].content
+    assert SECRET not in text and "root:" not in text, "a file's contents reached the model"
+    word = re.findall(r"(?:About|Who is) ([A-Z]\w+)", text)[-1]
+    if "Reply with one JSON" not in text and "queries" not in text:
+        return f"Answer: {word}"
+    return json.dumps({"thought": "look", "queries": [word], "enough": False})
+
+
+@pytest.fixture
+def store():
+    vectors = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+    vectors.add_documents([LCDocument(id=f"d{i}", page_content=f"Brennick fact number {i}",
+                                      metadata={"title": f"Fact {i}"}) for i in range(6)])
+    return vectors.as_retriever(search_kwargs={"k": 4})
+
+
+@pytest.fixture
+def agent(store):
+    return FramesAgent(ScriptedLLM(responder=responder), store, config=AgentConfig(k=1, n=1, n_docs=2))
+
+
+class ToolCallingFake(GenericFakeChatModel):
+    """LangChain's fake chat model, with bind_tools so create_agent accepts it."""
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+
+def calls_research(question: str, final: str = "Done.") -> ToolCallingFake:
+    return ToolCallingFake(messages=iter([
+        AIMessage(content="", tool_calls=[{"name": "research", "args": {"question": question}, "id": "call-1",
+                                           "type": "tool_call"}]),
+        AIMessage(content=final)]))
+
+
+def test_a_create_agent_app_with_its_own_model_k_and_prompt_embeds_the_agent_as_a_tool(agent):
+    from langchain.agents import create_agent
+
+    app = create_agent(calls_research("Who is Brennick?"), [agent.as_tool(name="research")])
+    out = app.invoke({"messages": [{"role": "user", "content": "who?"}]}, {"configurable": APP_CONFIGURABLE})
+    reply = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    assert reply.status == "success" and reply.content.startswith("Brennick")
+    assert out["messages"][-1].content == "Done."
+
+    async def arun():
+        return await app.ainvoke({"messages": [{"role": "user", "content": "who?"}]},
+                                 {"configurable": APP_CONFIGURABLE})
+
+    app = create_agent(calls_research("Who is Olse?"), [agent.as_tool(name="research")])
+    assert next(m for m in asyncio.run(arun())["messages"] if isinstance(m, ToolMessage)).content.startswith("Olse")
+
+
+class AppState(TypedDict, total=False):
+    question: str
+    answer: str
+    messages: list
+
+
+def test_the_agent_as_a_subgraph_and_a_node_beside_create_agent_under_the_apps_configurable(agent):
+    from langchain.agents import create_agent
+
+    inner = create_agent(calls_research("Who is Ferrante?", "Checked."), [agent.as_tool(name="research")])
+    app = StateGraph(AppState)
+    app.add_node("graph", agent.graph)  # the compiled agent graph as a subgraph: reads question, writes answer
+    app.add_node("node", agent.pick(["answer"]))  # the Runnable as a node: its answer field joins the state
+    app.add_node("assistant", lambda state, config: {"messages": inner.invoke(
+        {"messages": [{"role": "user", "content": state["question"]}]}, config)["messages"]})
+    app.add_edge(START, "graph")
+    app.add_edge("graph", "node")
+    app.add_edge("node", "assistant")
+    app.add_edge("assistant", END)
+    out = app.compile().invoke({"question": "About Brennick"}, {"configurable": APP_CONFIGURABLE})
+    assert out["answer"] == "Brennick" and out["messages"][-1].content == "Checked."
+    assert any(isinstance(m, ToolMessage) and m.content.startswith("Ferrante") for m in out["messages"])
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "secret.txt", "./secret.txt", "../secret.txt"])
+def test_a_run_config_naming_a_file_never_reads_it(agent, tmp_path, monkeypatch, path):
+    (tmp_path / "secret.txt").write_text(f"{SECRET} {{question}} {{context}}\n")
+    monkeypatch.chdir(tmp_path / ".." if path.startswith("..") else tmp_path)
+    if path.startswith(".."):
+        (tmp_path.parent / "secret.txt").write_text(f"{SECRET} {{question}} {{context}}\n")
+    for field in ("prompt", "answer_prompt"):
+        with pytest.raises(PromptError) as err:
+            agent.invoke("About Brennick", {"configurable": {"frames_agent": {field: path}}})
+        assert str(err.value).startswith(f"{field}: ") and "no file paths" in str(err.value)
+        assert "\n" not in str(err.value)
+    assert agent.llm.prompts == []  # refused before any model call
+
+
+def test_a_run_config_may_name_shipped_prompts_or_pass_text_and_files_only_in_an_allowed_directory(store, tmp_path):
+    allowed = tmp_path / "prompts"
+    allowed.mkdir()
+    (allowed / "mine.txt").write_text("MINE: answer {question} from {context}\n")
+    (tmp_path / "outside.txt").write_text(f"{SECRET} {{question}} {{context}}\n")
+    llm = ScriptedLLM(responder=responder)
+    agent = FramesAgent(llm, store, config=AgentConfig(k=1, n=1, n_docs=2), prompt_dirs=[allowed])
+
+    def run(**settings):
+        return agent.invoke("About Brennick", {"configurable": {"frames_agent": settings}})
+
+    assert run(answer_prompt="answer_direct").answer == "Brennick"
+    assert run(answer_prompt="TEXT: {question}\n{context}").answer == "Brennick"
+    assert llm.prompts[-1].startswith("[human]\nTEXT: About Brennick")
+    assert run(answer_prompt="mine.txt").answer == "Brennick" and "MINE: answer About Brennick" in llm.prompts[-1]
+    assert run(answer_prompt=str(allowed / "mine.txt")).answer == "Brennick"
+    for escape in ("../outside.txt", str(tmp_path / "outside.txt"), "/etc/passwd"):
+        with pytest.raises(PromptError) as err:
+            run(answer_prompt=escape)
+        assert f"a file in {allowed}" in str(err.value)
+    assert not any(SECRET in p for p in llm.prompts)
+
+
+def test_as_tool_returns_failures_as_its_message_or_raises_when_asked(agent):
+    from langchain.agents import create_agent
+
+    tool = agent.as_tool(name="research")
+    call = {"name": "research", "args": {"question": "  "}, "id": "c1", "type": "tool_call"}
+    message = tool.invoke(call)
+    assert message.status == "error" and message.content == "the question is empty"
+    bad = {**call, "args": {"query": "wrong argument"}}
+    assert tool.invoke(bad).status == "error"  # the schema's refusal is a message too
+    path = tool.invoke(call | {"args": {"question": "About Olse"}},
+                       {"configurable": {"frames_agent": {"prompt": "/etc/passwd"}}})
+    assert path.status == "error" and path.content.startswith("prompt: ")
+    assert asyncio.run(tool.ainvoke(call)).content == "the question is empty"
+    app = create_agent(calls_research("   ", "Sorry, the tool failed."), [tool])
+    out = app.invoke({"messages": [{"role": "user", "content": "?"}]})
+    assert out["messages"][-1].content == "Sorry, the tool failed."  # the outer agent went on
+    assert agent.as_tool(handle_tool_error="research failed").invoke(call).content == "research failed"
+    with pytest.raises(Exception, match="the question is empty"):
+        agent.as_tool(handle_tool_error=False).invoke(call)
