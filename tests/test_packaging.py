@@ -106,3 +106,22 @@ def test_the_namespace_exports_the_public_api():
 
     assert sorted(frames_agent.__all__) == sorted([*frames_agent._EXPORTS, "__version__"])
     assert frames_agent.FramesAgent is agent.FramesAgent and frames_agent.Document is retrieval.Document
+
+
+def test_every_python_from_3_11_with_markers_where_a_dependency_differs():
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["requires-python"] == ">=3.11"  # no upper cap: no dependency needs one
+    lucene = [Requirement(r) for r in project["optional-dependencies"]["lucene"]]
+
+    def picked(version: str) -> dict[str, str]:
+        env = {"python_version": version, "python_full_version": f"{version}.0"}
+        return {r.name: str(r.specifier) for r in lucene if r.marker is None or Marker(str(r.marker)).evaluate(env)}
+
+    assert picked("3.11")["pyserini"] == "==1.6.0" and picked("3.11")["torch"] == "==2.13.0"
+    for version in ("3.12", "3.13"):  # pyserini 2.x (Python >= 3.12), which brings its own torch requirement
+        assert ">=2.4" in picked(version)["pyserini"] and "torch" not in picked(version)
+    markers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    assert {m.split(":")[0] for m in markers} >= {"slow", "lucene", "local"}

@@ -79,8 +79,7 @@ class BM25Retriever:
             try:
                 self._searcher = autoclass("io.anserini.search.SimpleSearcher")(str(self.index_dir))
             except JavaException as exc:
-                raise RetrievalError(
-                    f"corrupt index {self.index_dir}: Lucene cannot open it ({_first_line(exc)})") from exc
+                raise RetrievalError(open_error(self.index_dir, _first_line(exc))) from exc
         self._reader = hold_reader(self.index_dir)  # until close(), rebuilding this index is refused
         # Where every document is a whole article of its own, top-k needs no over-fetch to be k articles.
         self._distinct = bool((self.manifest or {}).get("one_doc_per_article"))
@@ -293,6 +292,19 @@ class BM25Retriever:
 
 def _hit_tuple(hit: Any) -> tuple[str, float, str | None]:
     return str(hit.docid), float(hit.score), hit.lucene_document.get("raw")
+
+
+def open_error(index_dir: Path, java_error: str) -> str:
+    """Why Lucene could not open an index, in one line: a Lucene of another major version (pyserini 1.6 on Python
+    3.11 reads and writes Lucene 9, pyserini 2.x from 3.12 Lucene 10, which reads 9 but not the other way) asks
+    for a rebuild; anything else is a corrupt index."""
+    unknown_codec = "org.apache.lucene.codecs.Codec with name" in java_error  # a codec only a newer Lucene has
+    if "IndexFormatTooNew" in java_error or "IndexFormatTooOld" in java_error or unknown_codec:
+        which = "older" if "IndexFormatTooOld" in java_error else "newer"
+        return (f"index {index_dir} was written by a {which} Lucene than this pyserini reads (Python 3.11 has "
+                "pyserini 1.6/Lucene 9, 3.12+ pyserini 2.x/Lucene 10): rebuild it here with `frames-agent index "
+                "build` (or use the Python it was built with)")
+    return f"corrupt index {index_dir}: Lucene cannot open it ({java_error})"
 
 
 def _first_line(exc: Exception) -> str:

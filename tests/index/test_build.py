@@ -110,6 +110,7 @@ def test_default_corpus_is_the_shared_wiki_files_unless_overridden(tmp_path, mon
 
 
 # -- MediaWiki XML ----------------------------------------------------------------------------------------------
+@pytest.mark.lucene
 def test_xml_dump_keeps_articles_and_redirects_and_skips_other_namespaces():
     articles = list(read_mediawiki_xml(DUMP))
     assert [(a.id, a.title) for a in articles] == [("101", "Velmora"), ("104", "Ines Tarvo"), ("106", "Kallis")]
@@ -117,6 +118,7 @@ def test_xml_dump_keeps_articles_and_redirects_and_skips_other_namespaces():
     assert [(a.id, a.redirect_to, a.text) for a in with_redirects if a.redirect_to] == [("102", "Velmora", "")]
 
 
+@pytest.mark.lucene
 def test_xml_dump_text_is_plain_prose():
     velmora = next(iter(read_mediawiki_xml(DUMP)))
     assert velmora.text.splitlines()[0] == ("Velmora is a town in the Northern Marches on the shore of Lake Suvi. "
@@ -127,11 +129,13 @@ def test_xml_dump_text_is_plain_prose():
         assert junk not in velmora.text
 
 
+@pytest.mark.lucene
 def test_wikitext_to_text_keeps_link_labels_and_drops_media():
     text = wikitext_to_text("A [[Lake Suvi|lake]] and [[Image:x.png|thumb|cap]] {{convert|3|km}} ''b''.")
     assert text == "A lake and b."
 
 
+@pytest.mark.lucene
 def test_xml_bz2_dump_builds_a_searchable_index(tmp_path):
     dump = tmp_path / "tiny-pages-articles.xml.bz2"
     dump.write_bytes(bz2.compress(DUMP.read_bytes()))
@@ -155,6 +159,7 @@ def test_malformed_xml_is_a_corpus_error(tmp_path):
 
 
 # -- building ---------------------------------------------------------------------------------------------------
+@pytest.mark.lucene
 def test_title_is_searchable_with_the_body(tmp_path):
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "q", "title": "Zanzibar Quokka", "contents": "A marsupial."},
                                                 {"id": "r", "title": "Other", "contents": "Nothing here."}])
@@ -164,6 +169,7 @@ def test_title_is_searchable_with_the_body(tmp_path):
         assert (hit.id, hit.title, hit.text) == ("q", "Zanzibar Quokka", "A marsupial.")
 
 
+@pytest.mark.lucene
 def test_empty_docs_and_duplicate_ids_are_skipped_and_counted(tmp_path):
     corpus = write_jsonl(tmp_path / "c.jsonl", [
         {"id": "a", "title": "A", "contents": "first apple"}, {"id": "b", "title": "B", "contents": "  "},
@@ -192,6 +198,7 @@ def test_manifest_records_inputs_unit_counts_and_versions(tiny_index, tiny_corpu
     assert manifest["versions"]["anserini_jar"].startswith("anserini-")
 
 
+@pytest.mark.lucene
 def test_rebuild_is_idempotent_force_rebuilds_and_changed_inputs_rebuild(tmp_path, tiny_corpus):
     corpus = write_jsonl(tmp_path / "c.jsonl", tiny_corpus[:3])
     out = tmp_path / "ix"
@@ -232,6 +239,7 @@ def test_half_built_and_corrupt_directories_are_detected(tmp_path, tiny_index):
         resolve_index(tmp_path / "nothing")
 
 
+@pytest.mark.lucene
 def test_stale_partial_build_is_ignored_and_removed(tmp_path, tiny_corpus):
     corpus = write_jsonl(tmp_path / "c.jsonl", tiny_corpus[:2])
     stale = tmp_path / ".ix.partial-999999999"
@@ -250,6 +258,7 @@ def test_foreign_lucene_index_without_our_files_still_works(tmp_path, tiny_index
 
 
 # -- names ------------------------------------------------------------------------------------------------------
+@pytest.mark.lucene
 def test_named_index_resolves_under_the_index_home(index_home, tiny_corpus_file):
     path = build_named(make_spec([tiny_corpus_file]), "mini", threads=1, progress=False)
     assert path == index_home / "mini" and resolve_index("mini") == path
@@ -257,6 +266,7 @@ def test_named_index_resolves_under_the_index_home(index_home, tiny_corpus_file)
         build_named(make_spec([tiny_corpus_file]), "../escape", progress=False)
 
 
+@pytest.mark.lucene
 def test_unknown_and_bad_names_are_one_line_errors(index_home):
     with pytest.raises(RetrievalError, match="unknown index 'nope'") as err:
         resolve_index("nope")
@@ -271,6 +281,7 @@ def test_prebuilt_names_are_fetched_through_pyserini(index_home, tiny_index):
     assert path == tiny_index and fetched == ["wikipedia-kilt-doc"]
 
 
+@pytest.mark.lucene
 def test_ensure_index_builds_the_default_once(index_home, monkeypatch, tiny_corpus_file):
     monkeypatch.setenv("FRAMES_AGENT_CORPUS", str(tiny_corpus_file))
     path = ensure_index("default", progress=False, threads=1)
@@ -282,6 +293,7 @@ def test_ensure_index_builds_the_default_once(index_home, monkeypatch, tiny_corp
     assert finished_manifest(passage)["unit"] == "passage" and finished_manifest(passage)["docs"] == 13
 
 
+@pytest.mark.lucene
 def test_xml_dump_parsed_on_worker_processes_gives_the_same_articles():
     assert list(read_mediawiki_xml(DUMP, workers=2)) == list(read_mediawiki_xml(DUMP))
 
@@ -291,6 +303,7 @@ def test_xml_dump_given_as_corpus_is_routed_to_the_xml_reader(tmp_path):
     assert (spec.jsonl, spec.xml) == ([], [DUMP])
 
 
+@pytest.mark.lucene
 def test_redirects_file_beside_the_corpus_feeds_the_title_table(tmp_path, tiny_corpus_file):
     corpus = tmp_path / "wiki.jsonl"
     corpus.write_bytes(tiny_corpus_file.read_bytes())

@@ -26,6 +26,7 @@ def one_line_error(capsys, code: int) -> str:
     return last
 
 
+@pytest.mark.lucene
 def test_build_then_search_json(index_home, tiny_corpus_file, capsys):
     assert cli.main(["index", "build", "--corpus", str(tiny_corpus_file), "--name", "mini", "--threads", "1"]) == 0
     out = capsys.readouterr().out
@@ -37,6 +38,7 @@ def test_build_then_search_json(index_home, tiny_corpus_file, capsys):
     assert len(rows[1]["text"]) <= 302 and rows[1]["text"].endswith("…")  # long text cut to a preview
 
 
+@pytest.mark.lucene
 def test_build_twice_reuses_the_index(index_home, tiny_corpus_file, capsys):
     args = ["index", "build", "--corpus", str(tiny_corpus_file), "--name", "mini", "--threads", "1"]
     assert cli.main(args) == 0 and cli.main(args) == 0
@@ -45,6 +47,7 @@ def test_build_twice_reuses_the_index(index_home, tiny_corpus_file, capsys):
     assert "built " in capsys.readouterr().err
 
 
+@pytest.mark.lucene
 def test_passage_build_and_xml_build(index_home, tiny_corpus_file, capsys):
     assert cli.main(["index", "build", "--corpus", str(tiny_corpus_file), "--unit", "passage", "--threads", "1"]) == 0
     assert (index_home / "tiny-passage").is_dir()
@@ -79,6 +82,7 @@ def test_empty_or_punctuation_query(tiny_named, capsys, query):
     assert "empty query" in one_line_error(capsys, cli.main(["search", query, "--index", "tiny"]))
 
 
+@pytest.mark.lucene
 def test_unknown_index_name(index_home, capsys):
     assert "unknown index 'nope'" in one_line_error(capsys, cli.main(["search", "x", "--index", "nope"]))
 
@@ -125,6 +129,7 @@ def test_default_index_names():
     assert default_index_name(["data/my corpus.jsonl.gz"], "passage") == "my-corpus-passage"
 
 
+@pytest.mark.lucene
 def test_bom_blank_lines_duplicates_and_empty_articles_build_and_are_counted(index_home, tmp_path, capsys):
     corpus = tmp_path / "c.jsonl"
     lines = ['{"id": "1", "title": "Alder", "contents": "alder trees"}', "",
@@ -155,6 +160,7 @@ def test_index_dense_builds_the_vectors_that_dense_weight_searches(tiny_named, t
     assert sources == {"bm25:tiny", "bm25:tiny+dense"}  # BM25's hits, and units only the dense side found
 
 
+@pytest.mark.lucene
 def test_build_with_prefer_and_keep_copies_reports_the_copies(index_home, copies_corpus, tmp_path, capsys):
     corpus = [str(p) for p in copies_corpus]
     assert cli.main(["index", "build", "--corpus", *corpus, "--prefer", "crawl*", "--name", "one", "--threads", "1"]) == 0

@@ -71,6 +71,7 @@ def test_foreign_index_fingerprint_says_it_identifies_files(tmp_path, tiny_index
         assert retriever.fingerprint.startswith("lucene:")
 
 
+@pytest.mark.lucene
 def test_default_keeps_one_directory_per_corpus(index_home, monkeypatch, tmp_path, tiny_corpus):
     corpus_a = write_jsonl(tmp_path / "a.jsonl", tiny_corpus[:4])
     corpus_b = write_jsonl(tmp_path / "b.jsonl", tiny_corpus)
@@ -96,6 +97,7 @@ def test_default_name_with_another_corpus_is_refused(index_home, monkeypatch, tm
     assert "\n" not in str(err.value) and not list(index_home.glob("default*"))
 
 
+@pytest.mark.lucene
 def test_rebuilding_an_index_that_is_open_is_refused(index_home, tmp_path, tiny_corpus):
     corpus = write_jsonl(tmp_path / "c.jsonl", tiny_corpus[:3])
     path = build_named(make_spec([corpus]), "mini", threads=1, progress=False)

@@ -49,6 +49,7 @@ def test_copies_ids_titles_and_redirects_lead_to_the_kept_article(copies_index):
         assert retriever.doc("no-such-id") is None
 
 
+@pytest.mark.lucene
 def test_without_prefer_the_fullest_text_wins(tmp_path, copies_corpus):
     spec = make_spec(copies_corpus)  # the embedded corpus's patterns name none of these files
     manifest = build_index(spec, tmp_path / "ix", threads=1, progress=False)
@@ -76,6 +77,7 @@ def test_keep_copies_indexes_every_copy(copies_kept_index):
         assert retriever.by_title("Olse_River").id == "olse-2025", "its title names the preferred one"
 
 
+@pytest.mark.lucene
 def test_dump_pages_whose_title_a_jsonl_input_wrote_are_copies(tmp_path):
     corpus = write_jsonl(tmp_path / "crawl.jsonl", [
         {"id": "velmora-2025", "title": "Velmora", "contents": "Velmora is a lake town; its mayor is Ines Tarvo."}])

@@ -68,7 +68,7 @@ def test_cache_is_on_by_default_and_no_cache_bypasses(env, fake, capsys):
     (["x", "--model", "claude:opus"], "unknown model provider"),
     (["x", "--model", "openai:gpt-4o-mini"], "set OPENAI_API_KEY"),
     (["x", "--model", "gemini:gemini-1.5-pro"], "set GEMINI_API_KEY (or GOOGLE_API_KEY)"),
-    (["x", "--model", "local:gpt-5"], "unknown local model"),
+    pytest.param(["x", "--model", "local:gpt-5"], "unknown local model", marks=pytest.mark.local),
     (["x", "--model", "local:smollm2", "--base-url", "http://x/v1"], "--base-url applies to openai"),
     (["x", "--model", "openai:m", "--base-url", "ftp://x"], "must start with http"),
     (["x", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--no-cache"], "cannot reach http://127.0.0.1:9/v1"),
@@ -92,6 +92,7 @@ def test_rejected_key_is_never_printed(env, fake, capsys):
     assert all(SECRET.encode() not in open(f, "rb").read() for f in cache_files)
 
 
+@pytest.mark.local
 def test_missing_weight_parts_and_corrupt_gguf(env, capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(weights, "qwen_part_paths", lambda: [None] * 22)
     code, _, err = run(capsys, "x")  # the default model

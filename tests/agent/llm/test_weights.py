@@ -110,6 +110,7 @@ def test_runtime_pool_shares_one_runtime_per_model(tmp_path):
     pool.close()
 
 
+@pytest.mark.local
 def test_unknown_local_model(tmp_path, monkeypatch):
     from frames_agent.agent.llm import resolve_model
 
