@@ -9,6 +9,8 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
+from langgraph.types import All, Checkpointer
 
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.nodes import Nodes
@@ -45,10 +47,13 @@ def build_nodes(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
 
 def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Sequence[BaseTool] = (),
                 config: AgentConfig | None = None, nodes: Nodes | None = None,
-                context_schema: type | None = None) -> CompiledStateGraph:
+                context_schema: type | None = None, *, name: str | None = None, checkpointer: Checkpointer = None,
+                store: BaseStore | None = None, interrupt_before: All | list[str] | None = None,
+                interrupt_after: All | list[str] | None = None, debug: bool = False) -> CompiledStateGraph:
     """Compile the agent graph; every dependency is passed in (a LangChain BaseRetriever is adapted at once).
 
-    context_schema: the run context the graph declares (LangGraph Studio draws its settings form from it)."""
+    context_schema: the run context the graph declares (LangGraph Studio draws its settings form from it); name,
+    checkpointer, store, interrupt_before, interrupt_after and debug go to StateGraph.compile as they are."""
     config = config or AgentConfig()
     nodes = nodes or build_nodes(llm, retriever, tools, config)
     graph = StateGraph(AgentState, context_schema=context_schema, input_schema=AgentInput, output_schema=AgentOutput)
@@ -63,4 +68,5 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
     graph.add_conditional_edges("merge", RunnableLambda(lambda state: after_merge(state, config.n), name="after_merge"),
                                 ["plan", "answer", END])
     graph.add_edge("answer", END)
-    return graph.compile()
+    return graph.compile(checkpointer=checkpointer, store=store, interrupt_before=interrupt_before,
+                         interrupt_after=interrupt_after, debug=debug, name=name)

@@ -33,8 +33,6 @@ CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_t
 # and the environment variables read when it does not.
 CONFIGURABLE = ("model", "index", "tools", "k", "n", "n_docs", "prompt")
 ENV = {"model": "FRAMES_AGENT_MODEL", "index": "FRAMES_AGENT_INDEX", "tools": "FRAMES_AGENT_TOOLS"}
-# The deployment's own choice (never a run's): directories whose prompt files a run's `prompt` may name.
-PROMPT_DIRS_ENV = "FRAMES_AGENT_PROMPT_DIRS"
 
 
 def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
@@ -110,8 +108,8 @@ class AgentSettings(BaseModel):
         """The settings a LangChain RunnableConfig asks for (a graph factory's): its `configurable` (model, index,
         tools, k, n, n_docs, prompt; under "frames_agent", else at the top as Studio's form sends them), over
         FRAMES_AGENT_MODEL, FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS (from `env`, default os.environ), over the
-        CLI's defaults. `prompt` is a shipped name or prompt text, a file only in FRAMES_AGENT_PROMPT_DIRS
-        (os.pathsep-separated); anything else is a one-line PromptError and nothing is read. A built agent reads
+        CLI's defaults. `prompt` is a shipped name or prompt text, never a file path (a one-line PromptError; nothing
+        is read): a run's config is not the app's code. A built agent reads
         a run's `configurable` itself (agent/runtime.py)."""
         from frames_agent.agent.prompts import run_prompt
         from frames_agent.agent.runtime import CONFIG_KEY
@@ -122,8 +120,7 @@ class AgentSettings(BaseModel):
         asked = {key: source[key] for key in CONFIGURABLE if source.get(key) is not None}
         env = os.environ if env is None else env
         if asked.get("prompt") is not None:
-            dirs = [d for d in env.get(PROMPT_DIRS_ENV, "").split(os.pathsep) if d]
-            asked["prompt"] = run_prompt(str(asked["prompt"]), dirs)
+            asked["prompt"] = run_prompt(str(asked["prompt"]))
         return cls.from_flags({**{key: env[var] for key, var in ENV.items() if env.get(var)}, **asked})
 
     def build_agent(self) -> FramesAgent:

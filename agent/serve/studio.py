@@ -1,12 +1,17 @@
-"""The graph factory langgraph.json names, so LangGraph Server and Studio can load the agent.
+"""The graph factory langgraph.json names, so LangGraph Server and Studio (`langgraph dev`) can load the agent.
 
-Settings come from the run's `configurable` (model, index, tools, k, n, n_docs, prompt), else FRAMES_AGENT_MODEL,
-FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS, else the CLI defaults (AgentSettings.from_runnable_config reads them).
-The graph declares them as its context schema (StudioSettings), so Studio draws a settings form. The graph's
-input is {"question": ...}.
+Settings come from the run's `configurable` (model, index, tools, k, n, n_docs, prompt; under "frames_agent" or at
+the top, as Studio's form sends them), else FRAMES_AGENT_MODEL, FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS, else the
+CLI defaults (AgentSettings.from_runnable_config reads them). A run's prompt is a shipped name or prompt text, never a
+file path. The graph declares them as its context schema (StudioSettings), so Studio draws a
+settings form. The graph's input is {"question": ...}.
+
+The server calls the factory on its event loop with a blocking-call detector on (blockbuster): opening the index, the
+model and the prompt files happens in a worker thread, once per distinct settings (the last few graphs are kept).
 """
 # No `from __future__ import annotations`: LangGraph Server loads this file by path, outside sys.modules, where
 # pydantic could not resolve StudioSettings' annotations as strings.
+import asyncio
 from dataclasses import asdict, is_dataclass
 from typing import Annotated, Any
 
@@ -16,6 +21,9 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.runtime import Variants
+
+_KEPT_GRAPHS = 4  # graphs kept by settings: Studio asks for the schema and every run with the same settings
 
 
 def _described(name: str) -> Any:
@@ -38,12 +46,35 @@ class StudioSettings(TypedDict, total=False):
     prompt: Annotated[str, _described("prompt")]
 
 
-def make_graph(config: RunnableConfig | None = None) -> CompiledStateGraph:
-    """The compiled agent graph for LangGraph Server (input {"question": ...}, output the final state, context
-    schema StudioSettings)."""
-    from frames_agent.agent.graph import build_graph
-    from frames_agent.agent.settings import AgentSettings
+class GraphFactory:
+    """Compiled agent graphs by their settings, built off the event loop, the last few kept."""
 
-    agent = AgentSettings.from_runnable_config(config).build_agent()
-    return build_graph(agent.llm, agent.retriever, agent.tools, agent.config, nodes=agent.nodes,
-                       context_schema=StudioSettings)
+    def __init__(self, kept: int = _KEPT_GRAPHS) -> None:
+        self._graphs = Variants(kept)
+
+    def build(self, config: RunnableConfig | None = None) -> CompiledStateGraph:
+        """The graph for a run's config (blocking: reads files, opens the index and the model)."""
+        from frames_agent.agent.graph import build_graph
+        from frames_agent.agent.settings import AgentSettings
+
+        settings = AgentSettings.from_runnable_config(config)
+
+        def compile_graph() -> CompiledStateGraph:
+            agent = settings.build_agent()
+            return build_graph(agent.llm, agent.retriever, agent.tools, agent.config, nodes=agent.nodes,
+                               context_schema=StudioSettings, name="frames_agent")
+
+        return self._graphs.get(settings.model_dump_json(), compile_graph)
+
+    async def make(self, config: RunnableConfig | None = None) -> CompiledStateGraph:
+        """build() in a worker thread, so the server's event loop never blocks on it."""
+        return await asyncio.to_thread(self.build, config)
+
+
+_FACTORY = GraphFactory()  # the composition root LangGraph Server loads: one per server process
+
+
+async def make_graph(config: RunnableConfig) -> CompiledStateGraph:
+    """The compiled agent graph for LangGraph Server (input {"question": ...}, output the final state, context
+    schema StudioSettings), built off the event loop."""
+    return await _FACTORY.make(config)

