@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -29,6 +31,7 @@ from frames_agent.agent.state import (
     QueriesPlanned,
     StepRecord,
     StepStarted,
+    ToolCall,
 )
 from frames_agent.agent.subquestions import Finding, SelfAsk, render_findings
 from frames_agent.agent.tools import run_tool
@@ -156,47 +159,104 @@ class Nodes:
         """Run the step's queries (a batch per hit count, parallel on the Java side) and tool calls (parallel threads)."""
         queries, calls, step = state.get("pending_queries", []), state.get("pending_tools", []), state["step"]
         found: list[tuple[int, Document]] = []
-        errors: list[str] = []
         update: dict = {}
         with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
             futures = [pool.submit(run_tool, self.tools, call, config) for call in calls]
             if queries and self.retriever is not None:
-                try:
-                    record = state["steps"][-1] if state.get("steps") else StepRecord(step=step)
+                record = self._record(state)
+                with self._retrieval_failure(step):
                     hits, update["query_hits"] = self._search(queries, record.origins, config, step,
                                                               record.query_depths)
-                except FramesAgentError as exc:
-                    raise AgentError(f"retrieval failed at step {step}: {exc}") from exc
                 found += hits
-            for call, future in zip(calls, futures):
-                try:
-                    found.extend((0, doc) for doc in future.result())
-                except Exception as exc:  # a failing tool is recorded; the question goes on
-                    errors.append(f"tool {call.name} failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            outcomes = [self._outcome(future.result) for future in futures]
+        return self._retrieved(state, found, calls, outcomes, update)
+
+    async def aretrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
+        """Async retrieve: a retriever with an async path (abatch_search, e.g. a LangChain retriever's ainvoke)
+        searches on the event loop, the step's queries at once; blocking searches and tools run in the agent's own
+        worker threads."""
+        loop = asyncio.get_running_loop()
+        if not callable(getattr(self.retriever, "abatch_search", None)):
+            return await loop.run_in_executor(self._io_pool, self.retrieve, state, config)
+        queries, calls, step = state.get("pending_queries", []), state.get("pending_tools", []), state["step"]
+        tools = [loop.run_in_executor(self._io_pool, self._outcome, partial(run_tool, self.tools, call, config))
+                 for call in calls]
+        found: list[tuple[int, Document]] = []
+        update: dict = {}
+        if queries:
+            record = self._record(state)
+            with self._retrieval_failure(step):
+                hits, update["query_hits"] = await self._asearch(queries, record.origins, config, step,
+                                                                 record.query_depths)
+            found += hits
+        return self._retrieved(state, found, calls, list(await asyncio.gather(*tools)), update)
+
+    @staticmethod
+    def _record(state: AgentState) -> StepRecord:
+        return state["steps"][-1] if state.get("steps") else StepRecord(step=state["step"])
+
+    @staticmethod
+    @contextmanager
+    def _retrieval_failure(step: int) -> Iterator[None]:
+        """A retriever's failure as the step's one-line AgentError."""
+        try:
+            yield
+        except FramesAgentError as exc:
+            raise AgentError(f"retrieval failed at step {step}: {exc}") from exc
+
+    @staticmethod
+    def _outcome(run: Callable[[], list[Document]]) -> list[Document] | str:
+        """A tool call's documents, or its failure's one line (a failing tool is recorded; the question goes on)."""
+        try:
+            return run()
+        except Exception as exc:
+            return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+    @staticmethod
+    def _retrieved(state: AgentState, found: list[tuple[int, Document]], calls: Sequence[ToolCall],
+                   outcomes: Sequence[list[Document] | str], update: dict) -> dict:
+        """The retrieve node's update: the hits and tool documents, the tools' failures and the hit counts recorded."""
+        errors = [f"tool {call.name} failed: {out}" for call, out in zip(calls, outcomes) if isinstance(out, str)]
+        found = [*found, *((0, doc) for out in outcomes if not isinstance(out, str) for doc in out)]
         if not (errors or update) or not state.get("steps"):
             return {"retrieved": found}
         record = state["steps"][-1]
         update.update({"errors": [*record.errors, *errors]} if errors else {})
         return {"retrieved": found, "steps": [record.model_copy(update=update)]}
 
-    def _search(self, queries: list[str], origins: Sequence[str], config: RunnableConfig | None,
-                step: int = 1, depths: Sequence[int] = ()) -> tuple[list[tuple[int, Document]], list[int]]:
-        """(rank, hit) pairs in query order, and the hits of each query: n_docs hits per query, proposer_docs per
-        proposer query, question_docs for the question query, feedback_docs per feedback query, a repeat's own
-        depth (one batch for each size)."""
-        assert self.retriever is not None, "searches run only with a retriever"
+    def _groups(self, queries: list[str], origins: Sequence[str], step: int,
+                depths: Sequence[int]) -> dict[int, list[int]]:
+        """The query positions by hit count: n_docs hits per query, proposer_docs per proposer query, question_docs
+        for the question query, feedback_docs per feedback query, a repeat's own depth (one batch for each size)."""
         sizes = self.config.step_hits(len(queries), origins, depths, step)
-        hits: dict[int, list[Document]] = {}
-        for size in dict.fromkeys(sizes):
-            positions = [i for i, n in enumerate(sizes) if n == size]
-            found = traced_batch_search(self.retriever, [queries[i] for i in positions], size, config)
-            hits.update(zip(positions, found))
+        return {size: [i for i, n in enumerate(sizes) if n == size] for size in dict.fromkeys(sizes)}
+
+    @staticmethod
+    def _ordered(queries: list[str], hits: dict[int, list[Document]]) -> tuple[list[tuple[int, Document]], list[int]]:
         ordered = [hits[i] for i in range(len(queries))]
         return [pair for found in ordered for pair in enumerate(found)], [len(found) for found in ordered]
 
-    async def aretrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
-        """Async retrieve: the blocking searches run in the agent's own worker threads."""
-        return await asyncio.get_running_loop().run_in_executor(self._io_pool, self.retrieve, state, config)
+    def _search(self, queries: list[str], origins: Sequence[str], config: RunnableConfig | None,
+                step: int = 1, depths: Sequence[int] = ()) -> tuple[list[tuple[int, Document]], list[int]]:
+        """(rank, hit) pairs in query order, and the hits of each query (one batch per hit count, _groups)."""
+        assert self.retriever is not None, "searches run only with a retriever"
+        hits: dict[int, list[Document]] = {}
+        for size, positions in self._groups(queries, origins, step, depths).items():
+            found = traced_batch_search(self.retriever, [queries[i] for i in positions], size, config)
+            hits.update(zip(positions, found))
+        return self._ordered(queries, hits)
+
+    async def _asearch(self, queries: list[str], origins: Sequence[str], config: RunnableConfig | None,
+                       step: int = 1, depths: Sequence[int] = ()) -> tuple[list[tuple[int, Document]], list[int]]:
+        """Async _search: every batch at once on the retriever's async path."""
+        search = self.retriever.abatch_search  # type: ignore[union-attr]
+        groups = self._groups(queries, origins, step, depths)
+        batches = await asyncio.gather(*(search([queries[i] for i in positions], size, config)
+                                         for size, positions in groups.items()))
+        hits: dict[int, list[Document]] = {}
+        for positions, found in zip(groups.values(), batches):
+            hits.update(zip(positions, found))
+        return self._ordered(queries, hits)
 
     # --- merge ------------------------------------------------------------------------------------
     def merge(self, state: AgentState) -> dict:

@@ -1,6 +1,7 @@
 """LangChain bridges: any BaseRetriever as our Retriever, ours as a BaseRetriever, and traced batch searches."""
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -9,7 +10,7 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langchain_core.runnables.config import get_callback_manager_for_config, run_in_executor
 from pydantic import ConfigDict, Field
 
@@ -53,46 +54,83 @@ def as_documents(docs: Iterable[Any], source: str = "langchain") -> list[Documen
 
 
 class LangChainRetriever:
-    """Any LangChain BaseRetriever behind our Retriever protocol (its own k, or search_kwargs={"k": k} when it has them).
+    """Any LangChain BaseRetriever (or one bound with .with_config(callbacks=..., tags=...)) behind our Retriever
+    protocol.
+
+    Hits per query, the documented rule: the agent asks each query for the hits its settings give (n_docs, and the
+    deeper proposer, question and feedback searches) and sets that as the retriever's `search_kwargs["k"]`, or its
+    `k` field, for the call; with own_k=True the retriever's own k stands and the agent reads the top of what it
+    returns. A retriever with neither is read to the agent's count. The searches run under the agent's run config
+    (the run's callbacks, tags and metadata, joined with the retriever's own), so tracers see the retriever's own
+    runs; a step's queries run concurrently (batch, or ainvoke gathered on the async path).
 
     doc() and by_title() know the last `keep` documents it returned (a LangChain retriever has no lookup of its own).
     """
 
-    def __init__(self, retriever: BaseRetriever, name: str | None = None, keep: int = KEEP_RECENT) -> None:
+    traces_itself = True  # traced_batch_search leaves the reporting to LangChain's own retriever runs
+
+    def __init__(self, retriever: Runnable, name: str | None = None, keep: int = KEEP_RECENT,
+                 own_k: bool = False) -> None:
         self.retriever = retriever
-        self.name = name or retriever.get_name()
-        self.keep = keep
+        base = retriever.bound if isinstance(retriever, RunnableBinding) else retriever
+        if not isinstance(base, BaseRetriever):
+            raise UsageError(f"{type(base).__name__} is not a LangChain BaseRetriever")
+        self.base = base
+        self.name = name or self.base.get_name()
+        self.keep, self.own_k = keep, own_k
         self._seen: OrderedDict[str, Document] = OrderedDict()
         self._lock = threading.Lock()  # searches run concurrently (ainvoke, batch) in the agent's thread pool
 
-    def _invoke(self, query: str, k: int) -> list[LCDocument]:
-        kwargs = getattr(self.retriever, "search_kwargs", None)
-        runner = self.retriever
+    def _runner(self, k: int) -> Runnable:
+        """The retriever set to return k hits (the rule above), inside its binding if it came with one."""
+        if self.own_k:
+            return self.retriever
+        kwargs = getattr(self.base, "search_kwargs", None)
         if isinstance(kwargs, dict):
-            runner = self.retriever.model_copy(update={"search_kwargs": {**kwargs, "k": k}})
-        elif hasattr(self.retriever, "k"):
-            runner = self.retriever.model_copy(update={"k": k})
-        try:
-            # No callbacks of its own: traced_batch_search already reports this search as the run's retriever run.
-            return runner.invoke(query, config={"callbacks": []})[:k]
-        except Exception as exc:  # a remote store's failure is a retrieval error, one line
-            first = str(exc).splitlines()[0] if str(exc) else ""
-            raise RetrievalError(f"retriever {self.name}: {type(exc).__name__}: {first}") from exc
+            base = self.base.model_copy(update={"search_kwargs": {**kwargs, "k": k}})
+        elif "k" in type(self.base).model_fields:
+            base = self.base.model_copy(update={"k": k})
+        else:
+            return self.retriever
+        return self.retriever.model_copy(update={"bound": base}) if isinstance(self.retriever, RunnableBinding) else base
 
-    def search(self, query: str, k: int = 10) -> list[Document]:
-        """Top-k documents for one query, best first."""
-        docs = [from_langchain(d, rank, f"langchain:{self.name}") for rank, d in enumerate(self._invoke(query, k))]
+    def _failed(self, exc: Exception) -> RetrievalError:
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        return RetrievalError(f"retriever {self.name}: {type(exc).__name__}: {first}")
+
+    def _kept(self, found: Sequence[Sequence[LCDocument]], k: int) -> list[list[Document]]:
+        out = [[from_langchain(d, rank, f"langchain:{self.name}") for rank, d in enumerate(docs[:k])] for docs in found]
         with self._lock:
-            for doc in docs:
+            for doc in (d for docs in out for d in docs):
                 self._seen[doc.id] = doc
                 self._seen.move_to_end(doc.id)
             while len(self._seen) > self.keep:
                 self._seen.popitem(last=False)
-        return docs
+        return out
 
-    def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Document]]:
-        """Top-k documents for each query, in order."""
-        return [self.search(q, k) for q in queries]
+    def search(self, query: str, k: int = 10, config: RunnableConfig | None = None) -> list[Document]:
+        """Top-k documents for one query, best first."""
+        return self.batch_search([query], k, config)[0]
+
+    def batch_search(self, queries: Sequence[str], k: int = 10,
+                     config: RunnableConfig | None = None) -> list[list[Document]]:
+        """Top-k documents for each query, in order; the queries run concurrently (Runnable.batch's threads)."""
+        try:
+            # A remote store's failure is a retrieval error, one line.
+            found = self._runner(k).batch(list(queries), config, return_exceptions=False) if queries else []
+        except Exception as exc:
+            raise self._failed(exc) from exc
+        return self._kept(found, k)
+
+    async def abatch_search(self, queries: Sequence[str], k: int = 10,
+                            config: RunnableConfig | None = None) -> list[list[Document]]:
+        """Async batch_search: the retriever's own async path (ainvoke), the queries gathered at once."""
+        runner = self._runner(k)
+        try:
+            found = await asyncio.gather(*(runner.ainvoke(q, config) for q in queries))
+        except Exception as exc:
+            raise self._failed(exc) from exc
+        return self._kept(found, k)
 
     def doc(self, doc_id: str) -> Document | None:
         """A document among the last `keep` this adapter returned (LangChain retrievers have no lookup by id)."""
@@ -142,7 +180,8 @@ def as_retriever(retriever: Any) -> Retriever | None:
         return retriever
     if isinstance(retriever, FramesRetriever):
         return retriever.retriever
-    if isinstance(retriever, BaseRetriever):
+    if isinstance(retriever, BaseRetriever) or (isinstance(retriever, RunnableBinding)
+                                                and isinstance(retriever.bound, BaseRetriever)):
         return LangChainRetriever(retriever)
     missing = [attr for attr in _AGENT_NEEDS if not callable(getattr(retriever, attr, None))]
     if missing:
@@ -153,7 +192,10 @@ def as_retriever(retriever: Any) -> Retriever | None:
 
 def traced_batch_search(retriever: Retriever, queries: Sequence[str], k: int,
                         config: RunnableConfig | None = None) -> list[list[Document]]:
-    """batch_search, reported to the run's callbacks as one retriever run per query (on_retriever_start/end)."""
+    """batch_search, reported to the run's callbacks as one retriever run per query (on_retriever_start/end); a
+    retriever that reports its own runs (a LangChain one) gets the run's config instead."""
+    if getattr(retriever, "traces_itself", False):
+        return retriever.batch_search(queries, k, config)  # type: ignore[call-arg]
     manager = get_callback_manager_for_config(config or {})
     if not manager.handlers:
         return retriever.batch_search(queries, k)

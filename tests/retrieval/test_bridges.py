@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
+from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document as LCDocument
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.retrievers import BaseRetriever
@@ -14,7 +17,7 @@ from langchain_core.vectorstores import InMemoryVectorStore
 from frames_agent.agent import AgentConfig, FramesAgent
 from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.retrieval.bridges import KEEP_RECENT, FramesRetriever, LangChainRetriever, as_retriever
-from frames_agent.retrieval.errors import UsageError
+from frames_agent.retrieval.errors import FramesAgentError, UsageError
 from frames_agent.retrieval.types import Document
 
 
@@ -114,3 +117,81 @@ def test_bm25_as_langchain_takes_k_per_call_and_search_kwargs(tiny_retriever):
     assert "filter" in str(err.value) and "\n" not in str(err.value)
     with pytest.raises(UsageError):
         lc.invoke(query, k=0)
+
+
+class AsyncOnly(BaseRetriever):
+    """A remote store's retriever with only an async path; every query waits until `expected` are in flight."""
+
+    expected: int = 1
+    started: list = []
+
+    def _get_relevant_documents(self, query, *, run_manager):
+        raise NotImplementedError("this store is async only")
+
+    async def _aget_relevant_documents(self, query, *, run_manager):
+        self.started.append(query)
+        for _ in range(1000):  # the step's other queries start while this one waits: they run concurrently
+            if len(self.started) >= self.expected:
+                break
+            await asyncio.sleep(0)
+        assert len(self.started) >= self.expected, f"searched one after another: {self.started}"
+        return [LCDocument(id=f"{query}-{i}", page_content=f"{query} fact {i}", metadata={"title": f"{query} {i}"})
+                for i in range(3)]
+
+
+def test_ainvoke_uses_the_retrievers_async_path_and_searches_a_steps_queries_at_once():
+    plan = {"thought": "", "queries": ["alpha", "beta", "gamma"]}
+    llm = ScriptedLLM([plan, "Answer: alpha"])
+    store = AsyncOnly(expected=4)  # three model queries and the question query
+    agent = FramesAgent(llm, store, config=AgentConfig(k=3, n=1, n_docs=2))
+    result = asyncio.run(agent.ainvoke("Which one?"))
+    assert result.answer == "alpha" and sorted(store.started) == ["Which one?", "alpha", "beta", "gamma"]
+    assert [s.query_hits for s in result.steps] == [[2, 2, 2, 3]]  # n_docs per query, question_docs capped at 3
+    with pytest.raises(FramesAgentError) as err:  # the sync path says why in one line
+        FramesAgent(ScriptedLLM([plan]), AsyncOnly(), config=AgentConfig(k=1, n=1)).invoke("Which one?")
+    assert "this store is async only" in str(err.value) and "\n" not in str(err.value)
+
+
+class Gate(BaseRetriever):
+    """Every sync search waits at a barrier until `parties` searches are in flight (threads, not one by one)."""
+
+    barrier: Any
+    k: int = 3
+
+    def _get_relevant_documents(self, query, *, run_manager):
+        self.barrier.wait()
+        return [LCDocument(page_content=f"{query} {i}", metadata={"title": f"{query} {i}"}) for i in range(self.k)]
+
+
+def test_sync_searches_of_a_step_run_concurrently():
+    adapter = LangChainRetriever(Gate(barrier=threading.Barrier(3, timeout=30)))
+    assert [len(h) for h in adapter.batch_search(["a", "b", "c"], 2)] == [2, 2, 2]  # k set per call, as the rule says
+
+
+class Searches(BaseCallbackHandler):
+    """A user's own callback handler: the queries and tags of the retriever runs it is told about."""
+
+    def __init__(self) -> None:
+        self.queries, self.tags = [], []
+
+    def on_retriever_start(self, serialized, query, *, tags=None, **kwargs):
+        self.queries.append(query)
+        self.tags.append(tags or [])
+
+
+def test_a_users_retriever_keeps_its_callbacks_tags_and_the_runs_and_its_k_follows_the_documented_rule(store_retriever):
+    own, tracer = Searches(), RunCollectorCallbackHandler()
+    bound = store_retriever.with_config(callbacks=[own], tags=["my-store"])
+    plan = {"thought": "", "queries": ["fact number 3", "gamma delta"]}
+    agent = FramesAgent(ScriptedLLM([plan, "Answer: three"]), bound,
+                        config=AgentConfig(k=2, n=1, n_docs=3, question_query=False))
+    result = asyncio.run(agent.ainvoke("Which fact?", {"callbacks": [tracer], "tags": ["run-tag"]}))
+    assert sorted(own.queries) == ["fact number 3", "gamma delta"] and all("my-store" in t for t in own.tags)
+    runs = [tracer.traced_runs[0]]
+    for run in runs:
+        runs.extend(run.child_runs)
+    retrieved = [r for r in runs if r.run_type == "retriever"]
+    assert len(retrieved) == 2 and all("run-tag" in r.tags for r in retrieved)  # one run per query, under the agent's
+    assert result.steps[0].query_hits == [3, 3]  # the agent's n_docs overrides search_kwargs k=4
+    capped = LangChainRetriever(store_retriever.model_copy(update={"search_kwargs": {"k": 1}}), own_k=True)
+    assert [len(h) for h in capped.batch_search(["fact number 1"], 3)] == [1]  # own_k: the retriever's k stands
