@@ -33,6 +33,7 @@ from frames_agent.agent.runtime import (
     component_changes,
     components,
     config_specs,
+    graph_args,
     run_settings,
     runtime_changes,
 )
@@ -215,8 +216,9 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         """Run the agent on one question; answer=False stops after retrieval."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
+        extra = graph_args(kwargs, stream=False)
         with agent._traced(config, state, tracker) as (run, out):
-            final = call_within(lambda: agent.graph.invoke(state, config=run), agent.config.question_timeout)
+            final = call_within(lambda: agent.graph.invoke(state, config=run, **extra), agent.config.question_timeout)
             return self._result(final, tracker, started, out)
 
     async def ainvoke(self, input: Question, config: RunnableConfig | None = None, *,
@@ -224,22 +226,25 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         """Async invoke; many questions can run concurrently on one agent."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
+        extra = graph_args(kwargs, stream=False)
         async with agent._atraced(config, state, tracker) as (run, out):
-            final = await await_within(agent.graph.ainvoke(state, config=run), agent.config.question_timeout)
+            final = await await_within(agent.graph.ainvoke(state, config=run, **extra), agent.config.question_timeout)
             return self._result(final, tracker, started, out)
 
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
                **kwargs: Any) -> Iterator[Any]:
         """Typed events as they happen (step started, queries, documents added, answer); with stream_mode= (one of
-        LangGraph's modes, or a list: then (mode, chunk) pairs) the graph's own chunks instead."""
+        LangGraph's modes, or a list: then (mode, chunk) pairs) the graph's own chunks instead. LangGraph's own
+        arguments pass through (subgraphs=, interrupt_before=, interrupt_after=, durability=, context=, debug=)."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        picker = Picker(stream_mode, state)
+        extra = graph_args(kwargs)
+        picker = Picker(stream_mode, state, bool(extra.get("subgraphs")))
         with agent._traced(config, state, tracker) as (run, out):
-            for mode, chunk in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes),
-                                              agent.config.question_timeout):
-                yield from picker.take(mode, chunk)
+            for item in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes, **extra),
+                                       agent.config.question_timeout):
+                yield from picker.take_item(item)
             yield from picker.finish(self._answer_event(picker.final, tracker, started, out))
 
     async def astream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
@@ -248,11 +253,12 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         """Async stream."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        picker = Picker(stream_mode, state)
+        extra = graph_args(kwargs)
+        picker = Picker(stream_mode, state, bool(extra.get("subgraphs")))
         async with agent._atraced(config, state, tracker) as (run, out):
-            events = agent.graph.astream(state, config=run, stream_mode=picker.modes)
-            async for mode, chunk in aiterate_within(events, agent.config.question_timeout):
-                for item in picker.take(mode, chunk):
+            events = agent.graph.astream(state, config=run, stream_mode=picker.modes, **extra)
+            async for chunk in aiterate_within(events, agent.config.question_timeout):
+                for item in picker.take_item(chunk):
                     yield item
             for item in picker.finish(self._answer_event(picker.final, tracker, started, out)):
                 yield item

@@ -128,26 +128,52 @@ def runtime_changes(config: AgentConfig, settings: RunSettings) -> dict[str, Any
             if (value := getattr(settings, name)) is not None and value != getattr(config, name)}
 
 
+# LangGraph's own stream/invoke arguments a FramesAgent call passes through to its graph (invoke: all but subgraphs);
+# output_keys and version would change the chunks the agent reads its result from, so they are refused.
+GRAPH_ARGS = ("context", "print_mode", "interrupt_before", "interrupt_after", "durability", "subgraphs", "debug")
+_REFUSED_ARGS = ("output_keys", "version")
+
+
+def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]:
+    """The LangGraph arguments among a call's keyword arguments (other names are LangChain's and stay out); one the
+    agent cannot honour is a one-line AgentError."""
+    refused = [name for name in _REFUSED_ARGS if kwargs.get(name) is not None]
+    if refused or (not stream and kwargs.get("subgraphs")):
+        raise AgentError(f"{', '.join(refused or ['subgraphs'])}: not supported here (the agent reads its result from "
+                         "the graph's own chunks; use stream(stream_mode=...) for the graph's chunks)")
+    return {name: kwargs[name] for name in GRAPH_ARGS if name in kwargs and (stream or name != "subgraphs")}
+
+
 class Picker:
     """What of the graph's stream goes to a FramesAgent.stream caller: typed events (LangGraph's custom mode) and
     the AnswerReady at the end by default; with stream_mode, the graph's chunks of those modes (a chunk for one mode,
-    (mode, chunk) pairs for a list). It keeps the last values chunk, the final state."""
+    (mode, chunk) pairs for a list; with subgraphs=True LangGraph's (namespace, ...) tuples). It keeps the last
+    values chunk of the agent's own graph, the final state."""
 
-    def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any]) -> None:
-        self.stream_mode, self.final = stream_mode, dict(state)
+    def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any], subgraphs: bool = False) -> None:
+        self.stream_mode, self.final, self.subgraphs = stream_mode, dict(state), subgraphs
         wanted = ["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str) else stream_mode
         # values, for the result; LangGraph checks the names it is given.
         self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*wanted, "values"])))
 
-    def take(self, mode: str, chunk: Any) -> list[Any]:
+    def take_item(self, item: tuple) -> list[Any]:
+        """What the caller gets of one item of the graph's stream ((mode, chunk), or (namespace, mode, chunk))."""
+        namespace, (mode, chunk) = (item[0], item[1:]) if self.subgraphs else ((), item)
+        return self.take(mode, chunk, namespace)
+
+    def take(self, mode: str, chunk: Any, namespace: tuple[str, ...] = ()) -> list[Any]:
         """What the caller gets of one graph chunk (nothing or one item)."""
-        if mode == "values":
+        if mode == "values" and not namespace:
             self.final = chunk
         if self.stream_mode is None:
             return [chunk] if mode == "custom" else []
         if isinstance(self.stream_mode, str):
-            return [chunk] if mode == self.stream_mode else []
-        return [(mode, chunk)] if mode in self.stream_mode else []
+            if mode != self.stream_mode:
+                return []
+            return [(namespace, chunk)] if self.subgraphs else [chunk]
+        if mode not in self.stream_mode:
+            return []
+        return [(namespace, mode, chunk)] if self.subgraphs else [(mode, chunk)]
 
     def finish(self, answer: Any) -> list[Any]:
         """The last item: the AnswerReady event for typed streams, nothing for LangGraph modes."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import TypedDict
 
 import pytest
 from langchain_core.documents import Document as LCDocument
@@ -15,9 +14,10 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.vectorstores import InMemoryVectorStore
 from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
 
-from frames_agent.agent import AgentConfig, FramesAgent
-from frames_agent.agent.errors import PromptError
+from frames_agent.agent import AgentConfig, FramesAgent, build_graph
+from frames_agent.agent.errors import AgentError, PromptError
 from frames_agent.agent.llm.testing import ScriptedLLM
 
 # What a LangGraph template's app keeps in its own configurable: none of it is the agent's.
@@ -161,3 +161,72 @@ def test_as_tool_returns_failures_as_its_message_or_raises_when_asked(agent):
     assert agent.as_tool(handle_tool_error="research failed").invoke(call).content == "research failed"
     with pytest.raises(Exception, match="the question is empty"):
         agent.as_tool(handle_tool_error=False).invoke(call)
+
+
+class Note(TypedDict, total=False):
+    q: str
+    note: str
+
+
+def note_graph():
+    """A user's own small LangGraph graph, used by the agent as a tool: it runs as the agent's subgraph."""
+    graph = StateGraph(Note)
+    graph.add_node("write", lambda state: {"note": f"note on {state['q']}"})
+    graph.add_edge(START, "write")
+    graph.add_edge("write", END)
+    return graph.compile()
+
+
+def test_langgraph_stream_arguments_pass_through(store):
+    def plan_with_tool(messages):
+        text = messages[-1].content
+        if "Reply with one JSON" in text or "queries" in text:
+            return json.dumps({"thought": "", "queries": ["Brennick"], "enough": False,
+                               "tool_calls": [{"name": "notes", "args": {"q": "Brennick"}}]})
+        return "Answer: Brennick"
+
+    tool = note_graph().as_tool(name="notes", description="Notes on a word.", arg_types={"q": str})
+    agent = FramesAgent(ScriptedLLM(responder=plan_with_tool), store, [tool], AgentConfig(k=1, n=1, n_docs=2))
+    items = list(agent.stream("About Brennick", stream_mode="updates", subgraphs=True))
+    assert all(isinstance(i, tuple) and len(i) == 2 for i in items)
+    assert [next(iter(c)) for ns, c in items if ns == ()] == ["plan", "retrieve", "merge", "answer"]
+    assert any(ns and ns[0].startswith("retrieve:") and "write" in c for ns, c in items)  # the tool's own graph
+    triples = list(agent.stream("About Brennick", stream_mode=["updates", "values"], subgraphs=True))
+    assert {len(t) for t in triples} == {3} and triples[-1][:2] == ((), "values")
+    events = list(agent.stream("About Brennick", subgraphs=True))  # typed events stay typed
+    assert events[-1].kind == "answer" and events[-1].result.answer == "Brennick"
+
+    async def collect():
+        return [i async for i in agent.astream("About Brennick", stream_mode="updates", subgraphs=True)]
+
+    assert any(ns for ns, _ in asyncio.run(collect()))
+    assert agent.invoke("About Brennick", durability="exit", debug=False).answer == "Brennick"
+    for bad in ({"version": "v2"}, {"output_keys": ["answer"]}):
+        with pytest.raises(AgentError):
+            list(agent.stream("About Brennick", stream_mode="updates", **bad))
+    with pytest.raises(AgentError):
+        agent.invoke("About Brennick", subgraphs=True)
+
+
+def test_build_graph_takes_the_usual_compile_settings(store):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    llm = ScriptedLLM(responder=responder)
+    graph = build_graph(llm, store, config=AgentConfig(k=1, n=1, n_docs=2), name="research",
+                        checkpointer=InMemorySaver(), interrupt_before=["answer"])
+    assert graph.name == "research"
+    run = {"configurable": {"thread_id": "t1"}}
+    paused = graph.invoke({"question": "About Olse"}, run)
+    assert "answer" not in paused and graph.get_state(run).next == ("answer",)
+    assert graph.invoke(None, run)["answer"] == "Olse"  # resumed from the checkpoint
+    after = build_graph(llm, store, config=AgentConfig(k=1, n=1, n_docs=2), checkpointer=InMemorySaver(),
+                        interrupt_after=["plan"], debug=False)
+    after.invoke({"question": "About Olse"}, run)
+    assert after.get_state(run).next == ("retrieve",)
+
+
+def test_pick_works_on_the_result(agent):
+    assert agent.pick("answer").invoke("About Brennick") == "Brennick"
+    picked = agent.pick(["answer", "llm_calls"]).invoke("About Olse")
+    assert picked == {"answer": "Olse", "llm_calls": 2}
+    assert asyncio.run(agent.pick("answer").ainvoke("About Olse")) == "Olse"
