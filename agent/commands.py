@@ -9,9 +9,19 @@ from typing import Any
 from frames_agent.agent.llm.spec import DEFAULT_MODEL
 
 
-def add_agent_flags(parser: argparse.ArgumentParser) -> None:
+class CacheFlag(argparse.BooleanOptionalAction):
+    """--cache/--no-cache, one flag pair in --help, stored as `no_cache` (what AgentSettings.from_flags and the run
+    settings read)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, bool(option_string and option_string.startswith("--no-")))
+
+
+def add_agent_flags(parser: argparse.ArgumentParser, cache: bool = True) -> None:
     """Flags shared by every command that runs the agent (ask, serve, mcp, frames, compare, sweep, tune); a command
-    turns them into AgentSettings with `AgentSettings.from_flags(vars(args))`."""
+    turns them into AgentSettings with `AgentSettings.from_flags(vars(args))`. cache: whether the LLM call cache is
+    on unless --no-cache (serve: off unless --cache)."""
     parser.add_argument("--k", type=int, default=5, help="search queries per step (default 5)")
     parser.add_argument("--n", type=int, default=5, help="retrieval steps (default 5)")
     parser.add_argument("--n-docs", type=int, default=10, help="hits per query (default 10)")
@@ -21,7 +31,11 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", default="default", help="index name or directory (default: the embedded index)")
     parser.add_argument("--tools", default="wiki", help="wiki, crag, crag:<domain>, comma-separated (default wiki)")
     parser.add_argument("--adaptive", action="store_true", help="stop early when the model says it has enough")
-    parser.add_argument("--no-cache", action="store_true", help="do not read or write the LLM call cache")
+    # default=None: argparse would otherwise print "(default: ...)" of the stored no_cache, the opposite word.
+    parser.add_argument("--cache", action=CacheFlag, dest="no_cache", default=None,
+                        help=f"read and write the on-disk LLM call cache (default: {'on' if cache else 'off'}"
+                        f"{'' if cache else ': answered afresh; on, a repeated model call is answered from the cache'})")
+    parser.set_defaults(no_cache=not cache)
     parser.add_argument("--answer-prompt", default=None,
                         help="answer prompt: answer (brief reasoning, then a final line; default), answer_direct "
                         "(the paper's direct prompt), or a file path")
@@ -50,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the `ask` subcommand."""
     parser = sub.add_parser("ask", help="answer one question with the multi-step agent")
     parser.add_argument("question")
-    add_agent_flags(parser)
+    add_agent_flags(parser, cache=False)  # one question answered afresh unless --cache
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the step-by-step view")
     parser.set_defaults(handler=run_ask)
 
@@ -74,7 +88,7 @@ def run_ask(args: argparse.Namespace) -> int:
     from frames_agent.agent.settings import AgentSettings
 
     args.question = check_text(args.question)  # the limits of every entry point, before anything loads
-    agent = AgentSettings.from_flags(vars(args), cache=False).build_agent()
+    agent = AgentSettings.from_flags(vars(args)).build_agent()
     if args.json:
         print(json.dumps(agent.invoke(args.question).summary(), ensure_ascii=False))
         return 0

@@ -80,3 +80,19 @@ def test_each_command_is_mapped_to_the_module_that_registers_it():
         sub = parser.add_subparsers()
         importlib.import_module(module).register(sub)
         assert set(sub.choices) == set(names), module
+
+
+@pytest.mark.parametrize("command, default_on", [("serve", False), ("mcp", False), ("ask", False), ("frames", True),
+                                                 ("sweep", True)])
+def test_one_cache_flag_pair_in_help_and_its_default(command, default_on, capsys):
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    text = capsys.readouterr().out
+    flags = [line.split()[0] for line in text.splitlines() if line.lstrip().startswith("--") and "cache" in line]
+    assert flags == ["--cache,"] and text.count("[--cache | --no-cache]") == 1  # one pair, in usage and in help
+    assert f"(default: {'on' if default_on else 'off'}" in " ".join(text.split())
+    parser = cli.build_parser()
+    extra = ["q"] if command == "ask" else []
+    assert parser.parse_args([command, *extra]).no_cache is not default_on
+    assert parser.parse_args([command, *extra, "--cache"]).no_cache is False
+    assert parser.parse_args([command, *extra, "--no-cache"]).no_cache is True

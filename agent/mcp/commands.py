@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     from frames_agent.agent.commands import add_agent_flags
 
     parser = sub.add_parser("mcp", help="serve the agent as an MCP server over stdio (frames_research, search_wikipedia)")
-    add_agent_flags(parser)
+    add_agent_flags(parser, cache=False)  # answered afresh unless --cache
     parser.set_defaults(handler=run_mcp)
 
 
@@ -42,7 +42,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     for name in ("httpx", "httpcore", "openai"):
         logging.getLogger(name).setLevel(logging.WARNING)
     with stdout_to_stderr():
-        server = build_server(AgentSettings.from_flags(vars(args), cache=False).build_agent())
+        server = build_server(AgentSettings.from_flags(vars(args)).build_agent())
     print("frames-agent MCP server ready on stdio", file=sys.stderr, flush=True)
     server.run("stdio")
     return 0

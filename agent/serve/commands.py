@@ -20,12 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help=f"largest request body in bytes (default {MAX_BODY_BYTES})")
     parser.add_argument("--allow-open", action="store_true",
                         help="serve a non-loopback address without FRAMES_AGENT_TOKEN (anyone who reaches it may ask)")
-    parser.add_argument("--cache", action="store_true",
-                        help="read and write the on-disk LLM call cache (off by default: a server answers afresh; "
-                             "on, a repeated model call is answered from the cache)")
     parser.add_argument("--no-access-log", dest="access_log", action="store_false",
                         help="no access-log line per request on stderr")
-    add_agent_flags(parser)
+    add_agent_flags(parser, cache=False)  # --cache/--no-cache: a server answers afresh unless --cache
     parser.set_defaults(handler=run_serve)
 
 
@@ -57,7 +54,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if not is_loopback(args.host) and not settings.token and not args.allow_open:
         raise UsageError(f"refusing to serve {args.host} without a token: set FRAMES_AGENT_TOKEN (clients send "
                          "'Authorization: Bearer <token>') or pass --allow-open")
-    agent = AgentSettings.from_flags(vars(args), cache=args.cache)  # bad flags fail before the port is bound
+    agent = AgentSettings.from_flags(vars(args))  # bad flags fail before the port is bound
     with bind(args.host, args.port) as sock:  # first: a bad or busy port fails before the index and model load
         app = create_app(agent.build_agent(), settings)
         serve_on(app, sock, f"serving on {url_of(sock, args.host)} (POST /v1/ask, /v1/ask/stream, "
