@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
-from frames_agent.agent.limits import MAX_SEARCH_HITS, check_hits, check_text
+from frames_agent.agent.limits import MAX_QUESTION_CHARS, MAX_SEARCH_HITS, check_hits, check_text
 from frames_agent.agent.runtime import progress_line
 from frames_agent.agent.state import AgentResult, TokenUsage
 from frames_agent.agent.tools import tool_text
@@ -30,11 +30,19 @@ INSTRUCTIONS = ("frames_research answers a factual question by searching Wikiped
                 "for one keyword query (fast).")
 
 
-def _bounds(name: str) -> str:
-    """An AgentConfig field's description and range, for a tool argument."""
+def _bounded(name: str) -> Any:
+    """An AgentConfig field's description and range for a tool argument, the range as the schema's minimum and
+    maximum. The limits are advertised, not enforced by the SDK: the tool checks them itself (agent.limits,
+    AgentConfig), so a refusal is our one line rather than a validation dump."""
     info = AgentConfig.model_fields[name]
     low, high = (next(getattr(m, attr) for m in info.metadata if hasattr(m, attr)) for attr in ("ge", "le"))
-    return f"{info.description} ({low}-{high}; default: the server's setting)"
+    return Field(description=f"{info.description} ({low}-{high}; default: the server's setting)",
+                 json_schema_extra={"minimum": low, "maximum": high})
+
+
+def _text(description: str) -> Any:
+    """A text argument with its length limits in the schema (checked by agent.limits.check_text)."""
+    return Field(description=description, json_schema_extra={"minLength": 1, "maxLength": MAX_QUESTION_CHARS})
 
 
 class Source(BaseModel):
@@ -113,10 +121,10 @@ def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
     @server.tool(name="frames_research", title="Research a question in Wikipedia",
                  annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=False))
     async def frames_research(
-            question: Annotated[str, Field(description="the question to research, in plain words")],
+            question: Annotated[str, _text("the question to research, in plain words")],
             ctx: Context,
-            k: Annotated[int | None, Field(description=_bounds("k"))] = None,
-            n: Annotated[int | None, Field(description=_bounds("n"))] = None) -> Annotated[CallToolResult, Research]:
+            k: Annotated[int | None, _bounded("k")] = None,
+            n: Annotated[int | None, _bounded("n")] = None) -> Annotated[CallToolResult, Research]:
         """Research a factual question in Wikipedia: k search queries per step, n steps; returns the answer and sources."""
         with reported():
             question = check_text(question)  # the limits of every entry point (agent.limits)
@@ -132,8 +140,9 @@ def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
     @server.tool(name="search_wikipedia", title="Search Wikipedia",
                  annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True))
     async def search_wikipedia(
-            query: Annotated[str, Field(description="a keyword query, e.g. an article title or a few names")],
-            k: Annotated[int, Field(description=f"articles to return (1-{MAX_SEARCH_HITS})")] = 5,
+            query: Annotated[str, _text("a keyword query, e.g. an article title or a few names")],
+            k: Annotated[int, Field(description=f"articles to return (1-{MAX_SEARCH_HITS})",
+                                    json_schema_extra={"minimum": 1, "maximum": MAX_SEARCH_HITS})] = 5,
     ) -> Annotated[CallToolResult, Hits]:
         """Search the Wikipedia index with a keyword query (BM25); returns the top k articles' titles, ids and text."""
         with reported():

@@ -10,7 +10,7 @@ from importlib.metadata import version
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from frames_agent.agent.limits import MAX_QUESTION_CHARS
+from frames_agent.agent.limits import MAX_QUESTION_CHARS, MAX_SEARCH_HITS
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI
 from tests.agent.serve.conftest import ROOT, write_script
 
@@ -107,6 +107,12 @@ def test_structured_content_progress_descriptions_annotations_and_version(tmp_pa
     assert {"answer", "sources", "steps", "tokens"} <= set(research_tool.output_schema["properties"])
     assert set(search_tool.output_schema["properties"]) == {"hits"}
     assert "ctx" not in research_tool.input_schema["properties"]
+    # The limits are the schema's own, for clients that check arguments before calling.
+    fields, search_fields = research_tool.input_schema["properties"], search_tool.input_schema["properties"]
+    assert fields["question"]["maxLength"] == MAX_QUESTION_CHARS and fields["question"]["minLength"] == 1
+    assert (fields["k"]["minimum"], fields["k"]["maximum"], fields["n"]["minimum"], fields["n"]["maximum"]) == (1, 20, 1, 20)
+    assert search_fields["query"]["maxLength"] == MAX_QUESTION_CHARS
+    assert (search_fields["k"]["minimum"], search_fields["k"]["maximum"]) == (1, MAX_SEARCH_HITS)
 
     data = research.structured_content
     assert not research.is_error and data["answer"] == "Tomas Ferrante" and research.content[0].text.startswith(
@@ -116,3 +122,15 @@ def test_structured_content_progress_descriptions_annotations_and_version(tmp_pa
     assert [p[0] for p in progress] == sorted(p[0] for p in progress) and progress[-1][:2] == (7, 7)
     assert progress[0][2] == "Step 1" and progress[1][2].startswith("searching: ")
     assert [h["id"] for h in search.structured_content["hits"]][0] == "gannet-park"
+
+
+def test_input_schemas_carry_the_limits_in_process():
+    from frames_agent.agent import FramesAgent
+    from frames_agent.agent.llm.testing import ScriptedLLM
+    from frames_agent.agent.mcp.server import build_server
+
+    tools = {t.name: t.input_schema["properties"] for t in asyncio.run(build_server(
+        FramesAgent(ScriptedLLM([]), None)).list_tools())}  # no index, no model call: runs on a core install
+    assert tools["frames_research"]["question"]["maxLength"] == MAX_QUESTION_CHARS
+    assert (tools["frames_research"]["n"]["minimum"], tools["frames_research"]["n"]["maximum"]) == (1, 20)
+    assert (tools["search_wikipedia"]["k"]["minimum"], tools["search_wikipedia"]["k"]["maximum"]) == (1, MAX_SEARCH_HITS)
