@@ -144,12 +144,12 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
         question = question_of(body)
         gate.enter()
         if body.stream:
-            return StreamingResponse(_released(gate, completion_chunks(agent.astream(question), body.model)),
-                                     media_type="text/event-stream")
+            chunks = completion_chunks(agent.astream(question), body.model, settings.sources_in_content)
+            return StreamingResponse(_released(gate, chunks), media_type="text/event-stream")
         try:
             result = await agent.ainvoke(question)
         finally:
             gate.leave()
-        return JSONResponse(completion(result, body.model))
+        return JSONResponse(completion(result, body.model, settings.sources_in_content))
 
     return app

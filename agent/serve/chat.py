@@ -91,17 +91,25 @@ def sources(result: AgentResult, limit: int = 10) -> list[dict[str, Any]]:
     return [{"id": d.id, "title": d.title, "source": d.source, "score": d.score} for d in result.documents[:limit]]
 
 
+def content(result: AgentResult, with_sources: bool = True, listed: int = 5) -> str:
+    """The message content: the answer, then (with_sources) the top sources as a Markdown list, as the tool's text."""
+    if not with_sources or not result.documents:
+        return result.answer
+    return "\n".join([result.answer, "", "Sources:", *(f"- {d.title} [{d.id}]" for d in result.documents[:listed])])
+
+
 def usage(result: AgentResult) -> dict[str, int]:
     """OpenAI's usage object."""
     return {"prompt_tokens": result.tokens.prompt, "completion_tokens": result.tokens.completion,
             "total_tokens": result.tokens.prompt + result.tokens.completion}
 
 
-def completion(result: AgentResult, model: str) -> dict[str, Any]:
-    """A chat.completion object: the answer as content, the documents as sources."""
+def completion(result: AgentResult, model: str, with_sources: bool = True) -> dict[str, Any]:
+    """A chat.completion object: the answer (and its top sources, with_sources) as content, the documents as
+    `sources`."""
     return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": result.answer}}],
+            "model": model, "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": content(result, with_sources)}}],
             "usage": usage(result), "sources": sources(result)}
 
 
@@ -111,14 +119,16 @@ def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = Non
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
 
 
-async def completion_chunks(events: AsyncIterator[AgentEvent], model: str) -> AsyncIterator[str]:
-    """chat.completion.chunk SSE lines: progress as reasoning_content, then the answer, sources and usage."""
+async def completion_chunks(events: AsyncIterator[AgentEvent], model: str,
+                            with_sources: bool = True) -> AsyncIterator[str]:
+    """chat.completion.chunk SSE lines: progress as reasoning_content, then the answer (and its top sources,
+    with_sources), sources and usage."""
     cid = f"chatcmpl-{uuid.uuid4().hex}"
     yield _chunk(cid, model, {"role": "assistant", "content": ""})
     try:
         async for event in events:
             if event.kind == "answer":
-                yield _chunk(cid, model, {"content": event.result.answer})
+                yield _chunk(cid, model, {"content": content(event.result, with_sources)})
                 yield _chunk(cid, model, {}, "stop", sources=sources(event.result), usage=usage(event.result))
             else:
                 yield _chunk(cid, model, {"reasoning_content": progress_line(event)})

@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="serve a non-loopback address without FRAMES_AGENT_TOKEN (anyone who reaches it may ask)")
     parser.add_argument("--no-access-log", dest="access_log", action="store_false",
                         help="no access-log line per request on stderr")
+    parser.add_argument("--sources-in-content", action=argparse.BooleanOptionalAction, default=None,
+                        help="chat completions list the top sources under the answer in the message content, where "
+                             "clients such as LangChain's ChatOpenAI see them (default: on; always in `sources`)")
     add_agent_flags(parser, cache=False)  # --cache/--no-cache: a server answers afresh unless --cache
     parser.set_defaults(handler=run_serve)
 
@@ -47,7 +50,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     try:
         settings = ServeSettings.from_env(max_concurrency=args.max_concurrency, max_body_bytes=args.max_body,
-                                          access_log=args.access_log)
+                                          access_log=args.access_log, sources_in_content=args.sources_in_content)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise UsageError(f"--{err['loc'][0]}: {err['msg']}".replace("max_body_bytes", "max-body").replace("_", "-")) from None

@@ -23,6 +23,9 @@ class ServeSettings(BaseModel):
     token: str | None = Field(None, description="bearer token required on /v1/* (FRAMES_AGENT_TOKEN)")
     access_log: bool = Field(True, description="one line per request on stderr (client, method, path, status, "
                              "seconds)")
+    sources_in_content: bool = Field(True, description="chat completions list the sources under the answer in the "
+                                     "message content: clients such as LangChain's ChatOpenAI keep only the content "
+                                     "of a reply, not its extra fields")
 
     @classmethod
     def from_env(cls, **overrides: object) -> ServeSettings:
