@@ -74,7 +74,12 @@ class GraphFactory:
 _FACTORY = GraphFactory()  # the composition root LangGraph Server loads: one per server process
 
 
-async def make_graph(config: RunnableConfig) -> CompiledStateGraph:
+def make_graph(config: RunnableConfig) -> Any:
     """The compiled agent graph for LangGraph Server (input {"question": ...}, output the final state, context
-    schema StudioSettings), built off the event loop."""
-    return await _FACTORY.make(config)
+    schema StudioSettings). Called on an event loop, as the server calls it, an awaitable that builds it in a worker
+    thread, so the loop never blocks; called elsewhere (a script, a test), the graph itself."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _FACTORY.build(config)
+    return _FACTORY.make(config)

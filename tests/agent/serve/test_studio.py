@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import inspect
 import json
 import re
 import tomllib
@@ -28,7 +29,7 @@ def load_factory(name: str):
 def test_factory_named_by_langgraph_json_runs_a_question(tmp_path, tiny_index, monkeypatch):
     monkeypatch.setenv("FRAMES_AGENT_TEST_SCRIPT", str(write_script(tmp_path / "script.json")))
     monkeypatch.setenv("FRAMES_AGENT_INDEX", str(tiny_index))
-    graph = asyncio.run(load_factory("frames_agent")({"configurable": {"k": 1, "n": 2, "n_docs": 2}}))
+    graph = load_factory("frames_agent")({"configurable": {"k": 1, "n": 2, "n_docs": 2}})  # no loop: the graph
     assert isinstance(graph, CompiledStateGraph)
     state = graph.invoke({"question": "Who is the mayor of Brennick?"})
     assert state["answer"] == "Tomas Ferrante" and len(state["steps"]) == 2
@@ -74,13 +75,13 @@ def run_as_langgraph_server(factory, config: dict, question: str) -> tuple[dict,
         detector = blocking_detector()
         try:
             made = factory(config)
-            graph = await made if asyncio.iscoroutine(made) else made
+            assert inspect.isawaitable(made)  # on the server's loop the factory hands back an awaitable
+            graph = await made
             form = graph.get_context_jsonschema()
             final: dict = {}
             async for mode, chunk in graph.astream({"question": question}, config, stream_mode=["values", "updates"]):
                 final = chunk if mode == "values" else final
-            again = factory(config)
-            assert (await again if asyncio.iscoroutine(again) else again) is graph  # kept, not rebuilt per call
+            assert await factory(config) is graph  # kept, not rebuilt per call
             return final, form
         finally:
             detector.deactivate()
@@ -108,7 +109,7 @@ def test_the_factory_never_reads_a_prompt_path_from_a_run(tmp_path, monkeypatch,
     (tmp_path / "prompt.txt").write_text("SECRET {question}\n")
     for configurable in ({"prompt": prompt}, {"frames_agent": {"prompt": prompt}}):
         with pytest.raises(PromptError) as err:
-            asyncio.run(load_factory("frames_agent")({"configurable": configurable}))
+            load_factory("frames_agent")({"configurable": configurable})
         assert "no file paths" in str(err.value) and "\n" not in str(err.value)
     text = AgentSettings.from_runnable_config({"configurable": {"prompt": "Plan for {question}\n"}})
     assert text.config.prompt == "Plan for {question}\n"
