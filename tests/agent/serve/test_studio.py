@@ -89,7 +89,7 @@ def run_as_langgraph_server(factory, config: dict, question: str) -> tuple[dict,
     return asyncio.run(serve())
 
 
-@pytest.mark.parametrize("tools", ["wiki", "crag"])
+@pytest.mark.parametrize("tools", [pytest.param("wiki", marks=pytest.mark.lucene), "crag"])
 def test_the_factory_runs_under_langgraph_servers_blocking_call_detector(tmp_path, monkeypatch, request, tools):
     monkeypatch.setenv("FRAMES_AGENT_TEST_SCRIPT", str(write_script(tmp_path / "script.json")))
     monkeypatch.setenv("FRAMES_AGENT_TOOLS", tools)
