@@ -93,8 +93,34 @@ def _decode_truncated(text: str) -> Any:
     return value
 
 
+# Deeper than any reply the agent asks for; the json module's own limit is the C stack's, which differs by Python
+# version (3.13 parses 5000 levels that 3.11 and 3.12 refuse), so the bound is stated here.
+MAX_DEPTH = 200
+
+
+def nesting_depth(text: str) -> int:
+    """How deep brackets nest in text, outside quoted strings (JSON's and Python's quotes)."""
+    depth = deepest = 0
+    quote: str | None = None
+    escaped = False
+    for ch in text:
+        if quote is not None:
+            escaped, quote = (False, quote) if escaped else (ch == "\\", None if ch == quote else quote)
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
 def loads_lenient(text: str) -> tuple[Any, list[str]]:
-    """A JSON value from text and the repairs it took; ValueError when nothing decodes."""
+    """A JSON value from text and the repairs it took; ValueError when nothing decodes or it nests deeper than
+    MAX_DEPTH."""
+    if nesting_depth(text) > MAX_DEPTH:  # a looping small model can open a thousand brackets
+        raise ValueError("JSON nested too deeply")
     no_commas = re.sub(r",(\s*[}\]])", r"\1", text)
     quoted = _python_literals(single_to_double_quotes(no_commas))
     attempts: list[tuple[str, list[str]]] = [(text, [])]

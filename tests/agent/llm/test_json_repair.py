@@ -30,3 +30,12 @@ def test_deep_nesting_alone_is_a_fallback_not_an_error():
 def test_deep_nesting_is_a_value_error_for_loads_lenient():
     with pytest.raises(ValueError):
         loads_lenient("[" * 5000 + "]" * 5000)
+
+
+def test_the_depth_bound_is_the_same_on_every_python():
+    from frames_agent.agent.llm.json_repair import MAX_DEPTH, nesting_depth
+
+    assert nesting_depth('{"a": ["[[[", {"b": "}\\"]"}]}') == 3  # brackets inside strings do not count
+    assert loads_lenient("[" * MAX_DEPTH + "]" * MAX_DEPTH)[0] is not None
+    with pytest.raises(ValueError, match="nested too deeply"):
+        loads_lenient("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
