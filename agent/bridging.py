@@ -116,6 +116,11 @@ def entity_spans(sentence: str) -> list[str]:
     return spans
 
 
+def names(text: str) -> set[str]:
+    """The names a text shows a reader: its entity spans, each by its content words (order and inflection ignored)."""
+    return {" ".join(sorted(key)) for span in entity_spans(text) if (key := substance(span))}
+
+
 def _sentence_spans(sentence: str) -> list[str]:
     spans = []
     for n, clause in enumerate(re.split(r"[,;:()\[\]\"“”]+", sentence)):

@@ -16,7 +16,7 @@ from frames_agent.agent.llm import DEFAULT_MODEL
 from frames_agent.agent.llm.errors import redact, redact_url
 from frames_agent.eval.frames.autorater import exact_match
 from frames_agent.eval.frames.datasets import Dataset, Question
-from frames_agent.eval.frames.estimate import default_concurrency, judge_spec
+from frames_agent.eval.frames.estimate import default_concurrency, duration, judge_spec, record_rates
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.recording import question_fields, result_fields
 from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
@@ -197,8 +197,10 @@ def _postfix(records: dict[str, QuestionRecord], answer: bool) -> str:
 
 
 async def run_all(todo: list[Question], components: Components, run_dir: RunDir, records: dict[str, QuestionRecord], *,
-                  concurrency: int, answer: bool, progress: bool, steps: int | None = None) -> int:
-    """Run todo questions with at most `concurrency` at a time; append each record as soon as it is done."""
+                  concurrency: int, answer: bool, progress: bool, steps: int | None = None,
+                  echo: Callable[[str], None] | None = None) -> int:
+    """Run todo questions with at most `concurrency` at a time; append each record as soon as it is done (and, with
+    echo, say the time left as measured on the first finished question)."""
     from frames_agent.eval.frames.progress import Progress
     from frames_agent.eval.frames.systems import WATCH
 
@@ -217,6 +219,11 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
         run_dir.append(record)
         records[question.id] = record
         shown.finished(_postfix(records, answer))
+        left = len(todo) - shown.done
+        if echo is not None and shown.done == 1 and left:
+            pace = shown.clock() - shown.started
+            echo(f"re-estimate: ~{duration(pace * left / max(1, min(concurrency, len(todo))))} for the {left} "
+                 f"question(s) left ({pace:.0f} s measured on the first)")
 
     async def tick() -> None:  # a local model may take minutes per question: keep the elapsed time moving
         while True:
@@ -246,8 +253,17 @@ def run_frames(settings: RunSettings, agent_config, *,
         try:
             asyncio.run(run_all(run.todo, components, run.run_dir, run.records, answer=not settings.retrieval_only,
                                 concurrency=settings.concurrency or default_concurrency(settings),
-                                progress=settings.progress,
+                                progress=settings.progress, echo=echo,
                                 steps=agent_config.n if settings.system == "multistep" else None))
         finally:  # also after Ctrl-C: the summary covers every finished question
             outcome = run.finish()
+            _keep_rates(settings, [run.records[q.id] for q in run.todo if q.id in run.records])
     return outcome
+
+
+def _keep_rates(settings: RunSettings, done: list[QuestionRecord]) -> None:
+    """A local model's rates measured by this run, for the next run's estimate."""
+    from frames_agent.agent.llm.spec import ModelSpec
+
+    if ModelSpec.of(settings.model).local:
+        record_rates(settings.model, [c for r in done for c in r.calls if c.node in ("plan", "answer")])
