@@ -99,6 +99,7 @@ def _commands(parser: argparse.ArgumentParser, path: list[str]) -> list[tuple[li
 
 
 def _anchor(words: list[str]) -> str:
+    """The heading id of a command: its words joined by hyphens."""
     return "-".join(words)
 
 
@@ -215,6 +216,7 @@ def generate() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Write the pages that differ from the code (with --check: only name them, exit 1)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only say which pages differ from the code (exit 1)")
     args = parser.parse_args(argv)
