@@ -10,8 +10,6 @@ from frames_agent.eval.frames.figures import num, pct, with_ci  # noqa: F401 (re
 from frames_agent.eval.frames.metrics import RunSummary, run_summary
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
 from frames_agent.eval.frames.provenance import origin_lines
-
-# The run directory's file names, a record's outcome word and used_model sit below the report pages that use them too.
 from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.frames.visibility import visibility_lines
