@@ -1,6 +1,8 @@
 """README.md stays the front page (issue 47): short, with the one install command and the test command CI runs."""
 from __future__ import annotations
 
+import re
+import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,12 +19,14 @@ def test_readme_is_a_five_minute_front_page():
         assert f"(docs/{page}" in readme, page
 
 
+def slugify(text: str) -> str:
+    """A heading's id as MkDocs (Python-Markdown's toc) makes it."""
+    text = unicodedata.normalize("NFKD", re.sub(r"[`*]", "", text)).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", text).strip().lower())
+
+
 def test_readme_links_resolve():
     # mkdocs --strict checks the site's links; README lives outside it, so its links into docs/ are checked here.
-    import re
-
-    from markdown.extensions.toc import slugify
-
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     bad = []
     for target in re.findall(r"\]\(([^)\s]+)\)", readme):
@@ -34,6 +38,6 @@ def test_readme_links_resolve():
             bad.append(target)
         elif anchor:
             headings = re.findall(r"^#+ (.+?)(?: \{#([\w-]+)\})?$", page.read_text(encoding="utf-8"), flags=re.M)
-            ids = {explicit or slugify(re.sub(r"[`*]", "", text), "-") for text, explicit in headings}
+            ids = {explicit or slugify(text) for text, explicit in headings}
             bad += [target] if anchor not in ids else []
     assert not bad, bad
