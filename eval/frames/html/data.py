@@ -6,8 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.recording import QUERY_CAP, truncated_queries
-from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.report import mark
+from frames_agent.eval.frames.records import QuestionRecord, mark
 from frames_agent.eval.frames.shown import shown_titles
 
 # Characters of an answer kept in the table row (searchable at once); the whole answer is in the trace.
