@@ -118,7 +118,9 @@ def entity_spans(sentence: str) -> list[str]:
 
 def names(text: str) -> set[str]:
     """The names a text shows a reader: its entity spans, each by its content words (order and inflection ignored)."""
-    return {" ".join(sorted(key)) for span in entity_spans(text) if (key := substance(span))}
+    # A bare year or number is a fact, not something to search by name.
+    return {" ".join(sorted(key)) for span in entity_spans(text)
+            if (key := substance(span)) and not all(word.isdigit() for word in key)}
 
 
 def _sentence_spans(sentence: str) -> list[str]:

@@ -65,3 +65,12 @@ def test_async_runs_skip_the_same_calls(tiny_retriever):
     llm = ScriptedLLM([REPEAT, REPEAT, "Answer: Tomas Ferrante"])
     result = asyncio.run(FramesAgent(llm, tiny_retriever, config=_all_read()).ainvoke(QUESTION))
     assert [s.plan_skipped for s in result.steps] == [False, False, True, True] and len(llm.prompts) == 3
+
+
+def test_names_are_entities_by_their_words_never_bare_numbers():
+    from frames_agent.agent.bridging import names
+
+    shown = names("In 1990 the Brennick Observatory opened. Additionally, Tomas Ferrante spoke there in 1990.")
+    assert shown == names("He met Tomas Ferrante.") | names("They saw the Brennick Observatory.")
+    assert shown == {"ferrante toma", "brennick observatory"}  # content words, order and inflection ignored
+    assert not any(key.isdigit() for key in shown)

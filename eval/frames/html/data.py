@@ -67,6 +67,7 @@ def _steps(record: QuestionRecord, gold: set[str]) -> list[dict]:
                         for i, q in enumerate(queries)],
             "tools": s.get("tool_calls") or [], "dropped": s.get("dropped_queries") or [],
             "errors": s.get("errors") or [], "fallback": bool(s.get("fallback")),
+            "replayed": bool(s.get("plan_skipped")),
             "new": [{"title": t, "gold": normalize_title(t) in gold} for t in titles],
             "hits": sum(hits) if hits else None, "gold_found": found.get(s.get("step"), []),
         })
