@@ -116,6 +116,13 @@ def entity_spans(sentence: str) -> list[str]:
     return spans
 
 
+def names(text: str) -> set[str]:
+    """The names a text shows a reader: its entity spans, each by its content words (order and inflection ignored)."""
+    # A bare year or number is a fact, not something to search by name.
+    return {" ".join(sorted(key)) for span in entity_spans(text)
+            if (key := substance(span)) and not all(word.isdigit() for word in key)}
+
+
 def _sentence_spans(sentence: str) -> list[str]:
     spans = []
     for n, clause in enumerate(re.split(r"[,;:()\[\]\"“”]+", sentence)):

@@ -80,7 +80,7 @@ class AgentConfig(BaseModel):
 
     # A field added with a default that changes what the agent does: the value that does what the agent did before
     # it existed, so a run recorded then resumes only with it (other new fields: their default).
-    BEFORE_FIELD: ClassVar[dict[str, object]] = {"repeat_docs": 0}
+    BEFORE_FIELD: ClassVar[dict[str, object]] = {"repeat_docs": 0, "plan_calls": "every_step"}
 
     k: int = Field(5, ge=1, le=20, description="search queries written per step")
     n: int = Field(5, ge=1, le=20, description="retrieval steps before answering")
@@ -184,6 +184,11 @@ class AgentConfig(BaseModel):
     max_articles: int | None = Field(None, ge=1, le=10000, description="articles the context may hold: a step "
                                      "that would pass it adds its new articles best-ranked first (every query's top "
                                      "hit before any second hit) until it is full; None = no limit")
+    plan_calls: Literal["every_step", "when_new"] = Field(
+        "when_new", description="when the planner model is asked: 'every_step' (the paper's loop) or 'when_new': a "
+        "step after a plan that only repeated earlier queries replays that plan (its repeats read deeper, the "
+        "proposer fills the rest) without a model call, until the planner's view names something the model has not "
+        "seen; a model that writes new queries is asked at every step either way")
     plan_sentences: int = Field(2, ge=0, le=10, description="sentences per document shown to the planner: those "
                                 "sharing most words with the queries (0 = each document's first tokens)")
     # The planning prompt asks for one short sentence; the grammar holds it to that (~35 tokens) so a small model

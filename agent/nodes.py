@@ -16,7 +16,7 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
 from frames_agent.agent.asking import AnswerCall, PlanCall
-from frames_agent.agent.bridging import matched_sentences, render_evidence
+from frames_agent.agent.bridging import matched_sentences, names, render_evidence, substance
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.llm.calls import Structured
@@ -93,22 +93,47 @@ class Nodes:
         return matched_sentences(state.get("context", []), [state["question"], *state.get("queries", [])],
                                  max(1, cfg.plan_sentences))
 
-    def _plan_text(self, state: AgentState, step: int, evidence: list) -> str:
+    def _plan_view(self, state: AgentState, evidence: list) -> str:
+        """The documents the planner is shown this step (its prompt's {context})."""
+        cfg = self.config
+        if cfg.plan_sentences:
+            return render_evidence(evidence, cfg.plan_budget, cfg.plan_doc_tokens)
+        if cfg.context_selection == "context":
+            return ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens,
+                              selection=self._selection(state["question"], state.get("queries", []),
+                                                        per_article=1)).text
+        return ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens).text
+
+    def _plan_text(self, state: AgentState, step: int, shown: str) -> str:
         cfg = self.config
         earlier = state.get("queries", [])
-        if cfg.plan_sentences:
-            shown = render_evidence(evidence, cfg.plan_budget, cfg.plan_doc_tokens)
-        elif cfg.context_selection == "context":
-            shown = ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens,
-                               selection=self._selection(state["question"], earlier, per_article=1)).text
-        else:
-            shown = ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens).text
         return self.plan_prompt.render(
             **{**cfg.variables, **state.get("variables", {})}, question=state["question"], context=shown,
             previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
             k=cfg.k, step=step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
 
-    def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply], evidence: list) -> dict:
+    def _replay(self, state: AgentState, step: int, shown: str) -> tuple[Structured[PlanReply] | None, list[str]]:
+        """The last plan, when asking the model again cannot change what is searched (plan_calls 'when_new'), and
+        the names in this step's view that no earlier prompt showed the model.
+
+        A greedy model shown the same question, the same queries and no new name writes the same plan again: the
+        repeats it wrote last are replayed (read deeper by repeat_docs) instead of a model call. A step whose view
+        names something new, or a last plan that wrote a new query, a tool call or nothing usable, asks the model.
+        """
+        records = state.get("steps", [])
+        seen = names(state["question"]) | {" ".join(sorted(substance(q))) for q in state.get("queries", [])}
+        for record in records:
+            seen.update(record.names_shown)
+        new = sorted(names(shown) - seen)
+        asked = [record for record in records if not record.plan_skipped]
+        last = asked[-1] if asked else None
+        if (self.config.plan_calls == "every_step" or step < 2 or new or last is None or last.fallback
+                or last.tool_calls or "model" in last.origins or not last.dropped_queries):
+            return None, new
+        return Structured(PlanReply(queries=list(last.dropped_queries), thought=last.thought), ""), new
+
+    def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply], evidence: list,
+                     shown: str = "", new_names: Sequence[str] = (), skipped: bool = False) -> dict:
         cfg, plan = self.config, reply.value
         earlier = state.get("queries", [])
         model, dropped = clean_queries(plan.queries, earlier, cfg.k, cfg.max_query_words, cfg.drop_fanout)
@@ -130,29 +155,39 @@ class Nodes:
         record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
                             query_depths=depths if any(depths) else [],
                             fallback=fallback, dropped_queries=dropped, filled_queries=filled, origins=origins,
-                            errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [])
-        _emit(QueriesPlanned(step=step, queries=queries, tool_calls=calls, fallback=fallback))
+                            errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [],
+                            plan_skipped=skipped, names_shown=[] if skipped else sorted(names(shown)),
+                            new_names=list(new_names))
+        _emit(QueriesPlanned(step=step, queries=queries, tool_calls=calls, fallback=fallback, replayed=skipped))
         done = cfg.adaptive and plan.enough and step > 1
         return {"step": step, "pending_queries": [] if done else queries, "pending_tools": [] if done else calls,
                 "queries": queries, "steps": [record], "done": done}
 
-    def plan(self, state: AgentState, config: RunnableConfig) -> dict:
-        """Ask the model for k queries (and tool calls) from the question and the context so far."""
+    def _plan_input(self, state: AgentState) -> tuple[int, list, str, Structured[PlanReply] | None, list[str]]:
         step = state.get("step", 0) + 1
         _emit(StepStarted(step=step))
         evidence = self._evidence(state)
-        reply = self.plan_call.invoke(self._plan_text(state, step, evidence), config,
+        shown = self._plan_view(state, evidence)
+        return (step, evidence, shown, *self._replay(state, step, shown))
+
+    def plan(self, state: AgentState, config: RunnableConfig) -> dict:
+        """Ask the model for k queries (and tool calls) from the question and the context so far, unless its last
+        plan would only be written again (plan_calls)."""
+        step, evidence, shown, replay, new = self._plan_input(state)
+        if replay is not None:
+            return self._plan_update(state, step, replay, evidence, shown, new, skipped=True)
+        reply = self.plan_call.invoke(self._plan_text(state, step, shown), config,
                                       **self._cap(self.config.plan_max_tokens))
-        return self._plan_update(state, step, reply, evidence)
+        return self._plan_update(state, step, reply, evidence, shown, new)
 
     async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async plan."""
-        step = state.get("step", 0) + 1
-        _emit(StepStarted(step=step))
-        evidence = self._evidence(state)
-        reply = await self.plan_call.ainvoke(self._plan_text(state, step, evidence), config,
+        step, evidence, shown, replay, new = self._plan_input(state)
+        if replay is not None:
+            return self._plan_update(state, step, replay, evidence, shown, new, skipped=True)
+        reply = await self.plan_call.ainvoke(self._plan_text(state, step, shown), config,
                                              **self._cap(self.config.plan_max_tokens))
-        return self._plan_update(state, step, reply, evidence)
+        return self._plan_update(state, step, reply, evidence, shown, new)
 
     # --- retrieve ---------------------------------------------------------------------------------
     def retrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:

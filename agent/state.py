@@ -53,6 +53,13 @@ class StepRecord(BaseModel):
         default_factory=list, description="where the query that brought each of `new_doc_ids` came from (the first "
         "query, in query order, whose hits held it; 'tool' for tool results), in the same order")
     errors: list[str] = Field(default_factory=list)
+    plan_skipped: bool = Field(False, description="the model was not asked at this step (plan_calls 'when_new'): "
+                               "its last plan only repeated earlier queries and the planner's view named nothing it "
+                               "had not seen, so that plan was replayed (its repeats read deeper)")
+    names_shown: list[str] = Field(default_factory=list, description="the names (entity spans, by their content "
+                                   "words) in the documents the planner was shown at this step, when it was asked")
+    new_names: list[str] = Field(default_factory=list, description="names in this step's planner view that no "
+                                 "earlier prompt showed the model (nor the question or its queries)")
 
 
 class TokenUsage(BaseModel):
@@ -185,6 +192,7 @@ class QueriesPlanned(BaseModel):
     queries: list[str]
     tool_calls: list[ToolCall] = Field(default_factory=list)
     fallback: bool = False
+    replayed: bool = False  # the model was not asked: its last plan was replayed (plan_calls 'when_new')
 
 
 class DocumentsAdded(BaseModel):

@@ -1,20 +1,22 @@
-"""Benchmark: FRAMES (k, n, n_docs) = (5, 5, 10) questions with the embedded model, old vs new configuration.
+"""Benchmark: FRAMES (k, n, n_docs) = (5, 5, 10) questions with the embedded model, today's defaults against the
+defaults before issue 48, interleaved question by question in one run.
 
-The same fixed dev questions (the first --questions rows of the dev split: a rule, not a pick) run through the
-multi-step agent twice per question, interleaved, each configuration on its own llama.cpp runtime: "old" is the
-configuration before the speed work (flash attention auto = on, no reply caps, plan schema without maxItems or
-field pruning, the planning prompt of bench/old_planning.txt with its documents before the earlier queries, long
-thoughts); "new" is today's defaults. Both modes: retrieval only, and with answers. Prints per-question seconds, tokens read
-and generated, prompt and generation tok/s, and as its last line `ratio new/old = X` (goal <= 0.5) with the recall
-of both (the new one must not be lower). Take figures on an idle machine.
+"old" is the configuration as landed before issue 48 (the planner asked at every step, plan_calls='every_step';
+one generation thread on 2 cores; the answer reading answer_budget 1600); "new" is today's defaults (the planner
+asked only when it can change what is searched, generation threads by the idle cores, today's answer budget). Each
+arm runs on its own llama.cpp runtime so prompt caches do not mix. Both modes: retrieval only, and with answers.
+Questions: the first --questions of --split (a rule, not a pick; the check part for reported figures). Prints
+per-question seconds, model calls, tokens read and generated, rates and recall, then per mode the median seconds
+of each arm and `ratio new/old = X` (issue 48's goal: <= 0.35, recall not lower). Take figures on an idle machine.
 
-    python bench/question.py [--questions 3] [--modes retrieval,answer] [--old-flash auto] [--new-flash off]
+    python bench/question.py [--questions 10] [--split check] [--modes retrieval,answer]
                              [--parallel]   # also: the new arm's questions 1 at a time vs 2 at once on 2 slots
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -28,22 +30,23 @@ from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings 
 OLD_PROMPT = Path(__file__).resolve().parent / "old_planning.txt"
 
 
+# What the defaults were before issue 48 (4542a6b): every step asked the planner, generation ran on cores - 1
+# threads, and the answer read 1,600 context tokens.
+OLD = {"plan_calls": "every_step", "answer_budget": 1600}
+
+
 def agent_for(name: str, args: argparse.Namespace, retriever, pools: list) -> FramesAgent:
     """The agent of one arm, on a runtime of its own so prompt caches do not mix."""
+    from frames_agent.agent.llm.providers.local import cores
+
     old = name == "old"
-    settings = RuntimeSettings.from_env(flash_attn=args.old_flash if old else args.new_flash,
-                                        threads=args.old_threads if old else args.new_threads)
-    pools.append(RuntimePool(settings))
+    threads = (args.old_threads or max(1, cores() - 1)) if old else args.new_threads
+    pools.append(RuntimePool(RuntimeSettings.from_env(threads=threads, batch_threads=cores() if old else None)))
     llm = resolve_model(DEFAULT_MODEL, runtime_pool=pools[-1], cache=False)
     config = AgentConfig.for_model(DEFAULT_MODEL, k=args.k, n=args.n, n_docs=args.n_docs)
-    if old:  # before the speed work: no caps, the old prompt layout, and the plan schema without maxItems
-        config = config.model_copy(update={"plan_max_tokens": None, "answer_max_tokens": None,
-                                           "prompt": str(OLD_PROMPT), "plan_thought_chars": 300,
-                                           "plan_budget": 700})
-    agent = FramesAgent(llm, retriever, config=config)
     if old:
-        agent.nodes.plan_schema = None
-    return agent
+        config = config.model_copy(update=OLD)
+    return FramesAgent(llm, retriever, config=config)
 
 
 def measure(agent: FramesAgent, question, answer: bool) -> dict:
@@ -57,7 +60,9 @@ def measure(agent: FramesAgent, question, answer: bool) -> dict:
     gen_s = sum(c.generation_seconds or 0 for c in timed)
     read = sum(c.read_tokens for c in timed)
     out = sum(c.completion_tokens for c in timed)
-    return {"seconds": result.seconds, "read": read, "prompt": result.tokens.prompt, "out": out,
+    answering = sum(c.seconds for c in result.calls if c.node == "answer")
+    return {"seconds": result.seconds, "retrieval_seconds": result.seconds - answering, "read": read,
+            "calls": len(timed), "prompt": result.tokens.prompt, "out": out,
             "prompt_tps": read / prompt_s if prompt_s else 0.0, "gen_tps": out / gen_s if gen_s else 0.0,
             "recall": recall(found_steps(question.gold_titles, result), question.gold_titles) or 0.0,
             "nodes": {k: v.model_dump() for k, v in nodes.items()}, "answer": result.answer}
@@ -65,7 +70,8 @@ def measure(agent: FramesAgent, question, answer: bool) -> dict:
 
 def row(mode: str, qid: str, arm: str, m: dict) -> str:
     """One printed line."""
-    return (f"{mode:<9} q{qid:<5} {arm:<4} {m['seconds']:7.1f} s  prompt {m['prompt']:5d} (read {m['read']:5d}) "
+    return (f"{mode:<9} q{qid:<5} {arm:<4} {m['seconds']:7.1f} s  {m['calls']} calls  "
+            f"prompt {m['prompt']:5d} (read {m['read']:5d}) "
             f"out {m['out']:5d}  read {m['prompt_tps']:5.1f} tok/s  gen {m['gen_tps']:5.1f} tok/s  "
             f"recall {m['recall']:.2f}")
 
@@ -99,46 +105,58 @@ def parallel_check(args: argparse.Namespace, questions, retriever) -> None:
 
 
 def main() -> int:
-    """Run both arms over the questions and modes; print the table and the ratio."""
+    """Run both arms over the questions and modes; print the table, the medians and the ratio per mode."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--questions", type=int, default=10)
+    parser.add_argument("--split", default="check", choices=("all", "tune", "check"))
     parser.add_argument("--modes", default="retrieval,answer")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--n", type=int, default=5)
     parser.add_argument("--n-docs", type=int, default=10)
     parser.add_argument("--index", default="default")
-    parser.add_argument("--old-flash", default="auto", choices=("auto", "on", "off"))
     parser.add_argument("--new-flash", default=RuntimeSettings().flash_attn, choices=("auto", "on", "off"))
-    parser.add_argument("--old-threads", type=int, default=None, help="generation threads of the old arm")
-    parser.add_argument("--new-threads", type=int, default=None, help="generation threads of the new arm")
+    parser.add_argument("--old-threads", type=int, default=None, help="generation threads of the old arm "
+                        "(default: cores - 1, as before issue 48)")
+    parser.add_argument("--new-threads", type=int, default=None, help="generation threads of the new arm "
+                        "(default: the idle cores when its runtime starts)")
     parser.add_argument("--parallel", action="store_true", help="also time 1 vs 2 questions at once (new arm)")
     args = parser.parse_args()
     from frames_agent.eval.frames.datasets import load_questions
+    from frames_agent.eval.frames.split import select
     from frames_agent.index.build import open_index
 
-    questions = load_questions(None, args.questions).questions
+    questions = select(load_questions(None, None).questions, args.split)[: args.questions]
     retriever = open_index(args.index)
-    totals = {name: {"seconds": 0.0, "recall": 0.0} for name in ("old", "new")}
-    for mode in args.modes.split(","):
+    modes = args.modes.split(",")
+    for mode in modes:
         # Fresh runtimes per mode: a mode run after another would find the same plan prompts in the prompt cache,
         # which no real run does (each question is asked once).
         pools: list = []
         arms = {name: agent_for(name, args, retriever, pools) for name in ("old", "new")}
+        seen: dict[str, list[dict]] = {name: [] for name in arms}
         for question in questions:
             for name, agent in arms.items():
                 m = measure(agent, question, answer=mode == "answer")
                 print(row(mode, question.id, name, m), flush=True)
-                totals[name]["seconds"] += m["seconds"]
-                totals[name]["recall"] += m["recall"] / len(questions) / len(args.modes.split(","))
+                seen[name].append(m)
+        for name, agent in arms.items():
+            runtime = getattr(agent.llm, "runtime", None)
+            print(f"{mode}: {name} arm's threads (generation, prompt): {getattr(runtime, 'threads', None)}")
         for pool in pools:
             pool.close()
+        old, new = ({k: [m[k] for m in seen[a]] for k in ("seconds", "retrieval_seconds", "recall", "calls")}
+                    for a in ("old", "new"))
+        if mode == "answer":  # the same run's retrieval part: each question's time before its answer call
+            print(f"{mode}: retrieval part median old {statistics.median(old['retrieval_seconds']):.1f} s, new "
+                  f"{statistics.median(new['retrieval_seconds']):.1f} s")
+        print(f"{mode}: median old {statistics.median(old['seconds']):.1f} s, new {statistics.median(new['seconds']):.1f}"
+              f" s over {len(questions)} {args.split} question(s); calls old {statistics.mean(old['calls']):.1f}, new "
+              f"{statistics.mean(new['calls']):.1f} a question; recall old {statistics.mean(old['recall']):.3f}, new "
+              f"{statistics.mean(new['recall']):.3f}")
+        print(f"{mode}: ratio new/old = {sum(new['seconds']) / sum(old['seconds']):.2f} (total seconds; goal <= 0.35)",
+              flush=True)
     if args.parallel:
         parallel_check(args, questions, retriever)
-    old, new = totals["old"], totals["new"]
-    print(f"total old {old['seconds']:.0f} s, new {new['seconds']:.0f} s over {len(questions)} question(s) x "
-          f"{args.modes}")
-    print(f"ratio new/old = {new['seconds'] / old['seconds']:.2f}  (goal <= 0.5; recall old {old['recall']:.2f}, "
-          f"new {new['recall']:.2f})")
     return 0
 
 

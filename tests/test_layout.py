@@ -32,18 +32,21 @@ def package_of(module: str) -> str:
 
 
 def imports_of(module: str) -> set[str]:
-    """Project modules this module imports, at top level or inside functions."""
+    """Project modules this module imports by name, at top level, inside functions and under TYPE_CHECKING alike.
+
+    `from P import name` imports the module P.name when there is one, else P (a name its __init__ defines or
+    re-exports); the parent packages' __init__ that Python runs on the way are not counted as imports."""
     path = _path(module)
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    known = set(modules())
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names)
+            found.update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
+                         for a in node.names)
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
-    known = set(modules())
-    return {name for name in found if name in known}
+    return {name for name in found if name in known and name != module}
 
 
 def test_every_module_imports_alone_in_a_fresh_interpreter():
@@ -82,6 +85,35 @@ def test_package_import_graph_is_acyclic():
     for node in sorted(graph):
         if not state.get(node):
             visit(node, [])
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of the graph, as the path that closes it, or None."""
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path, node, nxt]
+            if not state.get(nxt) and (found := visit(nxt, [*path, node])):
+                return found
+        state[node] = 2
+        return None
+
+    return next((found for node in sorted(graph) if not state.get(node) and (found := visit(node, []))), None)
+
+
+def test_no_module_import_cycle():
+    # Issue 47: each module imports only modules below it (eval/frames report, comparison, html, overlay and compare;
+    # opening and runner; agent/llm calls and native once imported each other, some of it inside functions).
+    cycle = _cycle({module: imports_of(module) for module in modules()})
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
 
 
 def test_report_and_runner_do_not_import_each_other():
@@ -133,5 +165,5 @@ def test_no_argparse_namespace_crosses_into_the_agent_package():
 def test_agent_settings_is_the_one_assembly_point():
     # The modules that build an agent from settings do it through AgentSettings, each from its own flags.
     for module in ("agent/commands.py", "agent/serve/commands.py", "agent/serve/studio.py", "agent/mcp/commands.py",
-                   "eval/frames/runner.py", "eval/tune/commands.py", "eval/crag/runner.py"):
+                   "eval/frames/settings.py", "eval/tune/commands.py", "eval/crag/runner.py"):
         assert f"{NAMESPACE}.agent.settings" in imports_of(f"{NAMESPACE}." + module[:-3].replace("/", ".")), module

@@ -37,26 +37,26 @@ def test_the_wheel_lists_every_package_under_the_one_namespace():
 def test_every_frames_agent_variable_is_documented():
     sources = [ROOT / "cli.py", *(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))]
     used = {name for path in sources for name in re.findall(r"FRAMES_AGENT_[A-Z_]*[A-Z]", path.read_text())}
-    readme = (ROOT / "README.md").read_text()
-    assert len(used) >= 10 and not [name for name in sorted(used) if f"`{name}`" not in readme]
+    documented = (ROOT / "docs" / "reference" / "environment.md").read_text()
+    assert len(used) >= 10 and not [name for name in sorted(used) if f"`{name}`" not in documented]
 
 
-def test_readme_states_the_limits_the_code_applies():
+def test_docs_state_the_limits_the_code_applies():
     from frames_agent.agent import answers
     from frames_agent.agent.calculator import MAX_BITS, MAX_LENGTH, MAX_NODES, MAX_ROUND_DIGITS
     from frames_agent.agent.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS, MAX_SEARCH_HITS
     from frames_agent.agent.llm import json_repair
     from frames_agent.retrieval.lucene.fields import MAX_TERMS
 
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert f"a search of more than {MAX_TERMS} distinct terms keeps the first {MAX_TERMS}" in readme
-    assert f"over {MAX_QUESTION_CHARS:,} characters" in readme and f"(default {MAX_BODY_BYTES:,};" in readme
-    assert f"`k` is 1-{MAX_SEARCH_HITS}" in readme
-    assert all(f"| `{status}` |" in readme for status in (413, 422, 429, 502, 504, 400))
-    assert (f"expressions over {MAX_LENGTH} characters or {MAX_NODES} parse nodes" in readme
-            and f"{MAX_BITS:,} bits" in readme and f"more than {MAX_ROUND_DIGITS} digits" in readme)
-    assert (f"reads a reply's last {answers.MAX_REPLY_CHARS:,} characters" in readme
-            and f"a structured reply's first {json_repair.MAX_REPLY_CHARS:,}" in readme)
+    docs = " ".join(" ".join((ROOT / "docs" / page).read_text() for page in ("errors.md", "serving.md")).split())
+    assert f"a search of more than {MAX_TERMS} distinct terms keeps the first {MAX_TERMS}" in docs
+    assert f"over {MAX_QUESTION_CHARS:,} characters" in docs and f"(default {MAX_BODY_BYTES:,};" in docs
+    assert f"`k` is 1-{MAX_SEARCH_HITS}" in docs
+    assert all(f"| `{status}` |" in docs for status in (413, 422, 429, 502, 504, 400))
+    assert (f"expressions over {MAX_LENGTH} characters or {MAX_NODES} parse nodes" in docs
+            and f"{MAX_BITS:,} bits" in docs and f"more than {MAX_ROUND_DIGITS} digits" in docs)
+    assert (f"reads a reply's last {answers.MAX_REPLY_CHARS:,} characters" in docs
+            and f"a structured reply's first {json_repair.MAX_REPLY_CHARS:,}" in docs)
 
 
 def _package_of(path: Path) -> tuple[str, str]:

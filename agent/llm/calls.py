@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from frames_agent.agent.llm.errors import EmptyReplyError
 from frames_agent.agent.llm.json_repair import Structured, parse_structured
+from frames_agent.agent.llm.text import message_text
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -93,21 +94,6 @@ async def astructured(llm: BaseChatModel, prompt: str | list[BaseMessage], schem
     except EmptyReplyError as exc:
         return Structured(fallback(""), "", fallback=True, error=str(exc))
     return parse_structured(message_text(reply.content), schema, fallback)
-
-
-def message_text(content: Any) -> str:
-    """Message content as text (providers may return a list of content blocks)."""
-    if isinstance(content, list):
-        return "".join(_block_text(b) for b in content)
-    return "" if content is None else str(content)
-
-
-def _block_text(block: Any) -> str:
-    """A content block's text: {"text": None} is no text, a number is its digits, images are nothing."""
-    if isinstance(block, str):
-        return block
-    value = block.get("text") if isinstance(block, dict) else None
-    return "" if value is None or isinstance(value, (dict, list)) else str(value)
 
 
 def cached(llm: BaseChatModel, path: str | Path | bool | None = True) -> BaseChatModel:

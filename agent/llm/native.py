@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from frames_agent.agent.llm.errors import EmptyReplyError
 from frames_agent.agent.llm.json_repair import Structured, parse_structured
+from frames_agent.agent.llm.text import message_text
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -62,8 +63,6 @@ def _args_json(message: AIMessage, name: str) -> str | None:
 
 
 def _text(message: Any) -> str:
-    from frames_agent.agent.llm.calls import message_text
-
     return message_text(getattr(message, "content", "")) if message is not None else ""
 
 

@@ -175,7 +175,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from frames_agent.eval.frames.compare import comparison
-    from frames_agent.eval.frames.comparison import write_compared
+    from frames_agent.eval.frames.compared import write_compared
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import RunSettings, default_out, frames_run_dir
     from frames_agent.retrieval.errors import FramesAgentError
@@ -247,7 +247,7 @@ def run_report_command(args: argparse.Namespace) -> int:
         for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
             print(line)
     if runs and (args.out or args.html):
-        from frames_agent.eval.frames.comparison import report_comparison
+        from frames_agent.eval.frames.compared import report_comparison
 
         for line in report_comparison(runs, paths, args.runs, args.out, args.html):
             print(line)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.report import num, pct
 from frames_agent.eval.stats import PairedComparison, PairedMeans, bootstrap_ci, compare_paired, compare_paired_means
 
 Run = tuple[str, RunSummary, list[QuestionRecord]]

@@ -167,19 +167,6 @@ def write_tables(runs: Sequence[Run], out: Path, labels: dict[str, str], overlay
     return [out / TABLE_FILE, out / TABLE_CSV, out / TABLE_JSON]
 
 
-def write_compared(runs: Sequence[tuple[str, dict, RunSummary, list[QuestionRecord], Path | None]], out: Path,
-                   html: bool = True) -> list[Path]:
-    """Everything a comparison writes to out: the overlay, comparison.md/.csv/.json and (html) report.html with
-    every run's trace side by side; runs are (name, config, summary, records, run directory), the baseline first."""
-    from frames_agent.eval.frames.html import HTML_FILE, write_comparison_html
-    from frames_agent.eval.frames.overlay import write_comparison
-
-    written = write_comparison([(n, c, s, r) for n, c, s, r, _ in runs], out, html_page=HTML_FILE if html else None)
-    if html:
-        written.append(write_comparison_html([(n, c, r, p) for n, c, _, r, p in runs], out))
-    return written
-
-
 def expand_runs(paths: list[Path]) -> list[Path]:
     """A compare directory stands for its variant run directories (in the order compare named them)."""
     expanded = []
@@ -197,15 +184,3 @@ def in_named_order(path: Path, children: list[Path]) -> list[Path]:
         order = []
     rank = {name: i for i, name in enumerate(order)}
     return sorted(children, key=lambda p: (rank.get(p.name, len(rank)), p.name))
-
-
-def report_comparison(runs: list, paths: list[Path], named: Sequence[str], out: str | None, html: bool) -> list[str]:
-    """`report ... [--out DIR] [--html]`: write the comparison files (to --out, or with --html to the one compare
-    directory named); the lines to print."""
-    target = Path(out) if out else Path(named[0]) if len(named) == 1 and len(runs) > 1 else None
-    if target is None or (target / "config.json").exists():
-        return ["note: each run has its report.html; add --out DIR for the page that shows them side by side"] \
-            if html and len(runs) > 1 else []
-    if len({name for name, *_ in runs}) != len(runs):  # e.g. a/planning and b/planning: name the parent too
-        runs = [(f"{p.parent.name}/{p.name}", *rest) for p, (_, *rest) in zip(paths, runs)]
-    return [f"wrote {p}" for p in write_compared([(*run, p) for run, p in zip(runs, paths)], target, html=html)]

@@ -1,6 +1,11 @@
 """How long a FRAMES run will take on this machine, said up front."""
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
 from frames_agent.agent.llm.spec import ModelSpec
 
 
@@ -42,22 +47,103 @@ SUB_QUESTIONS_OUTPUT_TOKENS, SUB_ANSWER_OUTPUT_TOKENS = 60, 40
 HOSTED_SECONDS_PER_CALL = 3.0
 
 
+# plan_calls 'when_new' (issue 48): a question asks the planner at step 1, at step 2 and then only when its view names
+# something new; the embedded model was asked this share of the n steps on tuning questions (docs/speed.md).
+WHEN_NEW_PLAN_SHARE = 0.6
+# The default index's build, measured here: 122 s for its 195 MB of compressed JSONL (74.5k articles) on 2 cores.
+BUILD_BYTES_PER_SECOND = 1.6e6
+RATES_FILE = "local-rates.json"  # under the cache directory: this machine's measured rates per local model
+
+
+def index_build_seconds(settings) -> float | None:
+    """Seconds to build the run's index before its first question (the default index missing for the current
+    corpus), else None."""
+    if "wiki" not in (settings.tools or "").split(",") and settings.system != "bm25":
+        return None
+    from frames_agent.index.build import default_index_dir, default_spec, finished_manifest, is_default_name
+
+    try:
+        if not is_default_name(settings.index):
+            return None
+        spec = default_spec(settings.index)
+        if finished_manifest(default_index_dir(settings.index, spec)) is not None:
+            return None
+        size = sum(Path(p).stat().st_size for p in spec.paths() if Path(p).is_file())
+    except Exception:  # a corpus that cannot be found fails later, with its own message
+        return None
+    return size / BUILD_BYTES_PER_SECOND if size else None
+
+
+def _rates_path() -> Path:
+    from frames_agent.retrieval.paths import cache_dir
+
+    return cache_dir() / RATES_FILE
+
+
+def measured_rates(model: str) -> tuple[float, float] | None:
+    """(prompt, output) tokens/s a local model last measured on this machine, if a run recorded them."""
+    try:
+        rates = json.loads(_rates_path().read_text(encoding="utf-8"))[model]
+        prompt, output = float(rates["prompt_tps"]), float(rates["output_tps"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return (prompt, output) if prompt > 0 and output > 0 else None
+
+
+def record_rates(model: str, calls: Iterable) -> None:
+    """Keep a local model's measured rates (tokens over runtime seconds of these calls) for later estimates."""
+    calls = [c for c in calls if c.prompt_seconds and c.generation_seconds]
+    read, read_s = sum(c.read_tokens for c in calls), sum(c.prompt_seconds for c in calls)
+    out, out_s = sum(c.completion_tokens for c in calls), sum(c.generation_seconds for c in calls)
+    if not (read and read_s and out and out_s):
+        return
+    path = _rates_path()
+    try:
+        rates = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        rates = rates if isinstance(rates, dict) else {}
+        rates[model] = {"prompt_tps": round(read / read_s, 1), "output_tps": round(out / out_s, 1),
+                        "calls": len(calls), "when": time.strftime("%Y-%m-%d %H:%M")}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(rates, indent=1), encoding="utf-8")
+    except (OSError, ValueError):
+        pass  # an estimate without this machine's rates falls back to the constants
+
+
+def busy_note() -> str:
+    """'' on an idle machine, else how many cores other work keeps busy now."""
+    from frames_agent.agent.llm.providers.local import busy_cores, cores
+
+    busy = busy_cores()
+    return (f"; the machine is busy now (~{busy:.1f} of {cores()} cores in use by other work): expect longer"
+            if busy >= 0.5 else "")
+
+
 def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
-    """A one-line up-front estimate of the run time on this machine (said to be an estimate)."""
+    """A one-line up-front estimate of the run time on this machine (said to be an estimate), the index build
+    included when the run needs one first."""
+    build = index_build_seconds(settings)
+    text = _estimate(settings, agent_config, questions, concurrency, build or 0.0)
+    return text + (f"; includes ~{duration(build)} to build the default index first" if build else "")
+
+
+def _estimate(settings, agent_config, questions: int, concurrency: int, build: float) -> str:
     from frames_agent.agent.prompts import load_prompt
     from frames_agent.retrieval.tokens import count_tokens
 
     system_calls, judge_calls = calls_per_question(settings, agent_config)
     calls = f"{system_calls} LLM call(s)" + (f" + up to {judge_calls} judge call(s)" if judge_calls else "")
     if not system_calls + judge_calls:  # retrieval only with bm25 or oracle: no model is involved
-        return f"{questions} question(s), no LLM calls: searches only, seconds rather than minutes"
+        return (f"{questions} question(s), no LLM calls: searches only, "
+                + (f"roughly {duration(build)}" if build else "seconds rather than minutes"))
     if not ModelSpec.of(settings.model).local:
-        total = questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
+        total = build + questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
         return (f"{questions} question(s) × {calls}; at ~{HOSTED_SECONDS_PER_CALL:.0f} s a hosted call and concurrency "
                 f"{concurrency}: roughly {duration(total)} (an estimate; provider speed varies)")
+    measured = measured_rates(settings.model)
+    prompt_tps, output_tps = measured or (LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS)
 
     def call_seconds(prompt_tokens: int, output_tokens: int) -> float:
-        return prompt_tokens / LOCAL_PROMPT_TPS + output_tokens / LOCAL_OUTPUT_TPS
+        return prompt_tokens / prompt_tps + output_tokens / output_tps
 
     head = count_tokens(load_prompt(agent_config.prompt).text) + QUESTION_TOKENS
     first_plan = call_seconds(head + agent_config.plan_budget, PLAN_OUTPUT_TOKENS)
@@ -71,12 +157,16 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
             count_tokens(load_prompt("subanswer").text) + 2 * QUESTION_TOKENS + agent_config.sub_answer_budget,
             SUB_ANSWER_OUTPUT_TOKENS)
     judge = call_seconds(count_tokens(load_prompt("frames_judge").text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
-    planning = first_plan + (agent_config.n - 1) * later_plan if settings.system == "multistep" else 0
+    later_calls = agent_config.n - 1
+    if getattr(agent_config, "plan_calls", "every_step") == "when_new":
+        later_calls = max(min(1, later_calls), WHEN_NEW_PLAN_SHARE * agent_config.n - 1)
+    planning = first_plan + later_calls * later_plan if settings.system == "multistep" else 0
     per_question = planning + (0 if settings.retrieval_only else answer) + judge_calls * judge
+    source = ("this machine's measured rates" if measured else "rates measured on 2 idle cores")
     return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
-            f"{duration(questions * per_question)} (an estimate from ~{LOCAL_PROMPT_TPS:.0f} prompt and "
-            f"~{LOCAL_OUTPUT_TPS:.0f} output tokens/s measured on 2 idle cores, full token budgets, judge calls only "
-            "when the short-cuts miss; other jobs on the machine slow it down; --limit N for a quick look)")
+            f"{duration(build + questions * per_question)} (an estimate from ~{prompt_tps:.0f} prompt and "
+            f"~{output_tps:.0f} output tokens/s, {source}, full token budgets, judge calls only when the "
+            f"short-cuts miss{busy_note()}; --limit N for a quick look; re-estimated after the first question)")
 
 
 def duration(seconds: float) -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
 from frames_agent.eval.frames.estimate import default_concurrency, estimate
-from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.runner import RunOutcome, RunSettings, default_out, frames_run_dir, run_config
+from frames_agent.eval.frames.records import QuestionRecord, frames_run_dir
+from frames_agent.eval.frames.settings import RunOutcome, RunSettings, default_out, run_config
 from frames_agent.eval.rundir import RunDir
 
 Echo = Callable[[str], None]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frames_agent.eval.frames.metrics import RunSummary, step_values
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.report import used_model
+from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.stats import bootstrap_ci
 
 OVERLAY_PLOT = "recall_overlay.png"
@@ -77,14 +77,3 @@ def plot_overlay(runs: Sequence[Run], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
-
-
-def write_comparison(runs: Sequence[Run], out: Path, html_page: str | None = None) -> list[Path]:
-    """The overlay figure, comparison.md (Markdown tables), comparison.csv and comparison.json in out; returns the
-    paths. The first run is the baseline; html_page names the report page the flipped questions link into."""
-    from frames_agent.eval.frames.comparison import write_tables
-
-    out.mkdir(parents=True, exist_ok=True)
-    plot_overlay(runs, out / OVERLAY_PLOT)
-    labels = {name: run_label(config) for name, config, _, _ in runs}
-    return [out / OVERLAY_PLOT, *write_tables(runs, out, labels, OVERLAY_PLOT, html_page)]

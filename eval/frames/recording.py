@@ -37,7 +37,8 @@ def result_fields(output: SystemOutput, covered: list[str] | None, question: Que
                    "new_docs": len(s.new_doc_ids), "fallback": s.fallback, "filled_queries": s.filled_queries,
                    "dropped_queries": s.dropped_queries, "errors": s.errors, "origins": s.origins,
                    "new_doc_ids": s.new_doc_ids, "new_doc_titles": [titles.get(i, i) for i in s.new_doc_ids],
-                   "query_hits": s.query_hits, "query_depths": s.query_depths, "new_doc_origins": s.new_doc_origins}
+                   "query_hits": s.query_hits, "query_depths": s.query_depths, "new_doc_origins": s.new_doc_origins,
+                   "plan_skipped": s.plan_skipped, "new_names": s.new_names}
                   for s in result.steps],
         "truncated_queries": truncated_queries([s.model_dump() for s in result.steps]),
         "covered_titles": covered, **figures, **seen,

@@ -1,4 +1,4 @@
-"""The typed line of a FRAMES results.jsonl: one QuestionRecord per finished question (schema in README.md)."""
+"""The typed line of a FRAMES results.jsonl: one QuestionRecord per finished question (schema in docs/evaluation.md)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,6 +8,9 @@ from pydantic import BaseModel, ConfigDict, computed_field, field_validator
 from frames_agent.agent.llm.timing import CallTiming
 from frames_agent.eval.judge import Verdict
 from frames_agent.eval.rundir import RunDir
+
+# The files a FRAMES run directory holds beside config.json and results.jsonl.
+SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
 
 
 class Tokens(BaseModel):
@@ -109,6 +112,15 @@ class QuestionRecord(BaseModel):
             "calls": [*self.calls, *(t for v in (verdict, verdict2) if v is not None for t in v.timings)],
             "judge_tokens": Tokens(prompt=self.judge_tokens.prompt + prompt,
                                    completion=self.judge_tokens.completion + completion)})
+
+
+def mark(r: QuestionRecord) -> str:
+    """A question's outcome in one word: yes, no, unrated, failed, or – (not answered)."""
+    if r.failed:
+        return "failed"
+    if r.unrated:
+        return "unrated"
+    return {True: "yes", False: "no", None: "–"}[r.correct]
 
 
 def frames_run_dir(path: Path) -> RunDir[QuestionRecord]:

@@ -10,10 +10,10 @@ from frames_agent.eval.frames.figures import num, pct, with_ci  # noqa: F401 (re
 from frames_agent.eval.frames.metrics import RunSummary, run_summary
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
 from frames_agent.eval.frames.provenance import origin_lines
-from frames_agent.eval.frames.records import QuestionRecord, frames_run_dir
+from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
+from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.frames.visibility import visibility_lines
 
-SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
 _MAX_ROWS = 100
 
 
@@ -71,11 +71,6 @@ def _title(config: dict) -> str:
         what += f" (n_docs={agent.get('n_docs')})"
     model = f" with {config.get('model')}" if used_model(config) else " (no model)"
     return f"# FRAMES run: {what}{model}" + (" — retrieval only" if config.get("retrieval_only") else "")
-
-
-def used_model(config: dict) -> bool:
-    """Whether the run called the model: BM25 and oracle retrieval-only runs never do."""
-    return not (config.get("retrieval_only") and config.get("system") in ("bm25", "oracle"))
 
 
 def _coverage_line(config: dict, s: RunSummary) -> str:
@@ -155,15 +150,6 @@ def _step_table(s: RunSummary) -> list[str]:
 def _cut(text: object, width: int = 60) -> str:
     value = " ".join(str(text or "").split()).replace("|", "\\|")
     return value if len(value) <= width else value[: width - 1] + "…"
-
-
-def mark(r: QuestionRecord) -> str:
-    """A question's outcome in one word: yes, no, unrated, failed, or – (not answered)."""
-    if r.failed:
-        return "failed"
-    if r.unrated:
-        return "unrated"
-    return {True: "yes", False: "no", None: "–"}[r.correct]
 
 
 def _question_rows(records: list[QuestionRecord]) -> list[str]:

@@ -2,79 +2,23 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import re
 import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-from frames_agent.agent.llm import DEFAULT_MODEL
-from frames_agent.agent.llm.errors import redact, redact_url
+from frames_agent.agent.llm.errors import redact
 from frames_agent.eval.frames.autorater import exact_match
-from frames_agent.eval.frames.datasets import Dataset, Question
-from frames_agent.eval.frames.estimate import default_concurrency, judge_spec
-from frames_agent.eval.frames.metrics import RunSummary
+from frames_agent.eval.frames.datasets import Question
+from frames_agent.eval.frames.estimate import default_concurrency, duration, record_rates
+from frames_agent.eval.frames.opening import open_run
 from frames_agent.eval.frames.recording import question_fields, result_fields
 from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
+from frames_agent.eval.frames.settings import RunOutcome, RunSettings, default_out, run_config  # noqa: F401 (re-exported)
 from frames_agent.eval.frames.systems import CoverageChecker, System
 from frames_agent.eval.judge import Judge
 from frames_agent.eval.rundir import RunDir
-
-if TYPE_CHECKING:
-    from frames_agent.agent.config import AgentConfig
-    from frames_agent.agent.settings import AgentSettings
-
-
-@dataclass
-class RunSettings:
-    """Everything `python cli.py frames` takes (argparse names)."""
-
-    system: str = "multistep"
-    k: int = 5
-    n: int = 5
-    n_docs: int = 10
-    prompt: str = "planning"
-    model: str = DEFAULT_MODEL
-    base_url: str | None = None
-    judge: str = "same"
-    judge2: str | None = None
-    judge_prompt: str = "frames"
-    data: str | None = None
-    split: str = "all"  # eval/frames/split.py: tune, check or all questions
-    limit: int | None = None
-    concurrency: int | None = None
-    out: str | None = None
-    retrieval_only: bool = False
-    index: str = "default"
-    tools: str = "wiki"
-    adaptive: bool = False
-    answer_prompt: str | None = None
-    answer_budget: int | None = None
-    answer_passages: int | None = None
-    calculator: bool | None = None
-    no_cache: bool = False
-    retry_failed: bool = False
-    progress: bool = True
-    timeout: float | None = None
-    question_timeout: float | None = None
-    # --set KEY=VALUE pairs for any AgentConfig field (AgentSettings.from_flags reads them).
-    settings: list[str] = field(default_factory=list)
-
-    @classmethod
-    def from_args(cls, args) -> RunSettings:
-        """Settings from an argparse Namespace (unknown attributes ignored)."""
-        return cls(**{k: getattr(args, k) for k in cls.__dataclass_fields__ if hasattr(args, k)})
-
-    def agent(self, config: AgentConfig | None = None) -> AgentSettings:
-        """The agent these settings run (model, index, tools, cache; the agent flags and --set read once, by
-        AgentSettings.from_flags); `config`, an AgentConfig built from them before, is used as it is."""
-        from frames_agent.agent.settings import AgentSettings
-
-        return AgentSettings.from_flags(asdict(self), config=config)
 
 
 @dataclass
@@ -90,64 +34,6 @@ class Components:
     def index_fingerprint(self) -> str | None:
         """The content fingerprint of the index the run reads (None without one, or for an older index)."""
         return getattr(self.coverage.retriever, "fingerprint", None)
-
-
-@dataclass
-class RunOutcome:
-    """Where the run wrote, what it ran now, and the summary over every finished question."""
-
-    out: Path
-    ran: int
-    summary: RunSummary
-    warnings: list[str] = field(default_factory=list)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:60] or "x"
-
-
-def default_out(settings: RunSettings) -> Path:
-    """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-adaptive][-<split>][-idx<index>] under
-    the cwd."""
-    parts = [settings.system]
-    if settings.system == "multistep":
-        parts += [_slug(Path(settings.prompt).stem), f"k{settings.k}", f"n{settings.n}", f"d{settings.n_docs}"]
-    elif settings.system == "bm25":
-        parts.append(f"d{settings.n_docs}")
-    parts.append(_slug(settings.model))
-    parts += ["retrieval"] if settings.retrieval_only else []
-    parts += ["adaptive"] if settings.adaptive else []
-    parts += [settings.split] if settings.split != "all" else []
-    parts += [f"idx{_slug(Path(settings.index).name)}"] if settings.index != "default" else []
-    return Path("runs") / "-".join(parts)
-
-
-def _sha(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
-    """The fields two runs must share to write into the same OUT (limit, concurrency and caching may differ).
-
-    Content, not names: the dataset's hash, and (once the index is open) the index's content fingerprint.
-    """
-    from frames_agent.agent.prompts import load_prompt
-    from frames_agent.eval.frames.autorater import judge_prompt
-
-    judge = judge_spec(settings)
-    return {
-        "system": settings.system, "model": settings.model, "base_url": redact_url(settings.base_url),
-        "judge": judge, "judge2": None if settings.retrieval_only else settings.judge2,
-        "judge_prompt": (_sha(judge_prompt(settings.judge_prompt).text) if judge != "none" or settings.judge2
-                         else None),
-        "retrieval_only": settings.retrieval_only, "index": settings.index, "tools": settings.tools,
-        "data_fingerprint": dataset.fingerprint, "split": settings.split,
-        "prompt_text": _sha(load_prompt(agent_config.prompt).text),
-        "answer_prompt_text": _sha(load_prompt(agent_config.answer_prompt).text),
-        "agent": agent_config.model_dump(exclude={"timeout", "question_timeout"}),  # deadlines may change on resume
-        # Recorded, not compared: the same questions may be read from another path.
-        "info": {"data": dataset.source, "judge_prompt": settings.judge_prompt},
-    }
 
 
 # --- one question ---------------------------------------------------------------------------------------------
@@ -197,8 +83,10 @@ def _postfix(records: dict[str, QuestionRecord], answer: bool) -> str:
 
 
 async def run_all(todo: list[Question], components: Components, run_dir: RunDir, records: dict[str, QuestionRecord], *,
-                  concurrency: int, answer: bool, progress: bool, steps: int | None = None) -> int:
-    """Run todo questions with at most `concurrency` at a time; append each record as soon as it is done."""
+                  concurrency: int, answer: bool, progress: bool, steps: int | None = None,
+                  echo: Callable[[str], None] | None = None) -> int:
+    """Run todo questions with at most `concurrency` at a time; append each record as soon as it is done (and, with
+    echo, say the time left as measured on the first finished question)."""
     from frames_agent.eval.frames.progress import Progress
     from frames_agent.eval.frames.systems import WATCH
 
@@ -217,6 +105,11 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
         run_dir.append(record)
         records[question.id] = record
         shown.finished(_postfix(records, answer))
+        left = len(todo) - shown.done
+        if echo is not None and shown.done == 1 and left:
+            pace = shown.clock() - shown.started
+            echo(f"re-estimate: ~{duration(pace * left / max(1, min(concurrency, len(todo))))} for the {left} "
+                 f"question(s) left ({pace:.0f} s measured on the first)")
 
     async def tick() -> None:  # a local model may take minutes per question: keep the elapsed time moving
         while True:
@@ -236,8 +129,6 @@ def run_frames(settings: RunSettings, agent_config, *,
                build: Callable[[RunSettings, object], Components],
                echo: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> RunOutcome:
     """Load, check the OUT config, resume, run what is left in this process, and write summary.json + report.md."""
-    from frames_agent.eval.frames.opening import open_run
-
     with open_run(settings, agent_config, echo) as run:
         if not run.todo:
             return run.finish()
@@ -246,8 +137,17 @@ def run_frames(settings: RunSettings, agent_config, *,
         try:
             asyncio.run(run_all(run.todo, components, run.run_dir, run.records, answer=not settings.retrieval_only,
                                 concurrency=settings.concurrency or default_concurrency(settings),
-                                progress=settings.progress,
+                                progress=settings.progress, echo=echo,
                                 steps=agent_config.n if settings.system == "multistep" else None))
         finally:  # also after Ctrl-C: the summary covers every finished question
             outcome = run.finish()
+            _keep_rates(settings, [run.records[q.id] for q in run.todo if q.id in run.records])
     return outcome
+
+
+def _keep_rates(settings: RunSettings, done: list[QuestionRecord]) -> None:
+    """A local model's rates measured by this run, for the next run's estimate."""
+    from frames_agent.agent.llm.spec import ModelSpec
+
+    if ModelSpec.of(settings.model).local:
+        record_rates(settings.model, [c for r in done for c in r.calls if c.node in ("plan", "answer")])

@@ -1,5 +1,5 @@
 """FramesAgent as a LangChain Runnable: per-call config reaches tracers, batch/with_config, and agent-as-tool in a
-LangChain 1.x `create_agent` agent driven by LangChain's own fake chat model (README "Use as a library")."""
+LangChain 1.x `create_agent` agent driven by LangChain's own fake chat model (docs/library.md)."""
 from __future__ import annotations
 
 import asyncio
@@ -109,7 +109,7 @@ def test_as_tool_inside_a_langchain_create_agent(agent):
                                            "id": "call-1", "type": "tool_call"}]),
         AIMessage(content="The tool says Ferrante."),
     ]))
-    assistant = create_agent(model, [research])  # as README shows it
+    assistant = create_agent(model, [research])  # as docs/library.md shows it
     tracer = RunCollectorCallbackHandler()
     out = assistant.invoke({"messages": [{"role": "user", "content": "who is ferrante?"}]},
                            config={"callbacks": [tracer]})

@@ -4,6 +4,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -35,25 +36,51 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def busy_cores(sample: float = 0.25) -> float:
+    """Cores kept busy by other work right now: /proc/stat sampled over `sample` seconds (Linux), else the
+    1-minute load average."""
+    def ticks() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        return sum(fields), fields[3] + (fields[4] if len(fields) > 4 else 0)  # total, idle + iowait
+
+    try:
+        total0, idle0 = ticks()
+        time.sleep(sample)
+        total1, idle1 = ticks()
+    except (OSError, ValueError, IndexError):
+        try:
+            return float(os.getloadavg()[0])
+        except (OSError, AttributeError):
+            return 0.0
+    spent = total1 - total0
+    return (1 - (idle1 - idle0) / spent) * cores() if spent > 0 else 0.0
+
+
 def default_threads() -> tuple[int, int]:
     """(generation, prompt) threads; FRAMES_AGENT_LLM_THREADS sets both.
 
-    Generation syncs its threads once per layer per token, so a single descheduled thread stalls
-    all of them: on 2 busy cores, 2 threads fell to 0.5-2 tok/s where 1 kept 12 (Qwen 1.5B). So
-    generation leaves one core free; prompt reading (large matrix products) uses every core.
+    Generation syncs its threads once per layer per token, so a single descheduled thread stalls all of them: on 2
+    busy cores, 2 threads fell to 0.5-2 tok/s where 1 kept 12 (Qwen 1.5B), while on 2 idle cores 2 threads wrote
+    31-33 tok/s against 21 for one. So generation takes the cores that are idle when the runtime starts (at least
+    one); prompt reading (large matrix products) uses every core.
     """
     env = os.environ.get("FRAMES_AGENT_LLM_THREADS", "")
     if env.isdigit() and int(env) > 0:
         return int(env), int(env)
-    return max(1, cores() - 1), cores()
+    idle = int(cores() - busy_cores() + 0.5)
+    return max(1, min(cores(), idle)), cores()
 
 
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
+# Speculative decoding (llama.cpp): 'ngram' drafts from n-grams of the prompt and the reply so far (queries and
+# answers copy names and phrases from the context); 'draft' asks a small model of the same tokenizer.
+SPECULATIVE = ("none", "ngram", "draft")
 
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    """How llama.cpp runs a local model: threads, flash attention, batch sizes, context and slots."""
+    """How llama.cpp runs a local model: threads, flash attention, batch sizes, context, slots and speculation."""
 
     threads: int | None = None  # generation threads (None: default_threads())
     batch_threads: int | None = None  # prompt-reading threads (None: default_threads())
@@ -63,17 +90,34 @@ class RuntimeSettings:
     n_ubatch: int = 512
     n_ctx: int = DEFAULT_CTX
     parallel: int = 1
+    speculative: str = "none"
+    draft_model: str | None = None  # GGUF of the draft model ('draft'; None: the embedded 0.5B when installed)
+    draft_max: int = 8  # tokens drafted per step at most
 
     @classmethod
     def from_env(cls, **overrides: Any) -> RuntimeSettings:
-        """Defaults, FRAMES_AGENT_LLM_FLASH_ATTN (auto/on/off), then explicit overrides."""
+        """Defaults, FRAMES_AGENT_LLM_FLASH_ATTN (auto/on/off) and FRAMES_AGENT_LLM_SPECULATIVE (none/ngram/draft),
+        then explicit overrides."""
+        env: dict[str, Any] = {}
         flash = os.environ.get("FRAMES_AGENT_LLM_FLASH_ATTN", "").strip().lower()
         if flash and flash not in FLASH_ATTN:
             raise LLMError(f"FRAMES_AGENT_LLM_FLASH_ATTN must be auto, on or off, not {flash!r}")
-        return replace(cls(flash_attn=flash) if flash else cls(), **overrides)
+        if flash:
+            env["flash_attn"] = flash
+        speculative = os.environ.get("FRAMES_AGENT_LLM_SPECULATIVE", "").strip().lower()
+        if speculative and speculative not in SPECULATIVE:
+            raise LLMError(f"FRAMES_AGENT_LLM_SPECULATIVE must be {', '.join(SPECULATIVE)}, not {speculative!r}")
+        if speculative:
+            env["speculative"] = speculative
+        settings = replace(cls(**env), **overrides)
+        if settings.speculative not in SPECULATIVE:
+            raise LLMError(f"speculative decoding must be {', '.join(SPECULATIVE)}, not {settings.speculative!r}")
+        return settings
 
     def resolved_threads(self) -> tuple[int, int]:
         """(generation, prompt) threads after defaults."""
+        if self.threads and (self.batch_threads or self.threads):
+            return self.threads, self.batch_threads or self.threads
         gen, batch = default_threads()
         return self.threads or gen, self.batch_threads or self.threads or batch
 
@@ -87,6 +131,7 @@ class LocalRuntime:
         self._lock = threading.Lock()
         self._server: Any = None
         self._address: str | None = None
+        self.threads: tuple[int, int] | None = None  # (generation, prompt), once started
         atexit.register(self.close)
 
     @property
@@ -112,14 +157,29 @@ class LocalRuntime:
         params.model_alias = self.name
         params.hostnames, params.port = ["127.0.0.1"], 0  # port 0: the OS picks a free one
         params.n_ctx, params.n_parallel, params.n_predict = cfg.n_ctx * cfg.parallel, cfg.parallel, MAX_PREDICT
-        params.cpuparams.n_threads, params.cpuparams_batch.n_threads = cfg.resolved_threads()
+        self.threads = cfg.resolved_threads()  # chosen once, when the server starts
+        params.cpuparams.n_threads, params.cpuparams_batch.n_threads = self.threads
         params.flash_attn_type = xllamacpp.llama_flash_attn_type(FLASH_ATTN[cfg.flash_attn])
         params.n_batch, params.n_ubatch = cfg.n_batch, cfg.n_ubatch
         # Steps of one question share their prompt's head (instructions, examples, question): the server keeps
         # the KV of earlier prompts (one slot, plus its host-memory prompt cache) and reads only the new tail.
         params.cache_prompt = True
         params.verbosity = -1  # llama.cpp's log lines would drown the CLI's output
+        self._speculate(xllamacpp, params)
         return params
+
+    def _speculate(self, xllamacpp: Any, params: Any) -> None:
+        cfg, kinds = self.settings, xllamacpp.common_speculative_type
+        spec = params.speculative
+        if cfg.speculative == "ngram":
+            spec.types = [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+        elif cfg.speculative == "draft":
+            draft = cfg.draft_model or draft_gguf()
+            spec.types = [kinds.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+            spec.draft.mparams.path = str(draft)
+            spec.draft.cpuparams.n_threads, spec.draft.cpuparams_batch.n_threads = params.cpuparams.n_threads, \
+                params.cpuparams_batch.n_threads
+            spec.draft.n_max = cfg.draft_max
 
     def _start(self) -> tuple[Any, str]:
         check_runtime()
@@ -150,7 +210,9 @@ class RuntimePool:
     def get(self, model_path: Path, *, name: str, settings: RuntimeSettings | None = None) -> LocalRuntime:
         """The shared runtime for this model and settings (not started yet if new)."""
         settings = settings or self.settings or RuntimeSettings.from_env()
-        key = (str(Path(model_path).resolve()), settings, settings.resolved_threads())
+        # Threads left unset are chosen when the runtime starts (by the cores idle then), so they are no part of the
+        # key; FRAMES_AGENT_LLM_THREADS is, as it sets them.
+        key = (str(Path(model_path).resolve()), settings, os.environ.get("FRAMES_AGENT_LLM_THREADS", ""))
         with self._lock:
             if key not in self._runtimes:
                 self._runtimes[key] = LocalRuntime(model_path, name=name, settings=settings)
@@ -220,3 +282,8 @@ def make_local_chat(name: str, runtime: LocalRuntime, *, timeout: float = 600.0,
                      timeout=timeout, max_retries=max_retries, temperature=temperature, max_tokens=max_tokens,
                      seed=seed, stream_usage=True, legacy_max_tokens=True)
     return chat.attach(runtime)
+
+
+def draft_gguf() -> Path:
+    """The draft model for speculative decoding ('draft'): set draft_model to a GGUF of the same tokenizer."""
+    raise LLMError("speculative decoding 'draft' needs draft_model: a GGUF of the same tokenizer")

@@ -6,8 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.recording import QUERY_CAP, truncated_queries
-from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.report import mark
+from frames_agent.eval.frames.records import QuestionRecord, mark
 from frames_agent.eval.frames.shown import shown_titles
 
 # Characters of an answer kept in the table row (searchable at once); the whole answer is in the trace.
@@ -68,6 +67,7 @@ def _steps(record: QuestionRecord, gold: set[str]) -> list[dict]:
                         for i, q in enumerate(queries)],
             "tools": s.get("tool_calls") or [], "dropped": s.get("dropped_queries") or [],
             "errors": s.get("errors") or [], "fallback": bool(s.get("fallback")),
+            "replayed": bool(s.get("plan_skipped")),
             "new": [{"title": t, "gold": normalize_title(t) in gold} for t in titles],
             "hits": sum(hits) if hits else None, "gold_found": found.get(s.get("step"), []),
         })

@@ -189,7 +189,8 @@
     const again = s.hits === null ? "" : ", " + Math.max(0, s.hits - s.new.length) + " already in the context or repeated";
     const box = el("div", {class: "step", "data-step": s.step},
                    el("h5", {}, "Step " + s.step + ": " + hits + s.new.length + " new documents" + again +
-                      (s.fallback ? " (fallback plan)" : "")));
+                      (s.fallback ? " (fallback plan)" : "") +
+                      (s.replayed ? " (the model's last plan replayed: no model call)" : "")));
     box.append(el("ol", {class: "queries"}, s.queries.map((q) => el("li", {class: q.cut ? "cut" : null},
       q.text, el("span", {class: "meta"}, " [" + q.origin + (q.hits === null ? "" : ", " + q.hits + " hits") +
                   (q.cut ? ", at the length cap" : "") + "]")))));

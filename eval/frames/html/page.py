@@ -32,7 +32,7 @@ class RunPage:
 def run_page(name: str, config: dict, records: Sequence[QuestionRecord], run_dir: Path | None) -> RunPage:
     """A run's page part; its summary is its report.md with the figures inlined."""
     from frames_agent.eval.frames.overlay import run_label
-    from frames_agent.eval.frames.report import REPORT_FILE
+    from frames_agent.eval.frames.records import REPORT_FILE
 
     text = ""
     if run_dir is not None and (run_dir / REPORT_FILE).is_file():

@@ -1,0 +1,105 @@
+"""Benchmark: the embedded model's runtime settings (speculative decoding, generation threads) on the agent's own
+calls, each arm on its own llama.cpp runtime, interleaved question by question in one run.
+
+For each of the first --questions tuning questions (the split's rule, not a pick): a two-step plan (retrieval only,
+k=5, n=2: the first plan and one with documents) and an answer from the question's BM25 top --n-docs. Every arm
+runs the same calls greedily; the bench prints each arm's seconds, generated tokens and generation tok/s, its
+ratio against the first arm, and whether its replies are identical to the first arm's (they must be: speculative
+decoding only changes how fast the same tokens come). Take figures on an idle machine.
+
+    python bench/runtime.py [--questions 4] [--arms "base:speculative=none;ngram:speculative=ngram"]
+                            [--draft-model PATH]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from dataclasses import fields
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
+from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model  # noqa: E402
+from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
+
+DEFAULT_ARMS = "base:speculative=none;ngram:speculative=ngram;draft:speculative=draft"
+
+
+def parse_arms(text: str, draft_model: str | None) -> dict[str, RuntimeSettings]:
+    """'name:key=value,key=value;name2:...' -> settings per arm (values typed by the RuntimeSettings field)."""
+    types = {f.name: f.type for f in fields(RuntimeSettings)}
+    arms = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, _, assigns = part.partition(":")
+        values: dict = {"draft_model": draft_model} if draft_model else {}
+        for assign in filter(None, assigns.split(",")):
+            key, _, value = assign.partition("=")
+            kind = str(types[key])
+            values[key] = int(value) if "int" in kind and value.isdigit() else value
+        arms[name] = RuntimeSettings.from_env(**values)
+    return arms
+
+
+def run_arm(agent: FramesAgent, question: str, docs) -> tuple[float, int, float, list[str]]:
+    """(seconds, generated tokens, generation seconds, replies) of one question's plan and answer calls."""
+    started = time.perf_counter()
+    planned = agent.invoke(question, answer=False)
+    answered = agent.answer_from(question, docs)
+    seconds = time.perf_counter() - started
+    calls = [*planned.calls, *answered.calls]
+    out = sum(c.completion_tokens for c in calls)
+    gen = sum(c.generation_seconds or 0 for c in calls)
+    replies = [" | ".join(s.queries) for s in planned.steps] + [answered.raw_answer or ""]
+    return seconds, out, gen, replies
+
+
+def main() -> int:
+    """Run every arm over the questions; print per-arm totals, ratios and whether replies match the first arm."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=4)
+    parser.add_argument("--arms", default=DEFAULT_ARMS)
+    parser.add_argument("--draft-model", default=None, help="GGUF of the draft model (speculative=draft)")
+    parser.add_argument("--n-docs", type=int, default=10)
+    parser.add_argument("--index", default="default")
+    args = parser.parse_args()
+    from frames_agent.eval.frames.datasets import load_questions
+    from frames_agent.eval.frames.split import select
+    from frames_agent.index.build import open_index
+
+    questions = select(load_questions(None, None).questions, "tune")[: args.questions]
+    retriever = open_index(args.index)
+    arms = parse_arms(args.arms, args.draft_model)
+    pools = {name: RuntimePool(settings) for name, settings in arms.items()}
+    config = AgentConfig.for_model(DEFAULT_MODEL, n=2, plan_calls="every_step")
+    agents = {name: FramesAgent(resolve_model(DEFAULT_MODEL, runtime_pool=pool, cache=False), retriever, config=config)
+              for name, pool in pools.items()}
+    totals: dict[str, list] = {name: [] for name in arms}
+    replies: dict[str, list[str]] = {name: [] for name in arms}
+    for question in questions:
+        docs = retriever.search(question.prompt, args.n_docs)
+        for name, agent in agents.items():
+            seconds, out, gen, said = run_arm(agent, question.prompt, docs)
+            totals[name].append((seconds, out, gen))
+            replies[name] += said
+            print(f"q{question.id:<5} {name:<10} {seconds:6.1f} s  out {out:4d}  gen {out / gen if gen else 0:5.1f} tok/s",
+                  flush=True)
+    first = next(iter(arms))
+    base = sum(s for s, _, _ in totals[first])
+    for name in arms:
+        secs = sum(s for s, _, _ in totals[name])
+        out, gen = sum(o for _, o, _ in totals[name]), sum(g for _, _, g in totals[name])
+        same = sum(a == b for a, b in zip(replies[name], replies[first]))
+        median = statistics.median(s for s, _, _ in totals[name])
+        print(f"{name:<10} total {secs:6.1f} s (median {median:5.1f})  gen {out / gen if gen else 0:5.1f} tok/s  "
+              f"ratio {secs / base:.2f} vs {first}  identical replies {same}/{len(replies[first])}  "
+              f"threads {pools[name].settings.resolved_threads() if pools[name].settings else '-'}")
+    for pool in pools.values():
+        pool.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
