@@ -89,3 +89,55 @@ def test_retry_after_is_honoured_up_to_a_minute(fake):
     started = time.monotonic()
     assert resolve_model("openai:m", base_url=fake.url).invoke("x").content == "done"
     assert 1.0 <= time.monotonic() - started < 3 and fake.times[1] - fake.times[0] >= 1.0
+
+
+@pytest.mark.parametrize("case", ["deep", "deep object", "deep stream"])
+def test_json_nested_100000_deep_is_one_bad_reply_error_not_a_recursion_error(fake, case):
+    fake.always(*HOSTILE[case])
+    llm = resolve_model("openai:m", base_url=fake.url, max_retries=2)
+    for call in (llm.invoke, lambda text: asyncio.run(llm.ainvoke(text)), lambda text: list(llm.stream(text))):
+        with pytest.raises(E.MalformedReplyError, match="nested deeper than 64 levels") as raised:
+            call("x")
+        assert "\n" not in str(raised.value)
+    assert len(fake.requests) == 3  # a bad reply is not asked for again
+
+
+def test_a_body_over_the_size_limit_is_refused_while_it_is_read(fake, monkeypatch):
+    from frames_agent.retrieval import bounded
+
+    monkeypatch.setattr(bounded, "MAX_JSON_BYTES", 4096)
+    fake.always(200, completion("x" * 10_000))
+    with pytest.raises(E.MalformedReplyError, match="over the limit of 4,096 bytes"):
+        resolve_model("openai:m", base_url=fake.url).invoke("x")
+
+
+def test_a_server_that_drips_one_byte_a_second_is_cut_at_the_request_timeout(fake):
+    fake.always(*HOSTILE["drip"])
+    llm = resolve_model("openai:m", base_url=fake.url, timeout=2, max_retries=0)
+    for call in (llm.invoke, lambda text: asyncio.run(llm.ainvoke(text))):
+        started = time.monotonic()
+        with pytest.raises(E.LLMTimeoutError, match="within the timeout"):
+            call("x")
+        assert time.monotonic() - started < 2.8  # the timeout is the request's total, not each read's
+
+
+def test_tool_call_arguments_that_are_not_json_do_not_blame_the_url(fake):
+    from frames_agent.agent.llm.providers.openai_compat import map_openai_error
+
+    fake.always(*HOSTILE["bad tool arguments"])
+    message = resolve_model("openai:m", base_url=fake.url).invoke("x")  # kept: the agent falls back on it
+    assert message.invalid_tool_calls and not message.tool_calls
+    error = map_openai_error(ValueError("Function Reply arguments:\n{not json"), "openai:m", fake.url)
+    assert isinstance(error, E.MalformedReplyError) and "URL" not in str(error) and "reply could not be read" in str(error)
+
+
+def test_a_usage_field_that_is_not_a_number_keeps_the_call_count(fake, capsys):
+    from frames_agent.agent.llm.usage import UsageTracker
+
+    fake.always(*HOSTILE["text usage"])
+    tracker = UsageTracker()
+    llm = resolve_model("openai:m", base_url=fake.url)
+    for _ in range(2):
+        assert llm.invoke("x", config={"callbacks": [tracker]}).content == "fine"
+    assert tracker.usage.calls == 2 and tracker.usage.completion_tokens > 0
+    assert "TypeError" not in capsys.readouterr().err
