@@ -75,7 +75,9 @@ def _main(argv: list[str] | None) -> int:
         args = build_parser(argv[0] if argv else None).parse_args(argv)
         return int(args.handler(args) or 0)
     except FramesAgentError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from frames_agent.retrieval.plain import plain
+
+        print(f"error: {plain(exc, lines=False)}", file=sys.stderr)  # a model's or a file's words, shown inert
         return 2
     except KeyboardInterrupt:
         print("interrupted; finished work is saved", file=sys.stderr)
@@ -96,7 +98,10 @@ def _main(argv: list[str] | None) -> int:
             if hint := install_hint(exc.name):
                 print(f"error: {hint}", file=sys.stderr)
                 return 2
-        print(f"error: unexpected {type(exc).__name__}: {exc} (FRAMES_AGENT_DEBUG=1 shows the traceback)", file=sys.stderr)
+        from frames_agent.retrieval.plain import plain
+
+        print(f"error: unexpected {type(exc).__name__}: {plain(exc, lines=False)} (FRAMES_AGENT_DEBUG=1 shows the "
+              "traceback)", file=sys.stderr)
         return 1
 
 
