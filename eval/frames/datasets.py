@@ -13,11 +13,14 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from frames_agent.agent.limits import MAX_QUESTION_CHARS
 from frames_agent.eval.errors import DataError
 from frames_agent.eval.frames.hub import hub_rows
 from frames_agent.eval.frames.split import check_split, in_split
 from frames_agent.eval.frames.table import LINE_KEY, list_cell, read_table
 from frames_agent.eval.rundir import file_fingerprint
+from frames_agent.retrieval.bounded import JSONOutOfBounds
+from frames_agent.retrieval.bounded import loads as bounded_loads
 from frames_agent.retrieval.lucene.searcher import normalize_title
 from frames_agent.retrieval.paths import shared_dir, shared_lookup
 
@@ -40,6 +43,7 @@ _LINK_COLUMN = re.compile(r"^wikipedia_link_\d+\+?$", re.IGNORECASE)
 # A cell may hold several links joined by commas; titles contain commas too ("Lincoln,_Nebraska"), so only a
 # comma followed by the start of another link separates two links.
 _URL_SEPARATOR = re.compile(r"\s*,\s*(?=(?:https?://|[a-z.]*wikipedia\.org/|w\.wiki/))", re.IGNORECASE)
+MAX_ID_CHARS = 200
 _ALIASES = {"prompt": ("prompt", "question"), "answer": ("answer", "gold_answer", "ground_truth")}
 
 
@@ -134,7 +138,9 @@ def _jsonl_rows(text: str, path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = bounded_loads(line)
+        except JSONOutOfBounds as exc:
+            raise DataError(f"{path} line {number}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise DataError(f"{path} line {number} is not JSON ({exc.msg})") from exc
         if not isinstance(row, dict):
@@ -194,17 +200,29 @@ def _row_id(row: dict, number: int) -> str:
     for key in ("id", "Unnamed: 0", ""):
         value = row.get(key)
         if value is not None and str(value).strip():
-            return str(value).strip()
+            text = str(value).strip()
+            # An id names a question in file names, lines and pages: a longer one is cut, with a hash kept unique.
+            return text if len(text) <= MAX_ID_CHARS else f"{text[:MAX_ID_CHARS - 17]}…{_digest(text)}"
     return str(number)
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _parse_row(row: dict, number: int, prompt_col: str, answer_col: str, link_cols: list[str],
                warnings: list[str]) -> Question | None:
     qid = _row_id(row, number)
     prompt, answer = _text(row.get(prompt_col)), _text(row.get(answer_col))
+    line = f" (line {row[LINE_KEY]})" if LINE_KEY in row else ""
     if not prompt or not answer:
-        line = f" (line {row[LINE_KEY]})" if LINE_KEY in row else ""
         warnings.append(f"question {qid}{line}: empty {'prompt' if not prompt else 'answer'}; skipped")
+        return None
+    if len(prompt) > MAX_QUESTION_CHARS:  # the limit of every entry point (agent.limits), not sent to a model
+        warnings.append(f"question {qid}{line}: the question has {len(prompt):,} characters, over "
+                        f"{MAX_QUESTION_CHARS}; skipped")
         return None
     urls = _gold_urls(row, link_cols, qid, warnings)
     return Question(id=qid, prompt=prompt, answer=answer, reasoning_types=_reasoning_types(row, qid, warnings),

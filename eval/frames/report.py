@@ -18,7 +18,10 @@ _MAX_ROWS = 100
 
 
 def _natural(qid: str) -> tuple:
-    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+    # Numbers by length, then digit by digit: the order of int() without converting (a 5,000-digit id is over
+    # Python's int-string limit, and "²" passes isdigit() but is no number).
+    number = qid.lstrip("0") or "0"
+    return (0, len(number), number) if qid.isascii() and qid.isdigit() else (1, 0, qid)
 
 
 def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: bool = True) -> RunSummary:
