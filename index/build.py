@@ -1,7 +1,6 @@
 """Building Lucene BM25 indexes (Anserini JsonCollection, stored raw docs, positions), idempotently and atomically."""
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -32,6 +31,7 @@ from frames_agent.index.corpus import (
     redirect_files,
 )
 from frames_agent.index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
+from frames_agent.retrieval.bounded import load_file
 from frames_agent.retrieval.lucene.layout import (
     MANIFEST_FILE,
     NAME_PATTERN,
@@ -108,7 +108,7 @@ def is_default_name(name: str) -> bool:
 def finished_manifest(index_dir: Path) -> dict | None:
     """The manifest of a finished index at index_dir, or None."""
     try:
-        manifest = json.loads((index_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        manifest = load_file(index_dir / MANIFEST_FILE)
     except (OSError, ValueError):
         return None
     return manifest if isinstance(manifest, dict) and manifest.get("complete") is True else None

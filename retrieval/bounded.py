@@ -4,7 +4,9 @@ or a parse that runs out of memory."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from typing import Any
 
 import numpy as np
@@ -18,9 +20,13 @@ _OPEN, _CLOSE = frozenset(b"[{"), frozenset(b"]}")
 _STRING_STOP = re.compile(rb'["\\]')
 
 
-class JSONOutOfBounds(ValueError):
-    """A JSON text over the size or depth limit (a ValueError, as json.JSONDecodeError is, for callers that
-    already treat a body that is not JSON as a bad reply)."""
+class OutOfBounds(ValueError):
+    """Input over a size or depth limit, or a file that is not a regular file (a ValueError, as
+    json.JSONDecodeError is, for callers that already treat input they cannot read as bad input)."""
+
+
+class JSONOutOfBounds(OutOfBounds):
+    """A JSON text over the size or depth limit."""
 
 
 class DepthGuard:
@@ -90,3 +96,24 @@ def loads(data: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int 
         return json.loads(data)
     return json.loads(check_json(data, max_bytes=max_bytes, max_depth=max_depth))
 
+
+
+def regular_file(path: str | os.PathLike) -> None:
+    """OutOfBounds unless path is a regular file (a link to /dev/zero or a FIFO never ends, or blocks on open)."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OutOfBounds(f"{os.fspath(path)} is not a regular file")
+
+
+def read_file(path: str | os.PathLike, max_bytes: int) -> bytes:
+    """A regular file's bytes, at most max_bytes (OutOfBounds past them); OSError as open() raises it."""
+    regular_file(path)
+    with open(path, "rb") as handle:
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise OutOfBounds(f"{os.fspath(path)} is over the limit of {max_bytes:,} bytes")
+    return data
+
+
+def load_file(path: str | os.PathLike, max_bytes: int = MAX_JSON_BYTES) -> Any:
+    """A small JSON file (a manifest, a config) read and parsed within bounds."""
+    return loads(read_file(path, max_bytes), max_bytes=max_bytes)
