@@ -200,10 +200,12 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
     if s.accuracy is not None or s.unrated:
         lines += ["## Accuracy", "", f"**{headline(s)}**", "", *_accuracy_table(s), "",
                   ("Accuracy is over rated answers and counts failed questions as wrong; unrated answers (no judge) "
-                   "are left out, never counted wrong; recall averages over the questions that finished."), ""]
+                   "are left out, never counted wrong; recall averages over the questions that finished. Accuracy's 95% "
+                   "interval is Wilson's score interval, as in the plot by type (a bootstrap of 0 of 2 would say "
+                   "[0–0])."), ""]
         lines += [f"![accuracy by reasoning type]({ACCURACY_PLOT})", ""] if ACCURACY_PLOT in plots else []
     lines += ["## Retrieval", "", f"- Gold-article recall of the final context: {with_ci(s.recall, s.recall_ci)} "
-              "(95% bootstrap CI)",
+              "(95% CI: bootstrap; Wilson's where every question has the same recall)",
               f"- Covered recall (gold articles present in the index): "
               f"{with_ci(s.covered_recall, s.covered_recall_ci)}", *_oracle_line(config, s), "",
               "### Recall after each step", "", *_step_table(s), ""]
