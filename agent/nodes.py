@@ -20,7 +20,7 @@ from frames_agent.agent.errors import AgentError
 from frames_agent.agent.llm.calls import Structured
 from frames_agent.agent.prompts import Prompt
 from frames_agent.agent.proposer import Proposer, doc_origins
-from frames_agent.agent.queries import PlanReply, clean_queries, deeper_repeats
+from frames_agent.agent.queries import PlanReply, clean_queries, deeper_repeats, substance
 from frames_agent.agent.state import (
     AgentOutput,
     AgentState,
@@ -124,6 +124,9 @@ class Nodes:
         queries, origins = [*queries, *fed], [*origins, *["feedback"] * len(fed)]
         filled = [q for q, o in zip(queries, origins) if o == "proposer"]
         depths = [repeats[q] if o == "repeat" else 0 for q, o in zip(queries, origins)]
+        # A repeat searched deeper is listed once, as searched (origin 'repeat'), not also as dropped.
+        again = {substance(q) for q, o in zip(queries, origins) if o == "repeat"}
+        dropped = [q for q in dropped if substance(q) not in again]
         record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
                             query_depths=depths if any(depths) else [],
                             fallback=fallback, dropped_queries=dropped, filled_queries=filled, origins=origins,
