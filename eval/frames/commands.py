@@ -81,7 +81,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                            "compare several FRAMES runs")
     report.add_argument("runs", nargs="+", metavar="OUT_DIR")
     report.add_argument("--out", default=None, metavar="DIR",
-                        help="write the comparison of the FRAMES runs here: recall_overlay.png (gold recall after "
+                        help="write the comparison of the FRAMES runs here (the runs' own report.md, summary.json "
+                             "and plots are not rewritten): recall_overlay.png (gold recall after "
                              "each step, 95%% bootstrap bands), comparison.md, comparison.csv and comparison.json (the first run "
                              "is the baseline)")
     report.add_argument("--baseline", default=None, metavar="BM25_DIR",
@@ -237,7 +238,8 @@ def run_report_command(args: argparse.Namespace) -> int:
         if (read_config(path) or {}).get("kind") == "crag":
             print(f"{path}:\n{_crag_report(path)}")
             continue
-        config, summary, records = rerender(path, html=args.html)
+        # With --out the comparison goes there; the runs themselves are read, their own reports left as they are.
+        config, summary, records = rerender(path, html=args.html, files=not args.out)
         print(f"{path}: " + one_line(path, summary))
         runs.append((path.name, config, summary, records))
         paths.append(path)
