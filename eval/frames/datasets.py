@@ -116,7 +116,7 @@ def _file_rows(path: Path, notes: list[str]) -> list[dict]:
     if not path.exists():
         where = f"; {shared_lookup()}" if path.is_relative_to(shared_dir()) else ""
         raise DataError(f"no data file at {path}: give --data PATH, set FRAMES_DATA, or, online, "
-                        f"--data hf:google/frames-benchmark (pip install -e '.[hf]'){where}")
+                        f"--data hf:google/frames-benchmark (pip install 'frames-agent[hf]'){where}")
     if path.is_dir():
         raise DataError(f"--data {path} is a directory; give a .tsv, .csv or .jsonl file")
     try:

@@ -19,7 +19,7 @@ from frames_agent.retrieval.lucene.jvm import java_signals_kept
 Build = Callable[[RunSettings, object], Components]
 Job = tuple[RunSettings, object]  # a run's settings (its --out set) and its AgentConfig
 EXECUTORS = ("local", "ray")
-RAY_EXTRA = 'pip install -e ".[ray]"'
+RAY_EXTRA = "pip install 'frames-agent[ray]'"
 
 
 def add_executor_flags(parser: argparse.ArgumentParser) -> None:

@@ -47,7 +47,7 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     import sys
 
     from frames_agent.eval.errors import EvalError
-    from frames_agent.eval.frames.commands import build_components
+    from frames_agent.eval.frames.commands import build_components, check_extras
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import RunSettings
     from frames_agent.eval.sweep.grid import parse_grid
@@ -58,6 +58,9 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     axes = parse_grid(args.grid, systems)
     sweep = plan_sweep(RunSettings.from_args(args), axes, args.baseline)
     executor = make_executor(args)
+    if not args.plan:  # a plan runs nothing; a run needs what every cell needs, checked before the first starts
+        for settings, _ in sweep.jobs:
+            check_extras(settings)
     if args.plan:
         print("\n".join(describe(sweep, executor)))
         return 0

@@ -190,7 +190,7 @@ def test_hf_without_the_datasets_package_is_an_install_error(monkeypatch):
     from frames_agent.retrieval.errors import InstallError
 
     monkeypatch.setitem(sys.modules, "datasets", None)
-    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[hf\]'$") as err:
+    with pytest.raises(MissingExtraError, match=r"pip install 'frames-agent\[hf\]'$") as err:
         load_questions("hf:google/frames-benchmark")
     assert isinstance(err.value, InstallError)
 
