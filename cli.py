@@ -70,7 +70,7 @@ def _leave_abandoned_work(code: int) -> None:
 def _main(argv: list[str] | None) -> int:
     _tolerant_streams()
     try:  # the parser too: Ctrl-C while the command modules import must not print a traceback
-        from frames_agent.retrieval.errors import FramesAgentError
+        from frames_agent.retrieval.errors import FramesAgentError, Terminated
 
         argv = _checked_args(sys.argv[1:] if argv is None else argv)
         args = build_parser(argv[0] if argv else None).parse_args(argv)
@@ -83,6 +83,9 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("interrupted; finished work is saved", file=sys.stderr)
         return 130
+    except Terminated:  # SIGTERM where a command unwinds for it (a Ray run): 128 + 15, as a plain kill would
+        print("terminated; finished work is saved (run the same command again to resume)", file=sys.stderr)
+        return 143
     except BrokenPipeError:  # `... | head` stopped reading: not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
