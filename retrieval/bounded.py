@@ -66,16 +66,24 @@ class DepthGuard:
         return found.end()
 
     def _outside(self, segment: bytes) -> None:
-        if not segment:
-            return
         opens = segment.count(b"[") + segment.count(b"{")
         closes = segment.count(b"]") + segment.count(b"}")
-        if self.depth + opens > self.max_depth:  # only then is the running peak worth computing
+        if not opens:
+            self.depth = max(0, self.depth - closes)
+            return
+        if closes <= self.depth and self.depth + opens <= self.max_depth:  # never below 0, never past the bound
+            self.depth += opens - closes
+            return
+        if closes:  # the running depth, never below 0 (a stray close must not hide the opens after it)
             codes = np.frombuffer(segment, dtype=np.uint8)
             steps = np.isin(codes, list(_OPEN)).astype(np.int64) - np.isin(codes, list(_CLOSE)).astype(np.int64)
-            if self.depth + int(np.cumsum(steps).max()) > self.max_depth:
-                raise JSONOutOfBounds(f"JSON nested deeper than {self.max_depth} levels")
-        self.depth = max(0, self.depth + opens - closes)
+            running = self.depth + np.cumsum(steps)
+            running -= np.minimum(0, np.minimum.accumulate(running))
+            peak, self.depth = int(running.max()), int(running[-1])
+        else:
+            peak = self.depth = self.depth + opens
+        if peak > self.max_depth:
+            raise JSONOutOfBounds(f"JSON nested deeper than {self.max_depth} levels")
 
 
 def check_json(data: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_DEPTH) -> bytes:

@@ -82,7 +82,10 @@ def title_from_url(url: str) -> str | None:
         return None
     if "://" not in text:
         text = "https://" + text
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # "http://[x/wiki/A": a bracketed host that is no IPv6 address; the warning says which link
+        return None
     if "/wiki/" in parts.path:
         raw = parts.path.split("/wiki/", 1)[1]
     else:  # /w/index.php?title=Bronco&redirect=no

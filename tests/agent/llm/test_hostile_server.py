@@ -3,16 +3,19 @@ outlive the question's deadline."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frames_agent.agent.deadline import call_within
 from frames_agent.agent.errors import QuestionTimeout
 from frames_agent.agent.llm import errors as E
 from frames_agent.agent.llm import resolve_model
-from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, completion, refused_url
+from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, Raw, completion, refused_url
 
 
 @pytest.fixture
@@ -141,3 +144,37 @@ def test_a_usage_field_that_is_not_a_number_keeps_the_call_count(fake, capsys):
         assert llm.invoke("x", config={"callbacks": [tracker]}).content == "fine"
     assert tracker.usage.calls == 2 and tracker.usage.completion_tokens > 0
     assert "TypeError" not in capsys.readouterr().err
+
+
+_BODY_PIECES = [b"[", b"]", b"{", b"}", b'"', b"\\", b",", b":", b"null", b'"choices"', b'"message"', b'"content"',
+                b'"usage"', b'"tool_calls"', b'"arguments"', b"1e999", b"-0", b"\xff", b"data: ", b"\n\n"]
+bodies = st.one_of(
+    st.binary(max_size=500),
+    st.lists(st.tuples(st.sampled_from(_BODY_PIECES), st.integers(1, 200)), max_size=12).map(
+        lambda parts: b"".join(piece * times for piece, times in parts)),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                     st.sampled_from(["choices", "message", "content", "usage", "tool_calls", "error", "index",
+                                      "finish_reason", "prompt_tokens", "function", "arguments", "role"]),
+                     inner, max_size=4), max_leaves=25).map(lambda value: json.dumps(value).encode()))
+
+
+@pytest.fixture(scope="module")
+def module_fake():
+    server = FakeOpenAI()
+    yield server
+    server.close()
+
+
+@settings(max_examples=40, deadline=None, database=None, derandomize=True)
+@given(bodies, st.sampled_from(["application/json", "text/event-stream", "text/html"]))
+def test_any_reply_body_is_a_reply_or_one_typed_error(module_fake, body, content_type):
+    server = module_fake
+    server.always(200, Raw(body, content_type))
+    llm = resolve_model("openai:m", base_url=server.url, max_retries=0, timeout=10)
+    for call in (llm.invoke, lambda text: list(llm.stream(text))):
+        try:
+            call("x")
+        except E.LLMError as exc:
+            assert str(exc) and "\n" not in str(exc)
+
