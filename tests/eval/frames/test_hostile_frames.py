@@ -88,3 +88,18 @@ def test_a_full_disk_during_frames_is_exit_2_with_one_line(tmp_path, tiny_index,
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err[-1].startswith("error: no space left on the device writing ") and "resume" in err[-1]
     assert len((tmp_path / "run" / "results.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_reply_nested_100000_deep_is_a_failed_record_not_a_crash(tmp_path, tiny_index, capsys, monkeypatch):
+    monkeypatch.setenv("FRAMES_AGENT_CACHE", str(tmp_path / "cache"))
+    fake = FakeOpenAI().always(*HOSTILE["deep"])
+    try:
+        code = cli.main(["frames", "--data", TINY, "--out", str(tmp_path / "run"), "--model", "openai:x", "--base-url",
+                         fake.url, "--index", str(tiny_index), "--k", "1", "--n", "1", "--limit", "2", "--judge",
+                         "none", "--no-cache", "--no-progress"])
+    finally:
+        fake.close()
+    err = capsys.readouterr().err.strip().splitlines()
+    records = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
+    assert code == 2 and err[-1].startswith("error: every question failed") and "RecursionError" not in "\n".join(err)
+    assert len(records) == 2 and all(r["failed"] and "nested deeper than 64 levels" in r["error"] for r in records)
