@@ -64,8 +64,11 @@ def screen(frame: bytes, sdk_accepts: Any = None) -> tuple[bytes | None, dict[st
         message = json.loads(check_json(frame, max_bytes=MAX_FRAME_BYTES))
     except JSONOutOfBounds as exc:
         return None, error_reply(top_level_id(frame), INVALID_REQUEST, f"Invalid Request: {exc}")
-    except (ValueError, RecursionError):
-        return None, error_reply(None, PARSE_ERROR, "Parse error: the frame is not JSON")
+    except (ValueError, RecursionError):  # not JSON, or a number past Python's 4,300 digits
+        return None, error_reply(top_level_id(frame), PARSE_ERROR, "Parse error: the frame is not JSON")
+    if isinstance(message, dict) and "method" in message and "id" in message and not _valid_id(message["id"]):
+        # true, 9.5 or null: the SDK would coerce or drop it, and the client could not match any answer
+        return None, error_reply(None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
     if sdk_accepts is None or sdk_accepts(message):
         return frame, None
     return None, _shape_error(message)

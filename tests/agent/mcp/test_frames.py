@@ -50,6 +50,15 @@ def test_every_malformed_request_is_answered_and_the_server_goes_on(tmp_path, ti
         assert proc.wait(timeout=30) == 0
 
 
+def test_ids_that_no_answer_could_match_and_numbers_past_the_digit_limit():
+    for bad_id in ("true", "9.5", "null"):
+        passed, reply = screen(f'{{"jsonrpc":"2.0","id":{bad_id},"method":"tools/list"}}'.encode(), _sdk_accepts)
+        assert passed is None and reply["id"] is None and "id must be" in reply["error"]["message"]
+    huge = b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"arguments":{"k":' + b"9" * 5000 + b"}}}"
+    passed, reply = screen(huge, _sdk_accepts)
+    assert passed is None and reply["id"] == 8 and reply["error"]["code"] == PARSE_ERROR
+
+
 def test_the_id_of_a_frame_too_deep_to_parse_is_the_outer_one():
     assert top_level_id(b'{"params":{"id":9,"x":' + b"[" * 100 + b"]" * 100 + b'},"id":"r-1"}') == "r-1"
     assert top_level_id(b'{"id": 7, "params": "[[[["}') == 7 and top_level_id(b"[[[[") is None
