@@ -7,6 +7,7 @@ import contextvars
 import functools
 import importlib
 import time
+import zlib
 from collections.abc import AsyncIterator, Iterable, Iterator
 from types import ModuleType
 from typing import Any
@@ -122,18 +123,50 @@ def _deadline(request: Any) -> float | None:
     return time.monotonic() + max(timeouts) if timeouts else None
 
 
-class _Body:
-    """Counts a response body's bytes and nesting as it is read; JSONOutOfBounds past either limit."""
+# Encodings we ask for and decode ourselves, within the size bound (httpx would inflate a gzip bomb unbounded).
+ACCEPTED_ENCODINGS = "gzip, deflate"
+_DECODED = {"gzip", "x-gzip", "deflate"}
 
-    def __init__(self, max_bytes: int, max_depth: int) -> None:
+
+class _Body:
+    """Decodes (gzip, deflate) and counts a response body's bytes and nesting as it is read; JSONOutOfBounds past
+    either limit, however small the compressed body."""
+
+    def __init__(self, max_bytes: int, max_depth: int, encoding: str = "") -> None:
         self.max_bytes, self.size, self.guard = max_bytes, 0, DepthGuard(max_depth)
+        # wbits 47: a gzip or a zlib header, told apart by the decoder itself.
+        self.decoder = zlib.decompressobj(wbits=47) if encoding in _DECODED else None
 
     def check(self, chunk: bytes) -> bytes:
+        if self.decoder is None:
+            return self._count(chunk)
+        out = bytearray()
+        try:
+            while chunk:
+                out += self._count(self.decoder.decompress(chunk, self.max_bytes - self.size + 1))
+                chunk = self.decoder.unconsumed_tail
+        except zlib.error as exc:
+            raise JSONOutOfBounds(f"a compressed body that does not decode ({exc})") from None
+        return bytes(out)
+
+    def _count(self, chunk: bytes) -> bytes:
         self.size += len(chunk)
         if self.size > self.max_bytes:
             raise JSONOutOfBounds(f"a response body over the limit of {self.max_bytes:,} bytes")
         self.guard.feed(chunk)
         return chunk
+
+
+def _body(response: Any, max_bytes: int, max_depth: int) -> _Body:
+    """The body checker of a response; its Content-Encoding is decoded here, so the client sees plain bytes."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding in ("", "identity"):
+        return _Body(max_bytes, max_depth)
+    if encoding not in _DECODED:  # br, zstd, chains: not asked for, and not decoded within bounds
+        raise JSONOutOfBounds(f"a body in Content-Encoding {encoding[:40]!r}, which was not asked for")
+    del response.headers["content-encoding"]
+    response.headers.pop("content-length", None)
+    return _Body(max_bytes, max_depth, encoding)
 
 
 def _iterate(inner: Any, deadline: float | None, body: _Body) -> Iterator[bytes]:
@@ -183,13 +216,19 @@ def _sync_transport(http: ModuleType) -> type:
             pool._network_backend = _Backend(pool._network_backend, _errors_of(pool))
 
         def handle_request(self, request: Any) -> Any:
+            request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
             deadline = _deadline(request)
             token = _DEADLINE.set(deadline)
             try:
                 response = self.inner.handle_request(request)
             finally:
                 _DEADLINE.reset(token)
-            response.stream = BoundedStream(response.stream, deadline, _Body(self.max_bytes, self.max_depth))
+            try:
+                body = _body(response, self.max_bytes, self.max_depth)
+            except JSONOutOfBounds:
+                response.close()
+                raise
+            response.stream = BoundedStream(response.stream, deadline, body)
             return response
 
         def close(self) -> None:
@@ -219,13 +258,19 @@ def _async_transport(http: ModuleType) -> type:
             pool._network_backend = _AsyncBackend(pool._network_backend, _errors_of(pool))
 
         async def handle_async_request(self, request: Any) -> Any:
+            request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
             deadline = _deadline(request)
             token = _DEADLINE.set(deadline)
             try:
                 response = await self.inner.handle_async_request(request)
             finally:
                 _DEADLINE.reset(token)
-            response.stream = AsyncBoundedStream(response.stream, deadline, _Body(self.max_bytes, self.max_depth))
+            try:
+                body = _body(response, self.max_bytes, self.max_depth)
+            except JSONOutOfBounds:
+                await response.aclose()
+                raise
+            response.stream = AsyncBoundedStream(response.stream, deadline, body)
             return response
 
         async def aclose(self) -> None:

@@ -178,3 +178,20 @@ def test_any_reply_body_is_a_reply_or_one_typed_error(module_fake, body, content
         except E.LLMError as exc:
             assert str(exc) and "\n" not in str(exc)
 
+
+
+def test_a_compressed_reply_is_decoded_within_the_size_bound(fake):
+    import gzip
+    import zlib
+
+    fake.add(200, Raw(gzip.compress(json.dumps(completion("unzipped")).encode())), {"Content-Encoding": "gzip"})
+    fake.add(200, Raw(zlib.compress(json.dumps(completion("deflated")).encode())), {"Content-Encoding": "deflate"})
+    llm = resolve_model("openai:m", base_url=fake.url, max_retries=0)
+    assert llm.invoke("x").content == "unzipped" and llm.invoke("x").content == "deflated"
+    assert fake.headers[0]["accept-encoding"] == "gzip, deflate"
+    bomb = gzip.compress(b'{"a": "' + b"0" * 40_000_000 + b'"}', compresslevel=9)  # 40 MB in ~40 kB
+    fake.add(200, Raw(bomb), {"Content-Encoding": "gzip"}).add(200, Raw(b"{}"), {"Content-Encoding": "br"})
+    with pytest.raises(E.MalformedReplyError, match="over the limit of 16,777,216 bytes"):
+        llm.invoke("x")
+    with pytest.raises(E.MalformedReplyError, match="Content-Encoding 'br', which was not asked for"):
+        llm.invoke("x")
