@@ -223,10 +223,11 @@ def _parse_row(row: dict, number: int, prompt_col: str, answer_col: str, link_co
     if not prompt or not answer:
         warnings.append(f"question {qid}{line}: empty {'prompt' if not prompt else 'answer'}; skipped")
         return None
-    if len(prompt) > MAX_QUESTION_CHARS:  # the limit of every entry point (agent.limits), not sent to a model
-        warnings.append(f"question {qid}{line}: the question has {len(prompt):,} characters, over "
-                        f"{MAX_QUESTION_CHARS}; skipped")
-        return None
+    for name, text in (("question", prompt), ("answer", answer)):
+        if len(text) > MAX_QUESTION_CHARS:  # the limit of every entry point (agent.limits), not sent to a model
+            warnings.append(f"question {qid}{line}: the {name} has {len(text):,} characters, over "
+                            f"{MAX_QUESTION_CHARS}; skipped")
+            return None
     urls = _gold_urls(row, link_cols, qid, warnings)
     return Question(id=qid, prompt=prompt, answer=answer, reasoning_types=_reasoning_types(row, qid, warnings),
                     gold_urls=tuple(urls), gold_titles=tuple(_gold_titles(urls, qid, warnings)))
