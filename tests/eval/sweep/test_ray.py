@@ -25,8 +25,11 @@ ROOT = Path(__file__).resolve().parents[3]
 def cluster(tmp_path_factory):
     """One local Ray cluster for the module; workers get the scripted model and this checkout on their path."""
     home = tmp_path_factory.mktemp("ray")
+    # Workers import frames_agent from where this process did (a checkout's parent, or a link to it), not from
+    # whichever install a bare interpreter would find.
+    package_parent = str(Path(cli.__file__).parent.parent)
     env = {"FRAMES_AGENT_TEST_SCRIPT": str(write_script(home / "script.json")),
-           "FRAMES_AGENT_CACHE": str(home / "cache"), "PYTHONPATH": str(ROOT)}
+           "FRAMES_AGENT_CACHE": str(home / "cache"), "PYTHONPATH": os.pathsep.join([package_parent, str(ROOT)])}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the driver builds nothing, but `cli.main` reads the same variables
     with java_signals_kept():  # other tests search Lucene in this process: Ray must not take the JVM's signals
