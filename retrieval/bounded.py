@@ -115,6 +115,8 @@ def regular_file(path: str | os.PathLike) -> None:
 def read_file(path: str | os.PathLike, max_bytes: int) -> bytes:
     """A regular file's bytes, at most max_bytes (OutOfBounds past them); OSError as open() raises it."""
     regular_file(path)
+    if os.stat(path).st_size > max_bytes:
+        raise OutOfBounds(f"{os.fspath(path)} is over the limit of {max_bytes:,} bytes")
     with open(path, "rb") as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:

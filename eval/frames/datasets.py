@@ -19,7 +19,7 @@ from frames_agent.eval.frames.hub import hub_rows
 from frames_agent.eval.frames.split import check_split, in_split
 from frames_agent.eval.frames.table import LINE_KEY, list_cell, read_table
 from frames_agent.eval.rundir import file_fingerprint
-from frames_agent.retrieval.bounded import JSONOutOfBounds
+from frames_agent.retrieval.bounded import JSONOutOfBounds, OutOfBounds, read_file
 from frames_agent.retrieval.bounded import loads as bounded_loads
 from frames_agent.retrieval.lucene.searcher import normalize_title
 from frames_agent.retrieval.paths import shared_dir, shared_lookup
@@ -44,6 +44,7 @@ _LINK_COLUMN = re.compile(r"^wikipedia_link_\d+\+?$", re.IGNORECASE)
 # comma followed by the start of another link separates two links.
 _URL_SEPARATOR = re.compile(r"\s*,\s*(?=(?:https?://|[a-z.]*wikipedia\.org/|w\.wiki/))", re.IGNORECASE)
 MAX_ID_CHARS = 200
+MAX_DATA_BYTES = 512 * 1024 * 1024  # FRAMES is a few MB; far larger is not a question file
 _ALIASES = {"prompt": ("prompt", "question"), "answer": ("answer", "gold_answer", "ground_truth")}
 
 
@@ -123,7 +124,10 @@ def _file_rows(path: Path, notes: list[str]) -> list[dict]:
     if path.is_dir():
         raise DataError(f"--data {path} is a directory; give a .tsv, .csv or .jsonl file")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        # A link to /dev/zero or a FIFO never ends: only a regular file of bounded size is read whole.
+        text = read_file(path, MAX_DATA_BYTES).decode("utf-8-sig")
+    except OutOfBounds as exc:
+        raise DataError(f"cannot read data file: {exc}") from None
     except UnicodeDecodeError as exc:
         raise DataError(f"data file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except OSError as exc:

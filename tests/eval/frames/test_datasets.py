@@ -278,3 +278,14 @@ def test_random_and_adversarial_data_files_are_questions_or_one_data_error(tmp_p
         assert all(0 < len(q.prompt) <= 4000 and len(q.id) <= 200 for q in dataset.questions)
 
     check()
+
+
+def test_a_data_file_that_never_ends_is_one_data_error(tmp_path):
+    import os
+
+    from frames_agent.eval.errors import DataError
+
+    endless = tmp_path / "endless.tsv"
+    os.symlink("/dev/zero", endless)
+    with pytest.raises(DataError, match="endless.tsv is not a regular file"):
+        load_questions(endless)
