@@ -80,8 +80,8 @@ def recall_figure(summary: RunSummary) -> Any:
         return None
     fig, ax = plt.subplots(figsize=(6, 3.6))
     steps = list(range(1, len(curve) + 1))
-    # Recall on top, solid; covered recall dashed with open markers under it: with every gold article in the index
-    # the two lines are one, and each must still show (as the 100% coverage line above the axes' edge, below).
+    # Recall solid and wide; covered recall dashed with large open markers under it; coverage a thin dotted line
+    # over both: with every gold article in the index all three meet, and each must still show.
     line, = ax.plot(steps, [(v or 0) * 100 for v in curve], marker="o", linewidth=2, zorder=4,
                     label="recall (all gold articles)")
     band = [(s, ci) for s, ci in zip(steps, summary.recall_by_step_ci) if ci is not None]
@@ -93,7 +93,8 @@ def recall_figure(summary: RunSummary) -> Any:
         ax.plot(steps, [(v or 0) * 100 for v in covered], marker="s", markersize=9, markerfacecolor="none",
                 linestyle="--", linewidth=1.5, zorder=3, label="covered recall (gold in index)")
     if summary.coverage is not None:
-        ax.axhline(summary.coverage * 100, color="dimgrey", linestyle=":", linewidth=1.5, zorder=2,
+        # On top, thin and dotted: at 100% it runs along the recall line and still shows through.
+        ax.axhline(summary.coverage * 100, color="black", linestyle=(0, (1, 2)), linewidth=1.2, zorder=5,
                    label=f"coverage {summary.coverage * 100:.0f}% (ceiling of recall)")
     ax.set_xlabel("step")
     ax.set_ylabel("gold-article recall (%)")

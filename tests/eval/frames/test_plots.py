@@ -85,10 +85,11 @@ def test_recall_and_a_100_percent_coverage_line_show_when_they_meet_other_lines(
     ax = fig.axes[0]
     recall, covered = ax.lines[0], ax.lines[1]
     coverage = next(line for line in ax.lines if "coverage" in line.get_label())
-    # The recall line on top of covered recall (which shows as open markers and dashes around it) and the band.
-    assert recall.get_zorder() > covered.get_zorder() > coverage.get_zorder()
+    # Covered recall under recall (open markers and dashes around it), coverage thin and dotted over both.
+    assert coverage.get_zorder() > recall.get_zorder() > covered.get_zorder()
     assert covered.get_linestyle() == "--" and covered.get_markerfacecolor() == "none"
-    assert coverage.get_linestyle() == ":" and ax.get_ylim()[1] > 100  # 100% inside the frame, not on its edge
+    assert coverage.get_linewidth() < recall.get_linewidth() and coverage.get_linestyle() not in ("-", "solid")
+    assert ax.get_ylim()[1] > 100  # 100% inside the frame, not on its edge
     plt.close(fig)
 
 
