@@ -17,6 +17,7 @@ from langgraph.types import StreamMode as GraphStreamMode
 
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.state import AgentEvent
+from frames_agent.retrieval.plain import plain
 
 # What a run may change without a new model, index or tools (those are the agent's own; see agent/serve/studio.py).
 RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
@@ -119,8 +120,8 @@ def progress_line(event: AgentEvent) -> str:
         return f"Step {event.step}\n"
     if event.kind == "queries":
         calls = "".join(f" | {c.name}({json.dumps(c.args, ensure_ascii=False)})" for c in event.tool_calls)
-        return f"  searching: {' | '.join(event.queries)}{calls}\n"
+        return plain(f"  searching: {' | '.join(event.queries)}{calls}", lines=False) + "\n"
     if event.kind == "documents_added":
         titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
-        return f"  +{len(event.documents)} new: {titles[:300]}\n"
+        return plain(f"  +{len(event.documents)} new: {titles[:300]}", lines=False) + "\n"
     return ""
