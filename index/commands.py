@@ -126,6 +126,7 @@ def run_search(args: argparse.Namespace) -> int:
     """Search one index and print the hits."""
     from frames_agent.index.build import open_index
     from frames_agent.retrieval.lucene.searcher import check_query
+    from frames_agent.retrieval.plain import plain
 
     check_query(args.query)  # fail before building or opening anything
     with open_index(args.index, threads=1) as retriever:
@@ -137,7 +138,7 @@ def run_search(args: argparse.Namespace) -> int:
     if not docs:
         print("no matching documents")
     for rank, d in enumerate(docs, start=1):
-        print(f"{rank:2}. {d.score:7.3f}  {d.id}  {d.title} | {preview(d.text, 100)}")
+        print(plain(f"{rank:2}. {d.score:7.3f}  {d.id}  {d.title} | {preview(d.text, 100)}", lines=False))
     return 0
 
 

@@ -20,3 +20,7 @@ class InstallError(FramesAgentError):
 
 class RetrievalError(FramesAgentError):
     """A search, index or lookup failed."""
+
+
+class Terminated(BaseException):  # noqa: N818 - a signal, as KeyboardInterrupt is, not an error
+    """SIGTERM arrived: unwind as for Ctrl-C (finished work saved, workers stopped); the CLI exits 143."""

@@ -27,3 +27,31 @@ def install_hint(module: str | None) -> str | None:
         return None
     top = (module or "").split(".")[0]
     return f"the optional package {top} is not installed: pip install 'frames-agent[{extra}]' (or '.[{extra}]' in a checkout)"
+
+
+def missing_extras(modules: list[str]) -> list[tuple[str, str]]:
+    """(module, extra) for each of the optional modules that is not installed, found without importing them."""
+    import importlib.util
+
+    absent = []
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package is missing, or blocked
+            found = False
+        if not found:
+            absent.append((module, extra_for(module) or "all"))
+    return absent
+
+
+def require_extras(what: str, modules: list[str]) -> None:
+    """InstallError naming every extra `what` needs that is not installed (before any work starts)."""
+    absent = missing_extras(modules)
+    if not absent:
+        return
+    from frames_agent.retrieval.errors import InstallError
+
+    extras = ",".join(dict.fromkeys(extra for _, extra in absent))
+    names = ", ".join(module for module, _ in absent)
+    raise InstallError(f"{what} needs optional packages that are not installed ({names}): "
+                       f"pip install 'frames-agent[{extras}]' (or '.[{extras}]' in a checkout)")

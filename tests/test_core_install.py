@@ -102,3 +102,26 @@ def test_help_lists_every_command_without_any_optional_package(tmp_path):
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert all(name in done.stdout for name in ("frames", "serve", "mcp", "sweep", "crag", "index"))
+
+
+CLI = BLOCK + '''
+from frames_agent.cli import main
+
+sys.exit(main(sys.argv[sys.argv.index("--") + 1:]))
+'''
+
+
+def test_frames_on_the_core_install_names_its_extras_before_any_plan_or_folder(tmp_path):
+    # A wheel user without shared data: the message names the extras (as pip installs them), not the data.
+    env = {**os.environ, "FRAMES_AGENT_SHARED": str(tmp_path / "no-shared-data")}
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-c", CLI, *OPTIONAL, "--", "frames", "--limit", "2", "--out", str(out),
+                           "--data", str(ROOT / "tests" / "fixtures" / "frames_tiny.tsv")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 2 and not out.exists(), done.stderr
+    assert done.stderr.count("\n") == 1 and "estimate" not in done.stderr and "-e" not in done.stderr.split()
+    assert "pip install 'frames-agent[lucene,eval,local,hosted]'" in done.stderr
+    searched = subprocess.run([sys.executable, "-c", CLI, *OPTIONAL, "--", "search", "Brennick"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300, env=env)
+    assert searched.returncode == 2 and "pip install 'frames-agent[lucene]'" in searched.stderr
+    assert "shared data" not in searched.stderr and "corpus" not in searched.stderr

@@ -36,6 +36,14 @@ class Usage:
                 "counted_calls": self.counted_calls}
 
 
+def _tokens(meta: Any, key: str) -> int:
+    """A token count a server reported; 0 for anything that is not a whole number of tokens ("eleven", -3, 1e400)."""
+    value = meta.get(key) if isinstance(meta, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 2**53:
+        return 0
+    return int(value)
+
+
 class UsageTracker(BaseCallbackHandler):
     """Counts calls and tokens of one run; provider figures when reported, else tiktoken counts.
 
@@ -72,8 +80,9 @@ class UsageTracker(BaseCallbackHandler):
                 metadata = getattr(message, "response_metadata", None) or {}
                 cached = cached or bool(metadata.get("cache_hit"))
                 runtime = runtime or runtime_timings(metadata)
-                if meta and (meta.get("input_tokens") or meta.get("output_tokens")):
-                    prompt, completion = meta.get("input_tokens", prompt), completion + meta.get("output_tokens", 0)
+                given, made = _tokens(meta, "input_tokens"), _tokens(meta, "output_tokens")
+                if given or made:
+                    prompt, completion = given or prompt, completion + made
                 else:
                     completion, counted = completion + count_tokens(gen.text or ""), True
         with self._lock:

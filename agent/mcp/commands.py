@@ -44,5 +44,9 @@ def run_mcp(args: argparse.Namespace) -> int:
     with stdout_to_stderr():
         server = build_server(AgentSettings.from_flags(vars(args)).build_agent())
     print("frames-agent MCP server ready on stdio", file=sys.stderr, flush=True)
-    server.run("stdio")
+    import anyio
+
+    from frames_agent.agent.mcp.stdio import serve_stdio
+
+    anyio.run(serve_stdio, server)
     return 0

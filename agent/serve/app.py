@@ -15,6 +15,7 @@ from frames_agent.agent.limits import Busy, InvalidRequest, check_text, status_o
 from frames_agent.agent.nodes import PLAN_VARIABLES
 from frames_agent.agent.prompts import available_prompts, load_prompt
 from frames_agent.agent.serve.access import AccessLog
+from frames_agent.agent.serve.browser import BrowserGuard, served_hosts
 from frames_agent.agent.serve.chat import (
     MODEL_ID,
     ChatRequest,
@@ -85,12 +86,24 @@ async def _released(gate: Gate, lines: AsyncIterator[str]) -> AsyncIterator[str]
         gate.leave()
 
 
+def _guarded(app: FastAPI, settings: ServeSettings) -> None:
+    """The middleware, innermost first: CORS for allowed origins, the browser guard, the access log."""
+    if settings.allow_origins:  # inside the guard: only allowed origins reach it, and get CORS headers
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=settings.allow_origins, allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type"])
+    app.add_middleware(BrowserGuard, hosts=served_hosts(settings.host, settings.allow_hosts),
+                       origins=settings.allow_origins)
+    if settings.access_log:
+        app.add_middleware(AccessLog)
+
+
 def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> FastAPI:
     """The HTTP app for one agent (settings default to ServeSettings.from_env())."""
     settings = settings or ServeSettings.from_env()
     app = FastAPI(title="frames-agent", summary="FRAMES multi-step retrieval agent")
-    if settings.access_log:
-        app.add_middleware(AccessLog)
+    _guarded(app, settings)
     gate, variants = Gate(settings.max_concurrency, settings.retry_after), Variants(agent)
 
     @app.exception_handler(FramesAgentError)
@@ -98,6 +111,11 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Busy) else None
         return JSONResponse({"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}, status_of(exc),
                             headers=headers)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception) -> JSONResponse:
+        # A bug or a reply nothing above expected: one JSON line for the client, never a text/plain traceback.
+        return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, 500)
 
     async def admit(request: Request, model: type[BaseModel]) -> Any:
         check_token(request, settings)

@@ -20,6 +20,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help=f"largest request body in bytes (default {MAX_BODY_BYTES})")
     parser.add_argument("--allow-open", action="store_true",
                         help="serve a non-loopback address without FRAMES_AGENT_TOKEN (anyone who reaches it may ask)")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                        help="a browser origin allowed cross-origin requests, e.g. http://localhost:3000 (repeatable or "
+                             "comma-separated; * allows any); requests from any other Origin get 403")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="a name clients may give in the Host header besides the address served (repeatable or "
+                             "comma-separated); any other Host gets 421 (DNS rebinding)")
     parser.add_argument("--no-access-log", dest="access_log", action="store_false",
                         help="no access-log line per request on stderr")
     parser.add_argument("--sources-in-content", action=argparse.BooleanOptionalAction, default=None,
@@ -27,6 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "clients such as LangChain's ChatOpenAI see them (default: on; always in `sources`)")
     add_agent_flags(parser, cache=False)  # --cache/--no-cache: a server answers afresh unless --cache
     parser.set_defaults(handler=run_serve)
+
+
+def _listed(values: list[str]) -> list[str]:
+    """Repeated and comma-separated flag values as one list."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
 def is_loopback(host: str) -> bool:
@@ -50,7 +61,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
     try:
         settings = ServeSettings.from_env(max_concurrency=args.max_concurrency, max_body_bytes=args.max_body,
-                                          access_log=args.access_log, sources_in_content=args.sources_in_content)
+                                          access_log=args.access_log, host=args.host,
+                                          allow_hosts=_listed(args.allow_host), allow_origins=_listed(args.allow_origin),
+                                          sources_in_content=args.sources_in_content)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise UsageError(f"--{err['loc'][0]}: {err['msg']}".replace("max_body_bytes", "max-body").replace("_", "-")) from None

@@ -9,6 +9,7 @@ from fastapi import HTTPException, Request
 from pydantic import BaseModel, Field, ValidationError
 
 from frames_agent.agent.limits import MAX_BODY_BYTES, MIN_BODY_BYTES, BodyTooLarge, Busy, InvalidRequest
+from frames_agent.retrieval.bounded import JSONOutOfBounds, check_json
 
 TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
 M = TypeVar("M", bound=BaseModel)
@@ -23,6 +24,11 @@ class ServeSettings(BaseModel):
     token: str | None = Field(None, description="bearer token required on /v1/* (FRAMES_AGENT_TOKEN)")
     access_log: bool = Field(True, description="one line per request on stderr (client, method, path, status, "
                              "seconds)")
+    host: str = Field("127.0.0.1", description="the address served: a request's Host header must name it "
+                      "(loopback: localhost, 127.0.0.1, ::1; 0.0.0.0 or :: accept any name unless allow_hosts)")
+    allow_hosts: list[str] = Field(default_factory=list, description="more names the Host header may give")
+    allow_origins: list[str] = Field(default_factory=list, description="browser origins (scheme://host:port, or *) "
+                                     "allowed cross-origin requests; every other Origin gets 403")
     sources_in_content: bool = Field(True, description="chat completions list the sources under the answer in the "
                                      "message content: clients such as LangChain's ChatOpenAI keep only the content "
                                      "of a reply, not its extra fields")
@@ -70,7 +76,10 @@ async def read_body(request: Request, model: type[M], limit: int) -> M:
         if len(body) > limit:
             raise BodyTooLarge(f"request body over {limit} bytes")
     try:
+        check_json(bytes(body), max_bytes=limit)  # nesting bounded before pydantic parses it
         return model.model_validate_json(bytes(body) or b"{}")
+    except JSONOutOfBounds as exc:
+        raise InvalidRequest(f"body: {exc}") from None
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(map(str, err["loc"])) or "body"

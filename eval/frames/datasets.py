@@ -13,11 +13,14 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from frames_agent.agent.limits import MAX_QUESTION_CHARS
 from frames_agent.eval.errors import DataError
 from frames_agent.eval.frames.hub import hub_rows
 from frames_agent.eval.frames.split import check_split, in_split
 from frames_agent.eval.frames.table import LINE_KEY, list_cell, read_table
 from frames_agent.eval.rundir import file_fingerprint
+from frames_agent.retrieval.bounded import JSONOutOfBounds, OutOfBounds, read_file
+from frames_agent.retrieval.bounded import loads as bounded_loads
 from frames_agent.retrieval.lucene.searcher import normalize_title
 from frames_agent.retrieval.paths import shared_dir, shared_lookup
 
@@ -40,6 +43,8 @@ _LINK_COLUMN = re.compile(r"^wikipedia_link_\d+\+?$", re.IGNORECASE)
 # A cell may hold several links joined by commas; titles contain commas too ("Lincoln,_Nebraska"), so only a
 # comma followed by the start of another link separates two links.
 _URL_SEPARATOR = re.compile(r"\s*,\s*(?=(?:https?://|[a-z.]*wikipedia\.org/|w\.wiki/))", re.IGNORECASE)
+MAX_ID_CHARS = 200
+MAX_DATA_BYTES = 512 * 1024 * 1024  # FRAMES is a few MB; far larger is not a question file
 _ALIASES = {"prompt": ("prompt", "question"), "answer": ("answer", "gold_answer", "ground_truth")}
 
 
@@ -78,7 +83,10 @@ def title_from_url(url: str) -> str | None:
         return None
     if "://" not in text:
         text = "https://" + text
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # "http://[x/wiki/A": a bracketed host that is no IPv6 address; the warning says which link
+        return None
     if "/wiki/" in parts.path:
         raw = parts.path.split("/wiki/", 1)[1]
     else:  # /w/index.php?title=Bronco&redirect=no
@@ -112,11 +120,14 @@ def _file_rows(path: Path, notes: list[str]) -> list[dict]:
     if not path.exists():
         where = f"; {shared_lookup()}" if path.is_relative_to(shared_dir()) else ""
         raise DataError(f"no data file at {path}: give --data PATH, set FRAMES_DATA, or, online, "
-                        f"--data hf:google/frames-benchmark (pip install -e '.[hf]'){where}")
+                        f"--data hf:google/frames-benchmark (pip install 'frames-agent[hf]'){where}")
     if path.is_dir():
         raise DataError(f"--data {path} is a directory; give a .tsv, .csv or .jsonl file")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        # A link to /dev/zero or a FIFO never ends: only a regular file of bounded size is read whole.
+        text = read_file(path, MAX_DATA_BYTES).decode("utf-8-sig")
+    except OutOfBounds as exc:
+        raise DataError(f"cannot read data file: {exc}") from None
     except UnicodeDecodeError as exc:
         raise DataError(f"data file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except OSError as exc:
@@ -134,7 +145,9 @@ def _jsonl_rows(text: str, path: Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = bounded_loads(line)
+        except JSONOutOfBounds as exc:
+            raise DataError(f"{path} line {number}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise DataError(f"{path} line {number} is not JSON ({exc.msg})") from exc
         if not isinstance(row, dict):
@@ -194,18 +207,31 @@ def _row_id(row: dict, number: int) -> str:
     for key in ("id", "Unnamed: 0", ""):
         value = row.get(key)
         if value is not None and str(value).strip():
-            return str(value).strip()
+            text = str(value).strip()
+            # An id names a question in file names, lines and pages: a longer one is cut, with a hash kept unique.
+            return text if len(text) <= MAX_ID_CHARS else f"{text[:MAX_ID_CHARS - 17]}…{_digest(text)}"
     return str(number)
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _parse_row(row: dict, number: int, prompt_col: str, answer_col: str, link_cols: list[str],
                warnings: list[str]) -> Question | None:
     qid = _row_id(row, number)
     prompt, answer = _text(row.get(prompt_col)), _text(row.get(answer_col))
+    line = f" (line {row[LINE_KEY]})" if LINE_KEY in row else ""
     if not prompt or not answer:
-        line = f" (line {row[LINE_KEY]})" if LINE_KEY in row else ""
         warnings.append(f"question {qid}{line}: empty {'prompt' if not prompt else 'answer'}; skipped")
         return None
+    for name, text in (("question", prompt), ("answer", answer)):
+        if len(text) > MAX_QUESTION_CHARS:  # the limit of every entry point (agent.limits), not sent to a model
+            warnings.append(f"question {qid}{line}: the {name} has {len(text):,} characters, over "
+                            f"{MAX_QUESTION_CHARS}; skipped")
+            return None
     urls = _gold_urls(row, link_cols, qid, warnings)
     return Question(id=qid, prompt=prompt, answer=answer, reasoning_types=_reasoning_types(row, qid, warnings),
                     gold_urls=tuple(urls), gold_titles=tuple(_gold_titles(urls, qid, warnings)))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from frames_agent.retrieval.lucene.jvm import java_signals_kept
 Build = Callable[[RunSettings, object], Components]
 Job = tuple[RunSettings, object]  # a run's settings (its --out set) and its AgentConfig
 EXECUTORS = ("local", "ray")
-RAY_EXTRA = 'pip install -e ".[ray]"'
+RAY_EXTRA = "pip install 'frames-agent[ray]'"
 
 
 def add_executor_flags(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +68,7 @@ class RayCluster:
         started_here = self._connect(ray)
         try:
             with contextlib.ExitStack() as stack:
+                stack.enter_context(_sigterm_noted())
                 runs = [stack.enter_context(open_run(settings, config, echo)) for settings, config in jobs]
                 try:
                     self._execute(ray, runs, build, echo)
@@ -116,7 +118,8 @@ class RayCluster:
         bar = tqdm(total=len(pending), unit="q", desc="ray", file=sys.stderr, disable=not progress, dynamic_ncols=True)
         try:
             while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)  # a SIGTERM is seen within 0.5 s
+                _check_terminated()
                 more, _ = ray.wait([r for r in pending if r not in ready], num_returns=len(pending) - 1, timeout=0) \
                     if len(pending) > 1 else ([], [])
                 for ref in [*ready, *more]:
@@ -135,6 +138,34 @@ class RayCluster:
         except ray.exceptions.RayError as exc:
             error = RuntimeError(f"Ray task lost after {self.max_retries} retries ({type(exc).__name__}): {_cause(exc)}")
             return failed_record(question, run.settings.system, error)
+
+
+_TERM = threading.Event()  # set by SIGTERM while a Ray run waits for its tasks
+
+
+@contextlib.contextmanager
+def _sigterm_noted() -> Iterator[None]:
+    """SIGTERM only notes the request while the cluster runs its tasks; the waiting loop then raises Terminated
+    from our own code (raised inside Ray's compiled wait it surfaced as a SystemError, and Ray's own handler exits
+    mid-call with its crash lines). Pending tasks are cancelled, finished records kept, Ray shut down, exit 143."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _TERM.clear()
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: _TERM.set())
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _check_terminated() -> None:
+    from frames_agent.retrieval.errors import Terminated
+
+    if _TERM.is_set():
+        raise Terminated()
 
 
 def _ray():

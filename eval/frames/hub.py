@@ -20,7 +20,7 @@ def hub_rows(name: str) -> list[dict]:
     try:
         import datasets  # only users of hf: data need it
     except ImportError as exc:
-        raise MissingExtraError("hf: data needs the `datasets` package: pip install -e '.[hf]'") from exc
+        raise MissingExtraError("hf: data needs the `datasets` package: pip install 'frames-agent[hf]'") from exc
     online = hub_reachable()
     try:
         with _offline(not online), _quiet():

@@ -110,7 +110,7 @@ class RunSummary(BaseModel):
     rated: int = 0
     unrated: int = 0
     accuracy: float | None = None
-    accuracy_ci: tuple[float, float] | None = None  # 95% bootstrap interval (questions resampled, seed 0)
+    accuracy_ci: tuple[float, float] | None = None  # 95% Wilson score interval (stats.mean_ci)
     exact_matches: int = 0
     by_reasoning_type: dict[str, Accuracy] = {}
     recall: float | None = None
@@ -200,16 +200,17 @@ def step_values(records: list[QuestionRecord], gold: bool = True) -> list[list[f
 
 
 def _intervals(records: list[QuestionRecord]) -> dict:
-    """95% bootstrap intervals of accuracy (rated answers, failed as wrong) and of recall (finished questions)."""
-    from frames_agent.eval.stats import bootstrap_ci
+    """95% intervals (stats.mean_ci: Wilson for 0/1 values, else bootstrap) of accuracy (rated answers, failed as wrong)
+    and of recall (finished questions)."""
+    from frames_agent.eval.stats import mean_ci
 
     done = [r for r in records if not r.failed]
     asked = any(r.verdict is not None for r in records)
     rated = [float(bool(r.correct)) for r in records if asked and (r.failed or r.verdict is not None) and not r.unrated]
-    return {"accuracy_ci": bootstrap_ci(rated),
-            "recall_ci": bootstrap_ci([r.recall for r in done if r.recall is not None]),
-            "covered_recall_ci": bootstrap_ci([r.covered_recall for r in done if r.covered_recall is not None]),
-            "recall_by_step_ci": [bootstrap_ci(v) for v in step_values(done)]}
+    return {"accuracy_ci": mean_ci(rated),
+            "recall_ci": mean_ci([r.recall for r in done if r.recall is not None]),
+            "covered_recall_ci": mean_ci([r.covered_recall for r in done if r.covered_recall is not None]),
+            "recall_by_step_ci": [mean_ci(v) for v in step_values(done)]}
 
 
 def _oracle_missing(records: list[QuestionRecord]) -> dict[str, int]:
@@ -223,17 +224,17 @@ def _oracle_missing(records: list[QuestionRecord]) -> dict[str, int]:
 
 def _seen(records: list[QuestionRecord]) -> dict:
     """Means and intervals of what the answer saw; failures split by whether the answer was in the prompt."""
-    from frames_agent.eval.stats import bootstrap_ci
+    from frames_agent.eval.stats import mean_ci
 
     recall_seen = [r.answer_context_recall for r in records if r.answer_context_recall is not None]
     in_prompt = [float(r.answer_in_prompt) for r in records if r.answer_in_prompt is not None]
     wrong = [r for r in records if r.correct is False]
     formats = [float(r.format_ok) for r in records if r.format_ok is not None]
-    return {"format_ok": _mean(formats), "format_ok_ci": bootstrap_ci(formats),
+    return {"format_ok": _mean(formats), "format_ok_ci": mean_ci(formats),
             "structured_answers": sum(1 for r in records if (r.final or {}).get("structured")),
-            "answer_context_recall": _mean(recall_seen), "answer_context_recall_ci": bootstrap_ci(recall_seen),
+            "answer_context_recall": _mean(recall_seen), "answer_context_recall_ci": mean_ci(recall_seen),
             "shown_recall": _mean(r.shown_recall for r in records),
-            "answer_in_prompt": _mean(in_prompt), "answer_in_prompt_ci": bootstrap_ci(in_prompt),
+            "answer_in_prompt": _mean(in_prompt), "answer_in_prompt_ci": mean_ci(in_prompt),
             "gold_shown": _mean(len(r.gold_shown) for r in records if r.gold_shown is not None),
             "reader_failures": sum(1 for r in wrong if r.answer_in_prompt),
             "retrieval_failures": sum(1 for r in wrong if r.answer_in_prompt is False)}

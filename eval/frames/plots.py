@@ -73,28 +73,34 @@ def accuracy_figure(summary: RunSummary) -> Any:
 
 
 def recall_figure(summary: RunSummary) -> Any:
-    """Recall after each step with its 95% bootstrap band, covered recall and coverage (None without steps)."""
+    """Recall after each step with its 95% band, covered recall and coverage (None without steps)."""
     plt = _pyplot()
     curve = summary.recall_by_step
     if not curve:
         return None
     fig, ax = plt.subplots(figsize=(6, 3.6))
     steps = list(range(1, len(curve) + 1))
-    line, = ax.plot(steps, [(v or 0) * 100 for v in curve], marker="o", label="recall (all gold articles)")
+    # Recall solid and wide; covered recall dashed with large open markers under it; coverage a thin dotted line
+    # over both: with every gold article in the index all three meet, and each must still show.
+    line, = ax.plot(steps, [(v or 0) * 100 for v in curve], marker="o", linewidth=2, zorder=4,
+                    label="recall (all gold articles)")
     band = [(s, ci) for s, ci in zip(steps, summary.recall_by_step_ci) if ci is not None]
     if band:
         ax.fill_between([s for s, _ in band], [ci[0] * 100 for _, ci in band], [ci[1] * 100 for _, ci in band],
-                        color=line.get_color(), alpha=0.2, linewidth=0, label="95% interval (bootstrap)")
+                        color=line.get_color(), alpha=0.2, linewidth=0, zorder=1, label="95% interval")
     covered = summary.covered_recall_by_step
     if any(v is not None for v in covered):
-        ax.plot(steps, [(v or 0) * 100 for v in covered], marker="s", label="covered recall (gold in index)")
+        ax.plot(steps, [(v or 0) * 100 for v in covered], marker="s", markersize=9, markerfacecolor="none",
+                linestyle="--", linewidth=1.5, zorder=3, label="covered recall (gold in index)")
     if summary.coverage is not None:
-        ax.axhline(summary.coverage * 100, color="grey", linestyle="--", linewidth=1,
+        # On top, thin and dotted: at 100% it runs along the recall line and still shows through.
+        ax.axhline(summary.coverage * 100, color="black", linestyle=(0, (1, 2)), linewidth=1.2, zorder=5,
                    label=f"coverage {summary.coverage * 100:.0f}% (ceiling of recall)")
     ax.set_xlabel("step")
     ax.set_ylabel("gold-article recall (%)")
     ax.set_xticks(steps)
-    ax.set_ylim(0, 100)
+    ax.set_ylim(-3, 105)  # 0% and 100% lines inside the frame, not on its edge
+    ax.set_yticks(range(0, 101, 20))
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=8)  # outside: never on data
     ax.set_title(f"Recall after each step ({summary.system}, {summary.n} questions)")
     fig.tight_layout()

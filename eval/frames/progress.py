@@ -11,6 +11,7 @@ from typing import IO
 
 from frames_agent.agent.state import AgentEvent
 from frames_agent.eval.frames.estimate import duration
+from frames_agent.retrieval.plain import plain
 
 Watch = Callable[[AgentEvent], None]
 LISTED = 3  # questions in flight named on the line; more are counted, so the line fits a terminal
@@ -102,7 +103,7 @@ class Progress:
     def finished(self, postfix: str) -> None:
         """One question done (its record written): the bar moves on and the pace is measured again."""
         self.done += 1
-        self.bar.set_postfix_str(postfix, refresh=False)
+        self.bar.set_postfix_str(plain(postfix, lines=False), refresh=False)
         self.bar.update(1)
         self.refresh()
 
@@ -120,7 +121,7 @@ class Progress:
         flights = list(self.flights.values())
         parts = [f.line(self.steps) for f in flights[:LISTED]]
         parts += [f"+{len(flights) - LISTED} more in flight"] if len(flights) > LISTED else []
-        return "  " + " | ".join(p for p in [*parts, self.left()] if p)
+        return plain("  " + " | ".join(p for p in [*parts, self.left()] if p), lines=False)
 
     def refresh(self) -> None:
         """Redraw both lines (also once a second, so the elapsed time moves while a local model thinks)."""

@@ -18,12 +18,16 @@ _MAX_ROWS = 100
 
 
 def _natural(qid: str) -> tuple:
-    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+    # Numbers by length, then digit by digit: the order of int() without converting (a 5,000-digit id is over
+    # Python's int-string limit, and "²" passes isdigit() but is no number).
+    number = qid.lstrip("0") or "0"
+    return (0, len(number), number) if qid.isascii() and qid.isdigit() else (1, 0, qid)
 
 
-def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: bool = True) -> RunSummary:
+def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: bool = True,
+                  files: bool = True) -> RunSummary:
     """summary.json, report.md and plots (and report.html) from every finished record in run_dir; returns the
-    summary."""
+    summary (files=False: computed only, the run's own files left as they are)."""
     loaded, _ = run_dir.load_records()
     records = [loaded[k] for k in sorted(loaded, key=_natural)]
     judge = config.get("judge")
@@ -32,9 +36,10 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
     summary = run_summary(records, system=config.get("system"), model=config.get("model"), judge=judge,
                           retrieval_only=config.get("retrieval_only"))
     summary.warnings = list(warnings)
-    run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
-    plots = write_plots(run_dir.path, summary)  # eval/frames/plots.py: the figures with their 95% intervals
-    run_dir.write(REPORT_FILE, render_markdown(config, summary, records, plots))
+    if files:
+        run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+        plots = write_plots(run_dir.path, summary)  # eval/frames/plots.py: the figures with their 95% intervals
+        run_dir.write(REPORT_FILE, render_markdown(config, summary, records, plots))
     if html:
         from frames_agent.eval.frames.html import write_run_html
 
@@ -42,8 +47,9 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
     return summary
 
 
-def rerender(path: Path, html: bool = False) -> tuple[dict, RunSummary, list[QuestionRecord]]:
-    """Re-render an existing run directory (and its report.html with html); returns (config, summary, records)."""
+def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, RunSummary, list[QuestionRecord]]:
+    """Re-render an existing run directory (and its report.html with html; files=False: only read it, as a
+    comparison written elsewhere does); returns (config, summary, records)."""
     run_dir = frames_run_dir(Path(path))
     config = run_dir.read_config()
     if config is None or not run_dir.results.exists():
@@ -55,7 +61,7 @@ def rerender(path: Path, html: bool = False) -> tuple[dict, RunSummary, list[Que
         except (ValueError, AttributeError):
             warnings = []
     with run_dir.locked():
-        summary = write_outputs(run_dir, config, warnings=warnings, html=html)
+        summary = write_outputs(run_dir, config, warnings=warnings, html=html, files=files)
         records, _ = run_dir.load_records()
     return config, summary, [records[k] for k in sorted(records, key=_natural)]
 
@@ -183,10 +189,12 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
     if s.accuracy is not None or s.unrated:
         lines += ["## Accuracy", "", f"**{headline(s)}**", "", *_accuracy_table(s), "",
                   ("Accuracy is over rated answers and counts failed questions as wrong; unrated answers (no judge) "
-                   "are left out, never counted wrong; recall averages over the questions that finished."), ""]
+                   "are left out, never counted wrong; recall averages over the questions that finished. Accuracy's 95% "
+                   "interval is Wilson's score interval, as in the plot by type (a bootstrap of 0 of 2 would say "
+                   "[0–0])."), ""]
         lines += [f"![accuracy by reasoning type]({ACCURACY_PLOT})", ""] if ACCURACY_PLOT in plots else []
     lines += ["## Retrieval", "", f"- Gold-article recall of the final context: {with_ci(s.recall, s.recall_ci)} "
-              "(95% bootstrap CI)",
+              "(95% CI: bootstrap; Wilson's where every question has the same recall)",
               f"- Covered recall (gold articles present in the index): "
               f"{with_ci(s.covered_recall, s.covered_recall_ci)}", *_oracle_line(config, s), "",
               "### Recall after each step", "", *_step_table(s), ""]

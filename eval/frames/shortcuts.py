@@ -37,6 +37,10 @@ _NOT_CANDIDATES = {"the", "a", "an", "it", "its", "he", "she", "they", "his", "h
                    "those", "answer", "final", "yes", "i", "in", "on", "at", "by", "of", "for", "and", "to", "there",
                    "was", "is", "are", "were", "we", "so", "thus", "therefore", "hence"}
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’.-]*")
+# Words and marks that join a second thing to the first ("red and blue", "red/blue", "red, blue"): a rival candidate
+# even when it is lower case. Commas inside numbers ("110,000") are not joins.
+_JOINS = re.compile(r"\b(?:and|plus|with|also|both|along|together|alongside|besides|including|as well as)\b"
+                    r"|[&/;+]|,(?!\d{3}(?!\d))", re.IGNORECASE)
 _SLACK_TOKENS = 8  # a longer reply that merely contains the gold answer may be weighing it against others
 
 
@@ -71,9 +75,11 @@ def numbers_in(text: str) -> set[float]:
 
 
 def _other_candidates(response: str, gold_norm: str) -> bool:
-    """The response names a number or a capitalised word the gold answer does not have."""
+    """The response names a number or a capitalised word the gold answer does not have, or joins something to it."""
     gold_words = set(gold_norm.split())
     if numbers_in(response) - numbers_in(gold_norm):
+        return True
+    if len(_JOINS.findall(str(response))) > len(_JOINS.findall(gold_norm)):
         return True
     for word in _CAPITALISED.findall(response):
         if any(t not in gold_words and t not in _NOT_CANDIDATES for t in normalize_answer(word).split()):

@@ -7,6 +7,16 @@ from frames_agent.agent.commands import add_agent_flags
 from frames_agent.eval.frames.commands import SYSTEM_CHOICES, add_eval_flags
 
 
+def _systems(text: str) -> str:
+    """One --systems word: a system or a comma list of them (argparse's error names the bad one)."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    bad = [name for name in names if name not in SYSTEM_CHOICES]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"invalid choice: {bad[0] if bad else text!r} (choose from "
+                                         f"{', '.join(SYSTEM_CHOICES)})")
+    return ",".join(names)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the sweep subcommand."""
     parser = sub.add_parser(
@@ -19,8 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="an axis: a frames flag that defines a run (k, n, n_docs, prompt, answer_prompt, model, "
                              "index, tools, answer_budget, ...) or any --set field (plan_budget, dense_weight, "
                              "passage_words, ...); repeatable; V1|V2 when a value holds commas")
-    parser.add_argument("--systems", nargs="+", choices=SYSTEM_CHOICES, default=None, metavar="SYSTEM",
-                        help=f"the system axis: {', '.join(SYSTEM_CHOICES)}")
+    parser.add_argument("--systems", nargs="+", type=_systems, default=None, metavar="SYSTEM",
+                        help=f"the system axis: {', '.join(SYSTEM_CHOICES)} (space- or comma-separated, as --grid "
+                             "takes values)")
     parser.add_argument("--baseline", default=None, metavar="CELL",
                         help="the cell the others are tested against: its name (k=1_n=3) or KEY=V[,KEY=V] "
                              "(default: the first cell)")
@@ -36,16 +47,20 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     import sys
 
     from frames_agent.eval.errors import EvalError
-    from frames_agent.eval.frames.commands import build_components
+    from frames_agent.eval.frames.commands import build_components, check_extras
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import RunSettings
     from frames_agent.eval.sweep.grid import parse_grid
     from frames_agent.eval.sweep.report import write_report
     from frames_agent.eval.sweep.runner import describe, plan_sweep, run_sweep
 
-    axes = parse_grid(args.grid, args.systems)
+    systems = [name for item in args.systems for name in item.split(",")] if args.systems else None
+    axes = parse_grid(args.grid, systems)
     sweep = plan_sweep(RunSettings.from_args(args), axes, args.baseline)
     executor = make_executor(args)
+    if not args.plan:  # a plan runs nothing; a run needs what every cell needs, checked before the first starts
+        for settings, _ in sweep.jobs:
+            check_extras(settings)
     if args.plan:
         print("\n".join(describe(sweep, executor)))
         return 0

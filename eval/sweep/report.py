@@ -18,7 +18,7 @@ from frames_agent.eval.sweep.answers import WEAKER_NOTE, answer_scores, answered
 from frames_agent.eval.sweep.figures import HEATMAP_PLOT, plot_heatmap
 from frames_agent.eval.sweep.runner import Sweep
 
-REPORT_FILE, TABLE_FILE = "sweep.md", "sweep_table.json"
+REPORT_FILE, TABLE_FILE, CSV_FILE = "sweep.md", "sweep_table.json", "sweep_table.csv"
 
 
 @dataclass
@@ -163,7 +163,7 @@ def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
             paired.append(paired_line(base.name, base.records, other.name, other.records))
         paired.append(paired_recall_line(base.name, base.records, other.name, other.records))
     found = effects(sweep, runs)
-    written = [sweep.root / REPORT_FILE, sweep.root / TABLE_FILE]
+    written = [sweep.root / REPORT_FILE, sweep.root / TABLE_FILE, sweep.root / CSV_FILE]
     figure, figure_note = heatmap(sweep, runs) if runs else (None, "no heat map: no cell has finished")
     if runs:
         plot_overlay([(r.name, r.config, r.summary, r.records) for r in runs], sweep.root / OVERLAY_PLOT)
@@ -176,8 +176,23 @@ def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
                         "\n".join(f"- {line}" for line in paired) or "- (no other cell)",
                         "Effect of each component, one factor at a time (all else at the baseline's values):",
                         effects_table(found) if found else "(no one-factor neighbours of the baseline)"])
-    images = "".join(f"\n\n![{p.stem}]({p.name})" for p in written[2:])
+    images = "".join(f"\n\n![{p.stem}]({p.name})" for p in written[3:])
     write_atomic(sweep.root / REPORT_FILE, f"# Sweep {sweep.root.name}\n\n{figure_note}\n\n{text}{images}\n")
     write_atomic(sweep.root / TABLE_FILE, json.dumps({"baseline": sweep.baseline.name, "cells": rows, "paired": paired,
                                                       "effects": found}, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(sweep.root / CSV_FILE, table_csv(rows))
     return text, written
+
+
+def table_csv(rows: list[dict]) -> str:
+    """The cells' figures as CSV, one row per cell (lists such as recall_by_step as JSON text)."""
+    import csv
+    import io
+
+    fields = list(dict.fromkeys(key for r in rows for key in r))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
+    return out.getvalue()

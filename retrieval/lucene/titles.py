@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
+from frames_agent.retrieval.bounded import OutOfBounds, regular_file
 from frames_agent.retrieval.errors import RetrievalError
 
 TITLES_FILE = "titles.tsv"  # normalised title \t article id \t units; a title's first row is its article
 ALIASES_FILE = "aliases.tsv"  # copy id \t kept id: documents merged into another article at build time
+_MAX_LINE = 64 * 1024  # a title, an id and a count; longer is a damaged (or endless) file
 _MAX_HOPS = 8  # redirect chains longer than this are cut (and cycles end) rather than followed forever
 
 
@@ -77,7 +79,7 @@ def read_title_table(index_dir: Path) -> TitleTable | None:
         return None
     table = TitleTable()
     for where, (key, article_id, count) in _rows(index_dir, TITLES_FILE, 3):
-        if not count.isdigit():
+        if not (count.isascii() and count.isdigit() and len(count) < 16):
             raise _corrupt(index_dir, f"{where}: units {count!r} is not a number")
         table.titles.setdefault(key, article_id)
         table.units[article_id] = int(count)
@@ -88,12 +90,18 @@ def read_title_table(index_dir: Path) -> TitleTable | None:
 
 def _rows(index_dir: Path, name: str, width: int) -> Iterable[tuple[str, list[str]]]:
     try:
+        regular_file(index_dir / name)
         with (index_dir / name).open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
+            # Lines read at most _MAX_LINE characters at a time: a file with no line end costs that, not all memory.
+            for number, line in enumerate(iter(lambda: handle.readline(_MAX_LINE + 1), ""), start=1):
+                if len(line) > _MAX_LINE:
+                    raise _corrupt(index_dir, f"{name}:{number}: a line over {_MAX_LINE:,} characters")
                 row = line.rstrip("\n").split("\t")
                 if len(row) != width or not all(row[1:]):
                     raise _corrupt(index_dir, f"{name}:{number}: expected {width} tab-separated fields")
                 yield f"{name}:{number}", row
+    except OutOfBounds as exc:
+        raise _corrupt(index_dir, str(exc)) from None
     except UnicodeDecodeError as exc:
         raise _corrupt(index_dir, f"{name} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:

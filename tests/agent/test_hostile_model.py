@@ -29,6 +29,8 @@ CASES = {
     "500": ("ask", 2, "server error"),
     "hang": ("ask", 2, f"question deadline of {DEADLINE:g} s"),
     "huge": ("ask", 0, "LLM calls"),
+    "deep": ("ask", 2, "nested deeper than 64 levels"),
+    "text usage": ("ask", 0, "(2 LLM calls"),  # no callback TypeError, and the calls still counted
     "llm empty choices": ("llm", 2, "no choices"),
 }
 

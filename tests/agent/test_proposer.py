@@ -158,6 +158,7 @@ def test_a_repeated_model_query_brings_its_next_hits(tiny_retriever):
     # Searched as first written, past the one hit step 1 read: its next hits are new articles.
     assert step.queries == ["Marta Kowalczyk", "Brennick"] and step.origins == ["model", "repeat"]
     assert step.query_depths == [0, 3] and step.query_hits[1] == 3
+    assert step.dropped_queries == []  # searched again: listed once, as a repeat, never also as dropped
     ranked = [d.key for d in tiny_retriever.search("Brennick", 3)]
     assert set(ranked[1:]) <= {d.key for d in deeper.documents}
     assert set(ranked[1:]) - {d.key for d in dropped.documents}, "dropping the repeat never reads them"

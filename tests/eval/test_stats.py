@@ -44,3 +44,15 @@ def test_scipy_keeps_the_hand_written_figures():
 def test_sign_flip_is_exact_for_few_questions():
     # 2^5 sign patterns <= 10,000 resamples: every one is counted; only all-plus and all-minus are as extreme.
     assert sign_flip_p([0.5] * 5) == pytest.approx(2 / 32)
+
+
+def test_small_runs_show_their_uncertainty():
+    from frames_agent.eval.stats import mean_ci, wilson_ci
+
+    low, high = mean_ci([0.0, 0.0])
+    assert low == 0.0 and 0.6 < high < 0.7  # 0 of 2: [0–66%], as the per-type plot draws it, never [0–0]
+    assert mean_ci([1.0, 1.0, 1.0]) == wilson_ci(3, 3) and mean_ci([1.0])[0] < 0.25
+    assert mean_ci([0.5, 0.5]) == wilson_ci(1.0, 2)  # every resample alike: Wilson at the mean
+    assert mean_ci([]) is None
+    spread = mean_ci([0.1, 0.9, 0.4, 0.6])
+    assert 0.1 <= spread[0] < spread[1] <= 0.9  # values that vary: the bootstrap

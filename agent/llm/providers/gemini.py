@@ -6,6 +6,7 @@ import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
+import httpx
 from google import genai
 from google.genai import errors as gerr
 from google.genai import types
@@ -17,6 +18,7 @@ from pydantic import PrivateAttr, SecretStr
 
 from frames_agent.agent.llm import errors as E
 from frames_agent.agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, request_timeout, timed_out
+from frames_agent.retrieval.bounded_http import async_bounded_transport, bounded_transport, out_of_bounds
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The SDK itself reads this one too; tests and proxies point it at another host.
@@ -82,6 +84,8 @@ def classify_gemini_error(exc: Exception, spec: str) -> Exception:
     """Our error type for an SDK or transport exception (unknown ones pass through)."""
     if isinstance(exc, E.LLMError):
         return exc
+    if bounds := out_of_bounds(exc):  # refused by our transport before the SDK parsed it
+        return E.MalformedReplyError(f"{spec}: the Gemini API answered with {bounds} (not a reply)")
     if isinstance(exc, gerr.APIError):
         detail, code = E.redact(str(exc.message or exc.status or exc)), exc.code
         if code == 429 or exc.status == "RESOURCE_EXHAUSTED":
@@ -168,7 +172,10 @@ class GeminiChat(BaseChatModel):
     def client(self) -> genai.Client:
         """One SDK client per model, with our key, base URL and timeout; retries are ours, not the SDK's."""
         if self._client is None:
-            options = types.HttpOptions(timeout=int(self.timeout * 1000), base_url=self.base_url)
+            # Our transports: each request's timeout is its total deadline, each reply bounded in size and nesting.
+            options = types.HttpOptions(timeout=int(self.timeout * 1000), base_url=self.base_url,
+                                        client_args={"transport": bounded_transport(httpx)},
+                                        async_client_args={"transport": async_bounded_transport(httpx)})
             self._client = genai.Client(api_key=self.api_key.get_secret_value(), http_options=options)
         return self._client
 

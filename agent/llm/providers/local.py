@@ -25,7 +25,7 @@ def check_runtime() -> None:
     import importlib.util
 
     if importlib.util.find_spec("xllamacpp") is None:
-        raise MissingPackageError("local models need the llama.cpp runtime (xllamacpp): pip install -e '.[local]'")
+        raise MissingPackageError("local models need the llama.cpp runtime (xllamacpp): pip install 'frames-agent[local]'")
 
 
 def cores() -> int:

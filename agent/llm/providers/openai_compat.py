@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import os
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,6 +29,7 @@ from frames_agent.agent.llm.retry import (
     retry_after_seconds,
     timed_out,
 )
+from frames_agent.retrieval.bounded_http import async_bounded_transport, bounded_transport, out_of_bounds
 
 # A local server (llama.cpp, vLLM, Ollama) ignores the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
@@ -36,8 +39,14 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
     """Our one-line error for an openai exception (others pass through)."""
     where = E.redact_url(base_url) or "api.openai.com"
     model = spec.split(":", 1)[-1]
-    if isinstance(exc, ValueError) and not isinstance(exc, E.LLMError):  # a 200 reply that is not JSON (an HTML page)
-        return not_json(spec, where)
+    if bounds := out_of_bounds(exc):  # refused by our transport before any parser read it
+        return E.MalformedReplyError(f"{spec}: {where} answered with {bounds} (not a reply)")
+    if isinstance(exc, ValueError) and not isinstance(exc, E.LLMError):
+        if _body_not_json(exc):  # a 200 reply that is not JSON (an HTML page)
+            return not_json(spec, where)
+        # The body was JSON; what the model put in it could not be read (a tool call whose arguments are not JSON).
+        detail = E.redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)[:300]
+        return E.MalformedReplyError(f"{spec}: the model's reply could not be read: {detail}")
     if isinstance(exc, E.LLMError) or not isinstance(exc, openai.OpenAIError):
         return exc
     password = _url_password(base_url)
@@ -57,6 +66,19 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
     if isinstance(exc, openai.InternalServerError) or getattr(exc, "status_code", None) in (408, 409):
         return E.ServerError(f"{spec}: server error from {where} after retries: {detail}")
     return E.LLMError(f"{spec}: request failed: {detail}")
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
+
+
+def _body_not_json(exc: BaseException | None) -> bool:
+    """Whether a ValueError is the SDK failing to decode the response body itself."""
+    for _ in range(8):
+        if exc is None or isinstance(exc, json.JSONDecodeError):
+            return exc is not None
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _never_connected(exc: BaseException) -> bool:
@@ -83,6 +105,12 @@ def _url_password(url: str | None) -> str:
         return ""
 
 
+def _http_module() -> ModuleType:
+    """The httpx-like module the openai SDK is built on (httpx, or its successor httpx2)."""
+    client = next(c for c in openai.DefaultHttpxClient.__mro__ if c.__name__ == "Client")
+    return importlib.import_module(client.__module__.split(".")[0])
+
+
 class _LoopClients:
     """One AsyncOpenAI client per event loop, copied from a template.
 
@@ -104,7 +132,8 @@ class _LoopClients:
         with self._lock:
             client = self._clients.get(loop)
             if client is None:
-                http = openai.DefaultAsyncHttpxClient(timeout=self.template.timeout)
+                http = openai.DefaultAsyncHttpxClient(timeout=self.template.timeout,
+                                                      transport=async_bounded_transport(_http_module()))
                 client = self._clients[loop] = self.template.copy(http_client=http)
             return client
 
@@ -143,12 +172,18 @@ class OpenAICompatChat(ChatOpenAI):
     def _client_per_loop(self) -> OpenAICompatChat:
         """Give each event loop its own async client, unless the caller supplied the HTTP client; the SDK's own
         retries are off, ours (which stop at the question deadline) take their place."""
+        # Our transports bound every reply (size, nesting) and make the timeout a total deadline per request.
         if isinstance(self.root_client, openai.OpenAI):
-            self.root_client = self.root_client.with_options(max_retries=0)
+            own: dict[str, Any] = {} if self.http_client is not None else {"http_client": openai.DefaultHttpxClient(
+                timeout=self.root_client.timeout, transport=bounded_transport(_http_module()))}
+            self.root_client = self.root_client.with_options(max_retries=0, **own)
             self.client = self.root_client.chat.completions
         root = self.root_async_client
         if isinstance(root, openai.AsyncOpenAI):
-            root = root.with_options(max_retries=0)
+            own_async: dict[str, Any] = {} if self.http_async_client is not None else {
+                "http_client": openai.DefaultAsyncHttpxClient(timeout=root.timeout,
+                                                              transport=async_bounded_transport(_http_module()))}
+            root = root.with_options(max_retries=0, **own_async)
             self.root_async_client, self.async_client = root, root.chat.completions
             if self.http_async_client is None:
                 clients = _LoopClients(root)
@@ -196,6 +231,9 @@ class OpenAICompatChat(ChatOpenAI):
             response = response.model_dump(warnings=False)  # extra fields such as `timings` stay
         check_completion(response, self.spec or f"openai:{self.model_name}",
                          E.redact_url(self.openai_api_base) or "api.openai.com")
+        usage = response.get("usage")
+        if isinstance(usage, dict):  # counts only: a server's "eleven" must not reach the usage arithmetic
+            response["usage"] = {k: v for k, v in usage.items() if _whole(v) or isinstance(v, dict)} or None
         for choice in (response.get("choices") if isinstance(response, dict) else None) or []:
             message = choice.get("message") if isinstance(choice, dict) else None
             if isinstance(message, dict) and isinstance(message.get("content"), list):

@@ -9,6 +9,7 @@ import json
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HANG = float("inf")  # as a delay: the reply never comes (until the server closes)
@@ -32,6 +33,20 @@ def sse_chunks(pieces: list[str]) -> list[dict]:
     return chunks
 
 
+@dataclass(frozen=True)
+class Raw:
+    """A body sent as these bytes; with drip, one byte every `drip` seconds (at most `drip_for` seconds, then the
+    rest at once), the status line and headers included."""
+
+    data: bytes
+    content_type: str = "application/json"
+    drip: float = 0.0
+    drip_for: float = 30.0
+
+
+DEEP = 100_000
+
+
 def _without(field: str) -> dict:
     body = completion("")
     del body["choices"][0][field]
@@ -52,6 +67,17 @@ HOSTILE: dict[str, tuple[int, object, dict, float]] = {
     "500": (500, {"error": {"message": "boom"}}, {"retry-after-ms": "1"}, 0.0),
     "hang": (200, completion("too late"), {}, HANG),
     # Megabytes of text ending in an answer line: parsers must stay linear, answers bounded.
+    # Bodies over the bounds: 100,000-deep JSON (as a body, as a streamed event), and one byte a second.
+    "deep": (200, Raw(b"[" * DEEP + b"]" * DEEP), {}, 0.0),
+    "deep object": (200, Raw(json.dumps(completion("x"))[:-1].encode() + b', "extra": ' + b'{"a":' * DEEP
+                             + b"1" + b"}" * DEEP + b"}"), {}, 0.0),
+    "deep stream": (200, Raw(b"data: " + b"[" * DEEP + b"]" * DEEP + b"\n\n", "text/event-stream"), {}, 0.0),
+    "drip": (200, Raw(json.dumps(completion("slow")).encode(), drip=1.0), {}, 0.0),
+    "bad tool arguments": (200, {**completion(None), "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "Reply", "arguments": "{not json at all"}}]}}]}, {}, 0.0),
+    "text usage": (200, {**completion("fine"), "usage": {"prompt_tokens": "eleven", "completion_tokens": "seven",
+                                                          "total_tokens": "many"}}, {}, 0.0),
     "huge": (200, completion("(" * 200_000 + " 1/999999^64 = " * 50_000 + "\nAnswer: " + "9" * 100_000), {}, 0.0),
 }
 
@@ -95,6 +121,9 @@ class FakeOpenAI:
                     pass
 
             def _reply(self, status: int, payload: object, headers: dict) -> None:
+                if isinstance(payload, Raw):
+                    self._raw(status, payload, headers)
+                    return
                 streamed, page = isinstance(payload, list), isinstance(payload, bytes)
                 self.send_response(status)
                 self.send_header("Content-Type", "text/html" if page else
@@ -106,6 +135,22 @@ class FakeOpenAI:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _raw(self, status: int, raw: Raw, headers: dict) -> None:
+                head = [f"HTTP/1.0 {status} OK", f"Content-Type: {raw.content_type}",
+                        f"Content-Length: {len(raw.data)}", *(f"{k}: {v}" for k, v in headers.items())]
+                data = ("\r\n".join(head) + "\r\n\r\n").encode() + raw.data
+                if not raw.drip:
+                    self.wfile.write(data)
+                    return
+                started = time.monotonic()
+                for at in range(len(data)):
+                    if fake.closing.is_set() or time.monotonic() - started > raw.drip_for:
+                        self.wfile.write(data[at:])
+                        return
+                    self.wfile.write(data[at:at + 1])
+                    self.wfile.flush()
+                    fake.closing.wait(raw.drip)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"

@@ -3,16 +3,19 @@ outlive the question's deadline."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frames_agent.agent.deadline import call_within
 from frames_agent.agent.errors import QuestionTimeout
 from frames_agent.agent.llm import errors as E
 from frames_agent.agent.llm import resolve_model
-from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, completion, refused_url
+from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, Raw, completion, refused_url
 
 
 @pytest.fixture
@@ -89,3 +92,106 @@ def test_retry_after_is_honoured_up_to_a_minute(fake):
     started = time.monotonic()
     assert resolve_model("openai:m", base_url=fake.url).invoke("x").content == "done"
     assert 1.0 <= time.monotonic() - started < 3 and fake.times[1] - fake.times[0] >= 1.0
+
+
+@pytest.mark.parametrize("case", ["deep", "deep object", "deep stream"])
+def test_json_nested_100000_deep_is_one_bad_reply_error_not_a_recursion_error(fake, case):
+    fake.always(*HOSTILE[case])
+    llm = resolve_model("openai:m", base_url=fake.url, max_retries=2)
+    for call in (llm.invoke, lambda text: asyncio.run(llm.ainvoke(text)), lambda text: list(llm.stream(text))):
+        with pytest.raises(E.MalformedReplyError, match="nested deeper than 64 levels") as raised:
+            call("x")
+        assert "\n" not in str(raised.value)
+    assert len(fake.requests) == 3  # a bad reply is not asked for again
+
+
+def test_a_body_over_the_size_limit_is_refused_while_it_is_read(fake, monkeypatch):
+    from frames_agent.retrieval import bounded
+
+    monkeypatch.setattr(bounded, "MAX_JSON_BYTES", 4096)
+    fake.always(200, completion("x" * 10_000))
+    with pytest.raises(E.MalformedReplyError, match="over the limit of 4,096 bytes"):
+        resolve_model("openai:m", base_url=fake.url).invoke("x")
+
+
+def test_a_server_that_drips_one_byte_a_second_is_cut_at_the_request_timeout(fake):
+    fake.always(*HOSTILE["drip"])
+    llm = resolve_model("openai:m", base_url=fake.url, timeout=2, max_retries=0)
+    for call in (llm.invoke, lambda text: asyncio.run(llm.ainvoke(text))):
+        started = time.monotonic()
+        with pytest.raises(E.LLMTimeoutError, match="within the timeout"):
+            call("x")
+        assert time.monotonic() - started < 2.8  # the timeout is the request's total, not each read's
+
+
+def test_tool_call_arguments_that_are_not_json_do_not_blame_the_url(fake):
+    from frames_agent.agent.llm.providers.openai_compat import map_openai_error
+
+    fake.always(*HOSTILE["bad tool arguments"])
+    message = resolve_model("openai:m", base_url=fake.url).invoke("x")  # kept: the agent falls back on it
+    assert message.invalid_tool_calls and not message.tool_calls
+    error = map_openai_error(ValueError("Function Reply arguments:\n{not json"), "openai:m", fake.url)
+    assert isinstance(error, E.MalformedReplyError) and "URL" not in str(error) and "reply could not be read" in str(error)
+
+
+def test_a_usage_field_that_is_not_a_number_keeps_the_call_count(fake, capsys):
+    from frames_agent.agent.llm.usage import UsageTracker
+
+    fake.always(*HOSTILE["text usage"])
+    tracker = UsageTracker()
+    llm = resolve_model("openai:m", base_url=fake.url)
+    for _ in range(2):
+        assert llm.invoke("x", config={"callbacks": [tracker]}).content == "fine"
+    assert tracker.usage.calls == 2 and tracker.usage.completion_tokens > 0
+    assert "TypeError" not in capsys.readouterr().err
+
+
+_BODY_PIECES = [b"[", b"]", b"{", b"}", b'"', b"\\", b",", b":", b"null", b'"choices"', b'"message"', b'"content"',
+                b'"usage"', b'"tool_calls"', b'"arguments"', b"1e999", b"-0", b"\xff", b"data: ", b"\n\n"]
+bodies = st.one_of(
+    st.binary(max_size=500),
+    st.lists(st.tuples(st.sampled_from(_BODY_PIECES), st.integers(1, 200)), max_size=12).map(
+        lambda parts: b"".join(piece * times for piece, times in parts)),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                     st.sampled_from(["choices", "message", "content", "usage", "tool_calls", "error", "index",
+                                      "finish_reason", "prompt_tokens", "function", "arguments", "role"]),
+                     inner, max_size=4), max_leaves=25).map(lambda value: json.dumps(value).encode()))
+
+
+@pytest.fixture(scope="module")
+def module_fake():
+    server = FakeOpenAI()
+    yield server
+    server.close()
+
+
+@settings(max_examples=40, deadline=None, database=None, derandomize=True)
+@given(bodies, st.sampled_from(["application/json", "text/event-stream", "text/html"]))
+def test_any_reply_body_is_a_reply_or_one_typed_error(module_fake, body, content_type):
+    server = module_fake
+    server.always(200, Raw(body, content_type))
+    llm = resolve_model("openai:m", base_url=server.url, max_retries=0, timeout=10)
+    for call in (llm.invoke, lambda text: list(llm.stream(text))):
+        try:
+            call("x")
+        except E.LLMError as exc:
+            assert str(exc) and "\n" not in str(exc)
+
+
+
+def test_a_compressed_reply_is_decoded_within_the_size_bound(fake):
+    import gzip
+    import zlib
+
+    fake.add(200, Raw(gzip.compress(json.dumps(completion("unzipped")).encode())), {"Content-Encoding": "gzip"})
+    fake.add(200, Raw(zlib.compress(json.dumps(completion("deflated")).encode())), {"Content-Encoding": "deflate"})
+    llm = resolve_model("openai:m", base_url=fake.url, max_retries=0)
+    assert llm.invoke("x").content == "unzipped" and llm.invoke("x").content == "deflated"
+    assert fake.headers[0]["accept-encoding"] == "gzip, deflate"
+    bomb = gzip.compress(b'{"a": "' + b"0" * 40_000_000 + b'"}', compresslevel=9)  # 40 MB in ~40 kB
+    fake.add(200, Raw(bomb), {"Content-Encoding": "gzip"}).add(200, Raw(b"{}"), {"Content-Encoding": "br"})
+    with pytest.raises(E.MalformedReplyError, match="over the limit of 16,777,216 bytes"):
+        llm.invoke("x")
+    with pytest.raises(E.MalformedReplyError, match="Content-Encoding 'br', which was not asked for"):
+        llm.invoke("x")

@@ -69,5 +69,5 @@ def test_a_missing_llama_cpp_runtime_is_reported_before_weights(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "xllamacpp" else real(name, *a))
     monkeypatch.setattr(weights, "qwen_gguf", lambda *a: pytest.fail("weights assembled before the runtime check"))
-    with pytest.raises(InstallError, match=r"xllamacpp\): pip install -e '\.\[local\]'$"):
+    with pytest.raises(InstallError, match=r"xllamacpp\): pip install 'frames-agent\[local\]'$"):
         resolve_model(DEFAULT_MODEL)

@@ -28,7 +28,7 @@ def chat_model(settings: ServeSettings):
     from langchain_openai import ChatOpenAI
 
     client = TestClient(create_app(agent(), settings))
-    return ChatOpenAI(model="frames-agent", base_url="http://testserver/v1", api_key="unused", http_client=client,
+    return ChatOpenAI(model="frames-agent", base_url="http://127.0.0.1/v1", api_key="unused", http_client=client,
                       max_retries=0)
 
 

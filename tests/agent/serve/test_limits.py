@@ -47,7 +47,8 @@ def test_the_same_limits_on_every_entry_point(hostile, path):
 
 
 @pytest.mark.parametrize("case, words", [("empty choices", "no choices"), ("html", "not JSON"),
-                                         ("500", "server error"), ("refusal", "refused")])
+                                         ("500", "server error"), ("refusal", "refused"),
+                                         ("deep", "nested deeper than 64 levels")])
 def test_a_failing_model_server_is_502_with_one_line(hostile, case, words):
     url, fake = hostile
     fake.always(*HOSTILE[case])

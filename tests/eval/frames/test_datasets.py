@@ -190,7 +190,7 @@ def test_hf_without_the_datasets_package_is_an_install_error(monkeypatch):
     from frames_agent.retrieval.errors import InstallError
 
     monkeypatch.setitem(sys.modules, "datasets", None)
-    with pytest.raises(MissingExtraError, match=r"pip install -e '\.\[hf\]'$") as err:
+    with pytest.raises(MissingExtraError, match=r"pip install 'frames-agent\[hf\]'$") as err:
         load_questions("hf:google/frames-benchmark")
     assert isinstance(err.value, InstallError)
 
@@ -238,3 +238,54 @@ def test_wiki_links_single_string_and_escaped_quotes(tmp_path):
     path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     data = load_questions(path)
     assert data.questions[0].gold_titles == ("Olse River",) and data.questions[1].gold_titles == ("McDonald's",)
+
+
+_CELL_PIECES = ["\t", ",", "\n", '"', "'", "[", "]", "{", "}", "\\", "Prompt", "Answer", "id", "wiki_links",
+                "https://en.wikipedia.org/wiki/", "%", "\x00", "\r", "é", "9" * 50, "x" * 300, '{"Prompt": ']
+
+
+def _property_file(tmp_path_factory, suffix: str, content: bytes) -> Path:
+    path = tmp_path_factory.mktemp("prop") / f"q{suffix}"
+    path.write_bytes(content)
+    return path
+
+
+def test_random_and_adversarial_data_files_are_questions_or_one_data_error(tmp_path_factory):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from frames_agent.eval.errors import DataError
+
+    headers = st.sampled_from([b"", b"Prompt\tAnswer\n", b"id,Prompt,Answer,wikipedia_link_1\n",
+                               b"Unnamed: 0\tPrompt\tAnswer\treasoning_types\twiki_links\n"])
+    texts = st.lists(st.tuples(st.sampled_from(_CELL_PIECES), st.integers(1, 50)), max_size=30).map(
+        lambda parts: "".join(piece * times for piece, times in parts).encode("utf-8", "surrogatepass"))
+    rows = st.one_of(st.binary(max_size=800), texts,
+                     st.lists(st.dictionaries(st.sampled_from(["Prompt", "Answer", "id", "wiki_links"]),
+                                              st.one_of(st.text(max_size=30), st.integers(), st.none(),
+                                                        st.lists(st.text(max_size=5), max_size=3))),
+                              max_size=4).map(lambda items: "\n".join(json.dumps(i) for i in items).encode()))
+
+    @settings(max_examples=150, deadline=None, database=None, derandomize=True)
+    @given(headers, rows, st.sampled_from([".tsv", ".csv", ".jsonl"]))
+    def check(header, body, suffix):
+        path = _property_file(tmp_path_factory, suffix, header + body)
+        try:
+            dataset = load_questions(path)
+        except DataError as exc:
+            assert str(exc) and "\n" not in str(exc).strip()
+            return
+        assert all(0 < len(q.prompt) <= 4000 and len(q.id) <= 200 for q in dataset.questions)
+
+    check()
+
+
+def test_a_data_file_that_never_ends_is_one_data_error(tmp_path):
+    import os
+
+    from frames_agent.eval.errors import DataError
+
+    endless = tmp_path / "endless.tsv"
+    os.symlink("/dev/zero", endless)
+    with pytest.raises(DataError, match="endless.tsv is not a regular file"):
+        load_questions(endless)

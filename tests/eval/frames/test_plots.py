@@ -70,12 +70,26 @@ def test_recall_figure_draws_the_bootstrap_band_where_steps_have_an_interval():
     fig = recall_figure(summary())
     ax = fig.axes[0]
     (band,) = [c for c in ax.collections if isinstance(c, PolyCollection)]
-    assert band.get_label() == "95% interval (bootstrap)"
+    assert band.get_label() == "95% interval"
     points = band.get_paths()[0].vertices
     on_step = {x: sorted({y for px, y in points if px == x}) for x in (1, 2)}
     assert np.allclose(on_step[1], [10, 30]) and np.allclose(on_step[2], [35, 65])
     assert points[:, 0].max() == 2  # step 3 has no interval: the band stops where they end
-    assert "95% interval (bootstrap)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "95% interval" in [t.get_text() for t in ax.get_legend().get_texts()]
+    plt.close(fig)
+
+
+def test_recall_and_a_100_percent_coverage_line_show_when_they_meet_other_lines():
+    full = [1.0, 1.0, 1.0]
+    fig = recall_figure(summary(recall_by_step=full, covered_recall_by_step=full, coverage=1.0))
+    ax = fig.axes[0]
+    recall, covered = ax.lines[0], ax.lines[1]
+    coverage = next(line for line in ax.lines if "coverage" in line.get_label())
+    # Covered recall under recall (open markers and dashes around it), coverage thin and dotted over both.
+    assert coverage.get_zorder() > recall.get_zorder() > covered.get_zorder()
+    assert covered.get_linestyle() == "--" and covered.get_markerfacecolor() == "none"
+    assert coverage.get_linewidth() < recall.get_linewidth() and coverage.get_linestyle() not in ("-", "solid")
+    assert ax.get_ylim()[1] > 100  # 100% inside the frame, not on its edge
     plt.close(fig)
 
 

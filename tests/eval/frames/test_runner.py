@@ -395,6 +395,11 @@ def test_report_command_rerenders_and_compares(tmp_path, tiny_retriever, capsys)
     out = capsys.readouterr().out
     assert code == 0 and (tmp_path / "a" / "report.md").exists()
     assert "accuracy 66.7% (4/6)" in out and "McNemar exact p = 1" in out and "not distinguishable" in out
+    # With --out the comparison goes there; the runs' own report.md and summary.json are read, never rewritten.
+    own = {p: p.stat().st_mtime_ns for run in ("a", "b") for p in (tmp_path / run).iterdir()
+           if p.is_file() and p.name != ".lock"}
+    assert cli.main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "cmp-out")]) == 0
+    assert {p: p.stat().st_mtime_ns for p in own} == own and (tmp_path / "cmp-out" / "comparison.md").exists()
 
 
 def test_report_on_a_non_run_directory_is_one_line(tmp_path, capsys):

@@ -25,8 +25,11 @@ ROOT = Path(__file__).resolve().parents[3]
 def cluster(tmp_path_factory):
     """One local Ray cluster for the module; workers get the scripted model and this checkout on their path."""
     home = tmp_path_factory.mktemp("ray")
+    # Workers import frames_agent from where this process did (a checkout's parent, or a link to it), not from
+    # whichever install a bare interpreter would find.
+    package_parent = str(Path(cli.__file__).parent.parent)
     env = {"FRAMES_AGENT_TEST_SCRIPT": str(write_script(home / "script.json")),
-           "FRAMES_AGENT_CACHE": str(home / "cache"), "PYTHONPATH": str(ROOT)}
+           "FRAMES_AGENT_CACHE": str(home / "cache"), "PYTHONPATH": os.pathsep.join([package_parent, str(ROOT)])}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the driver builds nothing, but `cli.main` reads the same variables
     with java_signals_kept():  # other tests search Lucene in this process: Ray must not take the JVM's signals
@@ -89,3 +92,31 @@ def test_frames_and_compare_take_the_ray_executor(cluster, tiny_index, capsys):
     assert summary["n"] == 2 and summary["failed"] == 0 and summary["exact_matches"] == 1  # question 0: the mayor
     assert cli.main(["compare", "--prompts", "vanilla", "planning", *common, "--out", str(cluster / "cmp")]) == 0
     assert "planning vs vanilla" in capsys.readouterr().out
+
+
+def test_sigterm_to_a_ray_sweep_exits_143_cleanly_and_resume_finishes(tmp_path, tiny_index):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "sweep"
+    env = {**os.environ, "FRAMES_AGENT_TEST_SCRIPT": str(write_script(tmp_path / "script.json", delay=1.0)),
+           "FRAMES_AGENT_CACHE": str(tmp_path / "cache"), "RAY_ADDRESS": ""}
+    argv = [sys.executable, "cli.py", *sweep_args(tiny_index, out, "--grid", "k=1,2", "--n", "1", "--executor", "ray",
+                                                  "--limit", "4")]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any((cell / "results.jsonl").exists() and (cell / "results.jsonl").read_text() for cell in out.glob("k=*")):
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-3000:]
+    assert err.strip().splitlines()[-1].startswith("terminated; finished work is saved"), err[-3000:]
+    assert not any(word in err for word in ("Traceback", "Aborted", "core dumped", "*** SIG", "Check failed")), err
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for cell in ("k=1", "k=2"):
+        assert sorted(r["id"] for r in results(out / cell)) == ["0", "1", "2", "3"]  # each once: nothing lost

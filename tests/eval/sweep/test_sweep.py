@@ -41,6 +41,12 @@ def test_two_axis_retrieval_sweep_writes_cells_table_heatmap_and_overlay(scripte
     assert [c["cell"] for c in table["cells"]] == cells and table["baseline"] == "k=2_n=2"
     assert {(e["component"], e["to"]) for e in table["effects"]} == {("k", "1"), ("n", "1")}
     assert all(len(c["recall_by_step"]) == int(c["n"]) for c in table["cells"])
+    import csv
+
+    with (out / "sweep_table.csv").open() as handle:  # the same rows for a spreadsheet, beside the JSON
+        listed = list(csv.DictReader(handle))
+    assert [r["cell"] for r in listed] == cells and json.loads(listed[0]["recall_by_step"]) == table["cells"][0][
+        "recall_by_step"]
     assert "k=1_n=1 vs k=2_n=2" in printed and "heat map of covered recall" in (out / "sweep.md").read_text()
 
 
@@ -64,6 +70,14 @@ def test_plan_prints_cells_and_estimates_and_runs_nothing(scripted, tiny_index, 
     assert cli.main(sweep_args(tiny_index, out, "--grid", "k=1,3", "--systems", "multistep", "bm25", "--plan",
                                "--limit", "3")) == 0
     printed = capsys.readouterr().out
+    # Commas, as --grid takes values, name the same cells.
+    assert cli.main(sweep_args(tiny_index, out, "--grid", "k=1,3", "--systems", "multistep,bm25", "--plan",
+                               "--limit", "3")) == 0
+    assert capsys.readouterr().out == printed
+    with pytest.raises(SystemExit) as refused:
+        cli.main(sweep_args(tiny_index, out, "--systems", "bm25,nope", "--plan"))
+    assert refused.value.code == 2
+    assert "invalid choice: 'nope'" in capsys.readouterr().err
     assert "4 cell(s)" in printed and "system=bm25_k=3: 3 question(s), 0 done, 3 to run" in printed
     assert "12 question run(s) to go" in printed and not out.exists()
 

@@ -271,3 +271,20 @@ def test_crag_server_cli_refuses_a_busy_port_in_one_line(capsys):
 def test_crag_server_cli_rejects_a_data_dir_without_files(tmp_path, capsys):
     assert cli.main(["crag-server", "--data", str(tmp_path)]) == 2
     assert "has no company_name.dict" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case, words", [("deep", "nested deeper than 64 levels"), ("drip", "no reply from")])
+def test_a_hostile_crag_server_is_one_line_within_the_timeout(case, words):
+    import time
+
+    from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI
+
+    fake = FakeOpenAI().always(*HOSTILE[case])
+    client = CRAGClient(server=fake.url.removesuffix("/v1"), timeout=2, retries=0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(CRAGError, match=words):
+            client.call(next(iter(BY_NAME)), **{})
+    finally:
+        fake.close()
+    assert time.monotonic() - started < 4  # the timeout bounds the whole request, not each byte

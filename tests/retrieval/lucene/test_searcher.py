@@ -189,3 +189,31 @@ def test_a_query_of_thousands_of_distinct_terms_is_capped_not_refused(tiny_retri
 
 def test_undecodable_bytes_in_a_query_are_ignored(tiny_retriever):
     assert tiny_retriever.search("Gannet \udcff\udcfe Park", k=1)[0].id == "gannet-park"
+
+
+def test_an_endless_or_huge_index_file_is_a_corrupt_index_not_unbounded_memory(tmp_path, tiny_index):
+    import os
+    import shutil
+
+    from frames_agent.retrieval.errors import RetrievalError
+    from frames_agent.retrieval.lucene.layout import read_manifest
+    from frames_agent.retrieval.lucene.titles import TITLES_FILE, read_title_table
+
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_index, copy)
+    (copy / TITLES_FILE).unlink()
+    os.symlink("/dev/zero", copy / TITLES_FILE)
+    with pytest.raises(RetrievalError, match="titles.tsv is not a regular file"):
+        read_title_table(copy)
+    (copy / TITLES_FILE).unlink()
+    (copy / TITLES_FILE).write_text("x" * 200_000)  # one line that never ends
+    with pytest.raises(RetrievalError, match="titles.tsv:1: a line over 65,536 characters"):
+        read_title_table(copy)
+    (copy / TITLES_FILE).write_text("a\tb\t" + "9" * 5000 + "\n")
+    with pytest.raises(RetrievalError, match="is not a number"):
+        read_title_table(copy)
+    manifest = next(copy.glob("*.json"))
+    manifest.unlink()
+    os.symlink("/dev/zero", manifest)
+    with pytest.raises(RetrievalError):
+        read_manifest(copy)

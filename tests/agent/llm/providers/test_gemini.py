@@ -236,3 +236,24 @@ def test_schema_translation_keeps_the_property_order():
     out = gemini.json_schema_to_gemini(answer_schema())
     assert out["property_ordering"] == ["reasoning", "answer"]  # Gemini would write "answer" first otherwise
     assert types.Schema.model_validate(out).property_ordering == ["reasoning", "answer"]
+
+
+@pytest.mark.parametrize("case, error, words", [("deep", E.MalformedReplyError, "nested deeper than 64 levels"),
+                                                ("drip", E.LLMTimeoutError, "within the timeout")])
+def test_a_deep_or_dripping_server_is_one_error_within_the_timeout(monkeypatch, case, error, words):
+    import time
+
+    from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI
+
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    server = FakeOpenAI().always(*HOSTILE[case])
+    model = gemini.make_gemini_chat("gemini-2.5-flash", base_url=server.url.removesuffix("/v1"), max_retries=0,
+                                    timeout=2)
+    started = time.monotonic()
+    try:
+        for call in (model.invoke, lambda text: asyncio.run(model.ainvoke(text))):
+            with pytest.raises(error, match=words):
+                call("x")
+    finally:
+        server.close()
+    assert time.monotonic() - started < 6  # two requests, each ended at its 2 s total

@@ -1,0 +1,305 @@
+"""httpx transports for servers we do not trust (model servers, the CRAG API): a request's timeout is its total
+deadline (connect, send and every read, so a server that drips one byte a second cannot outlive it), and its
+response body is bounded in size and JSON nesting depth before any parser reads it."""
+from __future__ import annotations
+
+import contextvars
+import functools
+import importlib
+import time
+import zlib
+from collections.abc import AsyncIterator, Iterable, Iterator
+from types import ModuleType
+from typing import Any
+
+import httpx
+
+from frames_agent.retrieval import bounded
+from frames_agent.retrieval.bounded import DepthGuard, JSONOutOfBounds
+
+# The monotonic time the request being sent or read must end by; read by every socket operation of the transports.
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("frames_request_deadline", default=None)
+
+
+class _Errors:
+    """The timeout errors of one httpcore-like module (httpcore, or httpcore2 under the openai SDK's httpx2)."""
+
+    def __init__(self, core: ModuleType) -> None:
+        self.connect, self.read, self.write = core.ConnectTimeout, core.ReadTimeout, core.WriteTimeout
+
+
+def _cut(timeout: float | None, error: type[Exception]) -> float | None:
+    """A socket operation's timeout, cut to what is left of the request's deadline (error once it has passed)."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise error("the request's total timeout passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _Stream:
+    def __init__(self, inner: Any, errors: _Errors) -> None:
+        self.inner, self.errors = inner, errors
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.inner.read(max_bytes, _cut(timeout, self.errors.read))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.inner.write(buffer, _cut(timeout, self.errors.write))
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                  timeout: float | None = None) -> Any:
+        return _Stream(self.inner.start_tls(ssl_context, server_hostname, _cut(timeout, self.errors.connect)), self.errors)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.inner.get_extra_info(info)
+
+
+class _Backend:
+    def __init__(self, inner: Any, errors: _Errors) -> None:
+        self.inner, self.errors = inner, errors
+
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[Any] | None = None) -> Any:
+        return _Stream(self.inner.connect_tcp(host, port, _cut(timeout, self.errors.connect), local_address,
+                                              socket_options), self.errors)
+
+    def connect_unix_socket(self, path: str, timeout: float | None = None,
+                            socket_options: Iterable[Any] | None = None) -> Any:
+        return _Stream(self.inner.connect_unix_socket(path, _cut(timeout, self.errors.connect), socket_options), self.errors)
+
+    def sleep(self, seconds: float) -> None:
+        self.inner.sleep(seconds)
+
+
+class _AsyncStream:
+    def __init__(self, inner: Any, errors: _Errors) -> None:
+        self.inner, self.errors = inner, errors
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self.inner.read(max_bytes, _cut(timeout, self.errors.read))
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self.inner.write(buffer, _cut(timeout, self.errors.write))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                        timeout: float | None = None) -> Any:
+        return _AsyncStream(await self.inner.start_tls(ssl_context, server_hostname,
+                                                       _cut(timeout, self.errors.connect)), self.errors)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self.inner.get_extra_info(info)
+
+
+class _AsyncBackend:
+    def __init__(self, inner: Any, errors: _Errors) -> None:
+        self.inner, self.errors = inner, errors
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                          socket_options: Iterable[Any] | None = None) -> Any:
+        return _AsyncStream(await self.inner.connect_tcp(host, port, _cut(timeout, self.errors.connect),
+                                                         local_address, socket_options), self.errors)
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Iterable[Any] | None = None) -> Any:
+        return _AsyncStream(await self.inner.connect_unix_socket(path, _cut(timeout, self.errors.connect),
+                                                                 socket_options), self.errors)
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)
+
+
+def _deadline(request: Any) -> float | None:
+    """now + the request's longest timeout (the SDKs give one number for all four): its total deadline."""
+    timeouts = [t for t in (request.extensions.get("timeout") or {}).values() if isinstance(t, (int, float))]
+    return time.monotonic() + max(timeouts) if timeouts else None
+
+
+# Encodings we ask for and decode ourselves, within the size bound (httpx would inflate a gzip bomb unbounded).
+ACCEPTED_ENCODINGS = "gzip, deflate"
+_DECODED = {"gzip", "x-gzip", "deflate"}
+
+
+class _Body:
+    """Decodes (gzip, deflate) and counts a response body's bytes and nesting as it is read; JSONOutOfBounds past
+    either limit, however small the compressed body."""
+
+    def __init__(self, max_bytes: int, max_depth: int, encoding: str = "") -> None:
+        self.max_bytes, self.size, self.guard = max_bytes, 0, DepthGuard(max_depth)
+        # wbits 47: a gzip or a zlib header, told apart by the decoder itself.
+        self.decoder = zlib.decompressobj(wbits=47) if encoding in _DECODED else None
+
+    def check(self, chunk: bytes) -> bytes:
+        if self.decoder is None:
+            return self._count(chunk)
+        out = bytearray()
+        try:
+            while chunk:
+                out += self._count(self.decoder.decompress(chunk, self.max_bytes - self.size + 1))
+                chunk = self.decoder.unconsumed_tail
+        except zlib.error as exc:
+            raise JSONOutOfBounds(f"a compressed body that does not decode ({exc})") from None
+        return bytes(out)
+
+    def _count(self, chunk: bytes) -> bytes:
+        self.size += len(chunk)
+        if self.size > self.max_bytes:
+            raise JSONOutOfBounds(f"a response body over the limit of {self.max_bytes:,} bytes")
+        self.guard.feed(chunk)
+        return chunk
+
+
+def _body(response: Any, max_bytes: int, max_depth: int) -> _Body:
+    """The body checker of a response; its Content-Encoding is decoded here, so the client sees plain bytes."""
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding in ("", "identity"):
+        return _Body(max_bytes, max_depth)
+    if encoding not in _DECODED:  # br, zstd, chains: not asked for, and not decoded within bounds
+        raise JSONOutOfBounds(f"a body in Content-Encoding {encoding[:40]!r}, which was not asked for")
+    del response.headers["content-encoding"]
+    response.headers.pop("content-length", None)
+    return _Body(max_bytes, max_depth, encoding)
+
+
+def _iterate(inner: Any, deadline: float | None, body: _Body) -> Iterator[bytes]:
+    chunks = iter(inner)
+    while True:
+        token = _DEADLINE.set(deadline)  # around each read only: the caller's code between reads is free
+        try:
+            chunk = next(chunks, None)
+        finally:
+            _DEADLINE.reset(token)
+        if chunk is None:
+            return
+        yield body.check(chunk)
+
+
+async def _aiterate(inner: Any, deadline: float | None, body: _Body) -> AsyncIterator[bytes]:
+    chunks = inner.__aiter__()
+    while True:
+        token = _DEADLINE.set(deadline)
+        try:
+            chunk = await chunks.__anext__()
+        except StopAsyncIteration:
+            return
+        finally:
+            _DEADLINE.reset(token)
+        yield body.check(chunk)
+
+
+@functools.cache
+def _sync_transport(http: ModuleType) -> type:
+    """BoundedTransport for one httpx-like module (httpx, or httpx2 under openai)."""
+
+    class BoundedStream(http.SyncByteStream):  # type: ignore[name-defined]
+        def __init__(self, inner: Any, deadline: float | None, body: _Body) -> None:
+            self.inner, self.deadline, self.body = inner, deadline, body
+
+        def __iter__(self) -> Iterator[bytes]:
+            return _iterate(self.inner, self.deadline, self.body)
+
+        def close(self) -> None:
+            self.inner.close()
+
+    class BoundedTransport(http.BaseTransport):  # type: ignore[name-defined]
+        def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any]) -> None:
+            self.inner, self.max_bytes, self.max_depth = http.HTTPTransport(**options), max_bytes, max_depth
+            pool = self.inner._pool  # httpx builds its pool without a backend argument; every socket goes through it
+            pool._network_backend = _Backend(pool._network_backend, _errors_of(pool))
+
+        def handle_request(self, request: Any) -> Any:
+            request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
+            deadline = _deadline(request)
+            token = _DEADLINE.set(deadline)
+            try:
+                response = self.inner.handle_request(request)
+            finally:
+                _DEADLINE.reset(token)
+            try:
+                body = _body(response, self.max_bytes, self.max_depth)
+            except JSONOutOfBounds:
+                response.close()
+                raise
+            response.stream = BoundedStream(response.stream, deadline, body)
+            return response
+
+        def close(self) -> None:
+            self.inner.close()
+
+    return BoundedTransport
+
+
+@functools.cache
+def _async_transport(http: ModuleType) -> type:
+    """AsyncBoundedTransport for one httpx-like module."""
+
+    class AsyncBoundedStream(http.AsyncByteStream):  # type: ignore[name-defined]
+        def __init__(self, inner: Any, deadline: float | None, body: _Body) -> None:
+            self.inner, self.deadline, self.body = inner, deadline, body
+
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return _aiterate(self.inner, self.deadline, self.body)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    class AsyncBoundedTransport(http.AsyncBaseTransport):  # type: ignore[name-defined]
+        def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any]) -> None:
+            self.inner, self.max_bytes, self.max_depth = http.AsyncHTTPTransport(**options), max_bytes, max_depth
+            pool = self.inner._pool
+            pool._network_backend = _AsyncBackend(pool._network_backend, _errors_of(pool))
+
+        async def handle_async_request(self, request: Any) -> Any:
+            request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
+            deadline = _deadline(request)
+            token = _DEADLINE.set(deadline)
+            try:
+                response = await self.inner.handle_async_request(request)
+            finally:
+                _DEADLINE.reset(token)
+            try:
+                body = _body(response, self.max_bytes, self.max_depth)
+            except JSONOutOfBounds:
+                await response.aclose()
+                raise
+            response.stream = AsyncBoundedStream(response.stream, deadline, body)
+            return response
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return AsyncBoundedTransport
+
+
+def _errors_of(pool: Any) -> _Errors:
+    return _Errors(importlib.import_module(type(pool).__module__.split(".")[0]))
+
+
+def bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,
+                      **options: Any) -> Any:
+    """http.HTTPTransport(**options) with a total deadline per request and a body bounded by max_bytes and
+    max_depth (default bounded.MAX_JSON_BYTES, MAX_DEPTH); http: httpx, or the httpx2 the openai SDK uses."""
+    return _sync_transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options)
+
+
+def async_bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,
+                            **options: Any) -> Any:
+    """The async bounded_transport."""
+    return _async_transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options)
+
+
+def out_of_bounds(exc: BaseException | None) -> JSONOutOfBounds | None:
+    """The JSONOutOfBounds behind exc (an SDK wraps what the transport raised), if any."""
+    for _ in range(8):
+        if exc is None or isinstance(exc, JSONOutOfBounds):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None

@@ -1,0 +1,13 @@
+"""Text from models, questions and data made safe for a terminal: control characters (ESC sequences that clear the
+screen or retitle the window, BEL, NUL, carriage returns that overwrite a line) and direction overrides are shown
+escaped (`\\x1b`), never acted on."""
+from __future__ import annotations
+
+_CONTROLS = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_LINE = {code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" for code in _CONTROLS}
+_TEXT = {code: escaped for code, escaped in _LINE.items() if code not in (0x09, 0x0A)}  # tabs and new lines kept
+
+
+def plain(text: object, *, lines: bool = True) -> str:
+    """str(text) with control characters escaped; new lines and tabs kept unless lines=False."""
+    return str(text).translate(_TEXT if lines else _LINE)
