@@ -124,17 +124,19 @@ class AsyncOnly(BaseRetriever):
 
     expected: int = 1
     started: list = []
+    all_in: Any = None  # an asyncio.Event, set when `expected` searches have started
 
     def _get_relevant_documents(self, query, *, run_manager):
         raise NotImplementedError("this store is async only")
 
     async def _aget_relevant_documents(self, query, *, run_manager):
         self.started.append(query)
-        for _ in range(1000):  # the step's other queries start while this one waits: they run concurrently
-            if len(self.started) >= self.expected:
-                break
-            await asyncio.sleep(0)
-        assert len(self.started) >= self.expected, f"searched one after another: {self.started}"
+        if len(self.started) >= self.expected:
+            self.all_in.set()
+        try:  # the step's other queries start while this one waits: they run concurrently (else this never ends)
+            await asyncio.wait_for(self.all_in.wait(), 60)
+        except TimeoutError:
+            raise AssertionError(f"searched one after another: {self.started}") from None
         return [LCDocument(id=f"{query}-{i}", page_content=f"{query} fact {i}", metadata={"title": f"{query} {i}"})
                 for i in range(3)]
 
@@ -142,7 +144,7 @@ class AsyncOnly(BaseRetriever):
 def test_ainvoke_uses_the_retrievers_async_path_and_searches_a_steps_queries_at_once():
     plan = {"thought": "", "queries": ["alpha", "beta", "gamma"]}
     llm = ScriptedLLM([plan, "Answer: alpha"])
-    store = AsyncOnly(expected=4)  # three model queries and the question query
+    store = AsyncOnly(expected=4, all_in=asyncio.Event())  # three model queries and the question query
     agent = FramesAgent(llm, store, config=AgentConfig(k=3, n=1, n_docs=2))
     result = asyncio.run(agent.ainvoke("Which one?"))
     assert result.answer == "alpha" and sorted(store.started) == ["Which one?", "alpha", "beta", "gamma"]

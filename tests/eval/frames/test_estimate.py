@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from frames_agent.agent import AgentConfig
 from frames_agent.agent.llm.timing import CallTiming
 from frames_agent.eval.frames import estimate as est
@@ -16,6 +18,7 @@ def _settings(**overrides) -> SimpleNamespace:
                               "model": "local:qwen2.5-coder-1.5b", "index": "default", "tools": "wiki", **overrides})
 
 
+@pytest.mark.lucene  # builds the default index
 def test_the_estimate_includes_building_a_missing_default_index(tmp_path, monkeypatch, tiny_corpus_file):
     monkeypatch.setenv("FRAMES_AGENT_INDEXES", str(tmp_path / "indexes"))
     monkeypatch.setattr(build, "default_spec", lambda name="default": build.make_spec([tiny_corpus_file]))

@@ -218,6 +218,7 @@ def test_cli_set_reaches_the_run_config(tmp_path, tiny_retriever, monkeypatch):
     assert code == 0 and agent["proposer_docs"] == 7 and agent["proposer_titles_only"] is False
 
 
+@pytest.mark.lucene  # frames checks its optional packages before its data
 def test_cli_bad_data_is_one_line(tmp_path, capsys):
     code = cli.main(["frames", "--data", str(tmp_path / "nope.tsv"), "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
