@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
@@ -112,9 +112,9 @@ class Nodes:
             previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
             k=cfg.k, step=step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
 
-    def _replay(self, state: AgentState, step: int, shown: str) -> tuple[Structured[PlanReply] | None, list[str]]:
+    def _replay(self, state: AgentState, step: int, shown: set[str]) -> tuple[Structured[PlanReply] | None, list[str]]:
         """The last plan, when asking the model again cannot change what is searched (plan_calls 'when_new'), and
-        the names in this step's view that no earlier prompt showed the model.
+        the names in this step's view (`shown`) that no earlier prompt showed the model.
 
         A greedy model shown the same question, the same queries and no new name writes the same plan again: the
         repeats it wrote last are replayed (read deeper by repeat_docs) instead of a model call. A step whose view
@@ -124,7 +124,7 @@ class Nodes:
         seen = names(state["question"]) | {" ".join(sorted(substance(q))) for q in state.get("queries", [])}
         for record in records:
             seen.update(record.names_shown)
-        new = sorted(names(shown) - seen)
+        new = sorted(shown - seen)
         asked = [record for record in records if not record.plan_skipped]
         last = asked[-1] if asked else None
         # What the model wrote last: its repeats searched deeper (as first written) and those dropped.
@@ -135,7 +135,7 @@ class Nodes:
         return Structured(PlanReply(queries=wrote, thought=last.thought), ""), new
 
     def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply], evidence: list,
-                     shown: str = "", new_names: Sequence[str] = (), skipped: bool = False) -> dict:
+                     shown: Iterable[str] = (), new_names: Sequence[str] = (), skipped: bool = False) -> dict:
         cfg, plan = self.config, reply.value
         earlier = state.get("queries", [])
         model, dropped = clean_queries(plan.queries, earlier, cfg.k, cfg.max_query_words, cfg.drop_fanout)
@@ -161,36 +161,38 @@ class Nodes:
                             query_depths=depths if any(depths) else [],
                             fallback=fallback, dropped_queries=dropped, filled_queries=filled, origins=origins,
                             errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [],
-                            plan_skipped=skipped, names_shown=[] if skipped else sorted(names(shown)),
+                            plan_skipped=skipped, names_shown=[] if skipped else sorted(shown),
                             new_names=list(new_names))
         _emit(QueriesPlanned(step=step, queries=queries, tool_calls=calls, fallback=fallback, replayed=skipped))
         done = cfg.adaptive and plan.enough and step > 1
         return {"step": step, "pending_queries": [] if done else queries, "pending_tools": [] if done else calls,
                 "queries": queries, "steps": [record], "done": done}
 
-    def _plan_input(self, state: AgentState) -> tuple[int, list, str, Structured[PlanReply] | None, list[str]]:
+    def _plan_input(self, state: AgentState) -> tuple[int, list, str, set[str], Structured[PlanReply] | None, list[str]]:
+        """The step, its evidence, the planner's view and the names in it, and the replay decision."""
         step = state.get("step", 0) + 1
         _emit(StepStarted(step=step))
         evidence = self._evidence(state)
-        shown = self._plan_view(state, evidence)
-        return (step, evidence, shown, *self._replay(state, step, shown))
+        view = self._plan_view(state, evidence)
+        shown = names(view)
+        return (step, evidence, view, shown, *self._replay(state, step, shown))
 
     def plan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Ask the model for k queries (and tool calls) from the question and the context so far, unless its last
         plan would only be written again (plan_calls)."""
-        step, evidence, shown, replay, new = self._plan_input(state)
+        step, evidence, view, shown, replay, new = self._plan_input(state)
         if replay is not None:
             return self._plan_update(state, step, replay, evidence, shown, new, skipped=True)
-        reply = self.plan_call.invoke(self._plan_text(state, step, shown), config,
+        reply = self.plan_call.invoke(self._plan_text(state, step, view), config,
                                       **self._cap(self.config.plan_max_tokens))
         return self._plan_update(state, step, reply, evidence, shown, new)
 
     async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async plan."""
-        step, evidence, shown, replay, new = self._plan_input(state)
+        step, evidence, view, shown, replay, new = self._plan_input(state)
         if replay is not None:
             return self._plan_update(state, step, replay, evidence, shown, new, skipped=True)
-        reply = await self.plan_call.ainvoke(self._plan_text(state, step, shown), config,
+        reply = await self.plan_call.ainvoke(self._plan_text(state, step, view), config,
                                              **self._cap(self.config.plan_max_tokens))
         return self._plan_update(state, step, reply, evidence, shown, new)
 

@@ -109,6 +109,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=10)
     parser.add_argument("--split", default="check", choices=("all", "tune", "check"))
+    parser.add_argument("--offset", type=int, default=0, help="skip this many questions of the split first")
     parser.add_argument("--modes", default="retrieval,answer")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--n", type=int, default=5)
@@ -125,7 +126,7 @@ def main() -> int:
     from frames_agent.eval.frames.split import select
     from frames_agent.index.build import open_index
 
-    questions = select(load_questions(None, None).questions, args.split)[: args.questions]
+    questions = select(load_questions(None, None).questions, args.split)[args.offset: args.offset + args.questions]
     retriever = open_index(args.index)
     modes = args.modes.split(",")
     for mode in modes:
