@@ -116,7 +116,7 @@ class Nodes:
         """The last plan, when asking the model again cannot change what is searched (plan_calls 'when_new'), and
         the names in this step's view (`shown`) that no earlier prompt showed the model.
 
-        A greedy model shown the same question, the same queries and no new name writes the same plan again: the
+        A greedy model shown the same question, the same queries and no new name mostly writes its plan again: the
         repeats it wrote last are replayed (read deeper by repeat_docs) instead of a model call. A step whose view
         names something new, or a last plan that wrote a new query, a tool call or nothing usable, asks the model.
         """
