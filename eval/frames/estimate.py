@@ -91,7 +91,9 @@ def measured_rates(model: str) -> tuple[float, float] | None:
 
 
 def record_rates(model: str, calls: Iterable) -> None:
-    """Keep a local model's measured rates (tokens over runtime seconds of these calls) for later estimates."""
+    """Keep a local model's measured rates (tokens over runtime seconds of these calls) for later estimates: the
+    faster of these and those kept, so a run on a busy machine does not slow every later estimate (the estimate
+    scales by the load it sees when it is made)."""
     calls = [c for c in calls if c.prompt_seconds and c.generation_seconds]
     read, read_s = sum(c.read_tokens for c in calls), sum(c.prompt_seconds for c in calls)
     out, out_s = sum(c.completion_tokens for c in calls), sum(c.generation_seconds for c in calls)
@@ -101,7 +103,9 @@ def record_rates(model: str, calls: Iterable) -> None:
     try:
         rates = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
         rates = rates if isinstance(rates, dict) else {}
-        rates[model] = {"prompt_tps": round(read / read_s, 1), "output_tps": round(out / out_s, 1),
+        kept = measured_rates(model) or (0.0, 0.0)
+        rates[model] = {"prompt_tps": round(max(kept[0], read / read_s), 1),
+                        "output_tps": round(max(kept[1], out / out_s), 1),
                         "calls": len(calls), "when": time.strftime("%Y-%m-%d %H:%M")}
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(rates, indent=1), encoding="utf-8")
@@ -109,13 +113,17 @@ def record_rates(model: str, calls: Iterable) -> None:
         pass  # an estimate without this machine's rates falls back to the constants
 
 
-def busy_note() -> str:
-    """'' on an idle machine, else how many cores other work keeps busy now."""
+def load() -> tuple[float, str]:
+    """How much longer local work takes at the machine's load now (1.0 when idle: the cores over those left idle),
+    and a note saying so ('' when idle)."""
     from frames_agent.agent.llm.providers.local import busy_cores, cores
 
-    busy = busy_cores()
-    return (f"; the machine is busy now (~{busy:.1f} of {cores()} cores in use by other work): expect longer"
-            if busy >= 0.5 else "")
+    busy, total = busy_cores(), cores()
+    if busy < 0.5:
+        return 1.0, ""
+    factor = total / max(0.5, total - busy)
+    return factor, (f"; the machine is busy now (~{busy:.1f} of {total} cores in use by other work): counted as "
+                    f"{factor:.1f}× slower")
 
 
 def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
@@ -161,12 +169,13 @@ def _estimate(settings, agent_config, questions: int, concurrency: int, build: f
     if getattr(agent_config, "plan_calls", "every_step") == "when_new":
         later_calls = max(min(1, later_calls), WHEN_NEW_PLAN_SHARE * agent_config.n - 1)
     planning = first_plan + later_calls * later_plan if settings.system == "multistep" else 0
-    per_question = planning + (0 if settings.retrieval_only else answer) + judge_calls * judge
+    slower, note = load()
+    per_question = slower * (planning + (0 if settings.retrieval_only else answer) + judge_calls * judge)
     source = ("this machine's measured rates" if measured else "rates measured on 2 idle cores")
     return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
             f"{duration(build + questions * per_question)} (an estimate from ~{prompt_tps:.0f} prompt and "
             f"~{output_tps:.0f} output tokens/s, {source}, full token budgets, judge calls only when the "
-            f"short-cuts miss{busy_note()}; --limit N for a quick look; re-estimated after the first question)")
+            f"short-cuts miss{note}; --limit N for a quick look; re-estimated after the first question)")
 
 
 def duration(seconds: float) -> str:

@@ -42,7 +42,7 @@ def test_a_bm25_run_without_a_model_says_the_build_too(tmp_path, monkeypatch, ti
 
 def test_measured_rates_replace_the_constants(tmp_path, monkeypatch):
     monkeypatch.setenv("FRAMES_AGENT_CACHE", str(tmp_path))
-    monkeypatch.setattr(est, "busy_note", lambda: "")
+    monkeypatch.setattr(est, "load", lambda: (1.0, ""))
     monkeypatch.setattr(est, "index_build_seconds", lambda settings: None)
     before = est.estimate(_settings(), AgentConfig(), 10, 1)
     assert "rates measured on 2 idle cores" in before
@@ -52,26 +52,41 @@ def test_measured_rates_replace_the_constants(tmp_path, monkeypatch):
     assert est.measured_rates("local:qwen2.5-coder-1.5b") == (35.0, 7.0)
     after = est.estimate(_settings(), AgentConfig(), 10, 1)
     assert "~35 prompt and ~7 output tokens/s, this machine's measured rates" in after
+    slow = [CallTiming(node="plan", prompt_tokens=700, completion_tokens=70, prompt_seconds=70.0,
+                       generation_seconds=35.0)]
+    est.record_rates("local:qwen2.5-coder-1.5b", slow)  # a run on a busy machine keeps the faster rates
+    assert est.measured_rates("local:qwen2.5-coder-1.5b") == (35.0, 7.0)
     (tmp_path / est.RATES_FILE).write_text("{not json")
     assert est.measured_rates("local:qwen2.5-coder-1.5b") is None  # a damaged file only loses the rates
 
 
 def test_skipped_plan_calls_shorten_the_estimate(monkeypatch):
-    monkeypatch.setattr(est, "busy_note", lambda: "")
+    monkeypatch.setattr(est, "load", lambda: (1.0, ""))
     monkeypatch.setattr(est, "index_build_seconds", lambda settings: None)
     monkeypatch.setattr(est, "measured_rates", lambda model: None)
     every = est.estimate(_settings(), AgentConfig(plan_calls="every_step"), 60, 1)
     when_new = est.estimate(_settings(), AgentConfig(plan_calls="when_new"), 60, 1)
-    minutes = [int(line.split("roughly ")[1].split(" min")[0]) for line in (every, when_new)]
-    assert minutes[1] < minutes[0]
+    assert _seconds(when_new) < _seconds(every)
 
 
 def test_a_busy_machine_is_said(monkeypatch):
     monkeypatch.setattr(est, "index_build_seconds", lambda settings: None)
     from frames_agent.agent.llm.providers import local
 
+    monkeypatch.setattr(est, "measured_rates", lambda model: None)
+    monkeypatch.setattr(local, "cores", lambda: 2)
+    monkeypatch.setattr(local, "busy_cores", lambda sample=0.25: 0.0)
+    idle = est.estimate(_settings(), AgentConfig(), 60, 1)
     monkeypatch.setattr(local, "busy_cores", lambda sample=0.25: 1.5)
-    assert "the machine is busy now (~1.5 of" in est.estimate(_settings(), AgentConfig(), 2, 1)
+    busy = est.estimate(_settings(), AgentConfig(), 60, 1)
+    assert "the machine is busy now (~1.5 of 2 cores in use by other work): counted as 4.0× slower" in busy
+    seconds = [_seconds(line) for line in (idle, busy)]
+    assert seconds[1] > 3 * seconds[0]
+
+
+def _seconds(line: str) -> float:
+    value, unit = line.split("roughly ")[1].split(" ")[:2]
+    return float(value) * {"s": 1, "min": 60, "h": 3600}[unit]
 
 
 def test_the_run_re_estimates_after_its_first_question(tmp_path, tiny_retriever):
