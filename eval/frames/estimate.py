@@ -48,8 +48,8 @@ HOSTED_SECONDS_PER_CALL = 3.0
 
 
 # plan_calls 'when_new' (issue 48): a question asks the planner at step 1, at step 2 and then only when its view names
-# something new; the embedded model was asked this share of the n steps on tuning questions (docs/speed.md).
-WHEN_NEW_PLAN_SHARE = 0.6
+# something new; the embedded model was asked at 10 of 15 steps on 3 tuning questions (docs/speed.md).
+WHEN_NEW_PLAN_SHARE = 0.67
 # The default index's build, measured here: 122 s for its 195 MB of compressed JSONL (74.5k articles) on 2 cores.
 BUILD_BYTES_PER_SECOND = 1.6e6
 RATES_FILE = "local-rates.json"  # under the cache directory: this machine's measured rates per local model
@@ -80,14 +80,26 @@ def _rates_path() -> Path:
     return cache_dir() / RATES_FILE
 
 
-def measured_rates(model: str) -> tuple[float, float] | None:
-    """(prompt, output) tokens/s a local model last measured on this machine, if a run recorded them."""
+def _read_rates() -> dict:
+    """The rates file's models (empty when missing or damaged)."""
     try:
-        rates = json.loads(_rates_path().read_text(encoding="utf-8"))[model]
-        prompt, output = float(rates["prompt_tps"]), float(rates["output_tps"])
-    except (OSError, ValueError, KeyError, TypeError):
+        rates = json.loads(_rates_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return rates if isinstance(rates, dict) else {}
+
+
+def _rates_of(entry: object) -> tuple[float, float] | None:
+    try:
+        prompt, output = float(entry["prompt_tps"]), float(entry["output_tps"])  # type: ignore[index]
+    except (KeyError, TypeError, ValueError):
         return None
     return (prompt, output) if prompt > 0 and output > 0 else None
+
+
+def measured_rates(model: str) -> tuple[float, float] | None:
+    """(prompt, output) tokens/s a local model measured on this machine (the fastest run), if a run recorded them."""
+    return _rates_of(_read_rates().get(model))
 
 
 def record_rates(model: str, calls: Iterable) -> None:
@@ -99,11 +111,10 @@ def record_rates(model: str, calls: Iterable) -> None:
     out, out_s = sum(c.completion_tokens for c in calls), sum(c.generation_seconds for c in calls)
     if not (read and read_s and out and out_s):
         return
+    rates = _read_rates()
+    kept = _rates_of(rates.get(model)) or (0.0, 0.0)
     path = _rates_path()
     try:
-        rates = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        rates = rates if isinstance(rates, dict) else {}
-        kept = measured_rates(model) or (0.0, 0.0)
         rates[model] = {"prompt_tps": round(max(kept[0], read / read_s), 1),
                         "output_tps": round(max(kept[1], out / out_s), 1),
                         "calls": len(calls), "when": time.strftime("%Y-%m-%d %H:%M")}

@@ -116,7 +116,7 @@ class RuntimeSettings:
 
     def resolved_threads(self) -> tuple[int, int]:
         """(generation, prompt) threads after defaults."""
-        if self.threads and (self.batch_threads or self.threads):
+        if self.threads:
             return self.threads, self.batch_threads or self.threads
         gen, batch = default_threads()
         return self.threads or gen, self.batch_threads or self.threads or batch
