@@ -8,9 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from frames_agent.retrieval.lucene.searcher import DEFAULT_TITLE_BOOST
 
-# The embedded 1.5B model reads ~70 prompt tokens/s and writes ~19 on 2 cores: every planning step re-reads its
+# The embedded 1.5B model reads ~50-70 prompt tokens/s and writes ~19 on 2 cores: every planning step re-reads its
 # documents (they come last in the prompt), so the planner's 400 tokens (~6 articles' matched sentences) are most of
-# a step's reading (bench/question.py, issue 12).
+# a step's reading (bench/question.py, issue 12). Half of that view (plan_budget 200, one sentence a document) took
+# 0.63 of the time but lost 0.097 recall on 12 tuning questions (bench/arms.py, issue 48), so it stays.
 # Answering shows each article's lead and its passages most relevant to the question (retrieval/passages.py): 3
 # passages of ~80 words per article, 4 articles under 1,600 tokens; chosen on dev questions (README, issue 18).
 SMALL_MODEL_BUDGETS = {"plan_budget": 400, "answer_budget": 1600, "plan_doc_tokens": 60, "answer_doc_tokens": 400,
@@ -192,8 +193,10 @@ class AgentConfig(BaseModel):
     plan_sentences: int = Field(2, ge=0, le=10, description="sentences per document shown to the planner: those "
                                 "sharing most words with the queries (0 = each document's first tokens)")
     # The planning prompt asks for one short sentence; the grammar holds it to that (~35 tokens) so a small model
-    # cannot spend a step's time on prose.
-    plan_thought_chars: int = Field(160, ge=16, le=4000, description="longest thought a plan reply may write")
+    # cannot spend a step's time on prose. The thought stays for the embedded model: without it (0) recall on 12
+    # tuning questions fell 0.131 [0.049, 0.224] for 0.85 of the time (bench/arms.py, docs/speed.md).
+    plan_thought_chars: int = Field(160, ge=0, le=4000, description="longest thought a plan reply may write "
+                                    "(0: a constrained model writes queries only)")
     drop_fanout: bool = Field(False, description="drop a query that only adds one word to an earlier one")
     # The BM25 options are applied where the retriever is opened from a config (the CLI commands); a retriever
     # passed in ready-made (or shared by with_settings) keeps its own: BM25Retriever(title_boost=..., exact_title=...).

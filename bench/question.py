@@ -10,6 +10,7 @@ per-question seconds, model calls, tokens read and generated, rates and recall, 
 of each arm and `ratio new/old = X` (issue 48's goal: <= 0.35, recall not lower). Take figures on an idle machine.
 
     python bench/question.py [--questions 10] [--split check] [--modes retrieval,answer]
+                             [--data held-out.tsv --split all]   # questions of your own
                              [--parallel]   # also: the new arm's questions 1 at a time vs 2 at once on 2 slots
 """
 from __future__ import annotations
@@ -115,6 +116,8 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=5)
     parser.add_argument("--n-docs", type=int, default=10)
     parser.add_argument("--index", default="default")
+    parser.add_argument("--data", default=None, help="questions (TSV/CSV/JSONL or hf:<dataset>; default: "
+                        "../shared FRAMES dev), e.g. a held-out set with --split all")
     parser.add_argument("--new-flash", default=RuntimeSettings().flash_attn, choices=("auto", "on", "off"))
     parser.add_argument("--old-threads", type=int, default=None, help="generation threads of the old arm "
                         "(default: cores - 1, as before issue 48)")
@@ -126,7 +129,7 @@ def main() -> int:
     from frames_agent.eval.frames.split import select
     from frames_agent.index.build import open_index
 
-    questions = select(load_questions(None, None).questions, args.split)[args.offset: args.offset + args.questions]
+    questions = select(load_questions(args.data, None).questions, args.split)[args.offset: args.offset + args.questions]
     retriever = open_index(args.index)
     modes = args.modes.split(",")
     for mode in modes:

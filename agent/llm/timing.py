@@ -19,6 +19,7 @@ class CallTiming(BaseModel):
     prompt_seconds: float | None = Field(None, description="runtime time reading the prompt (llama.cpp timings)")
     generation_seconds: float | None = Field(None, description="runtime time generating (llama.cpp timings)")
     finish_reason: str | None = None
+    from_cache: bool = Field(False, description="served from the on-disk call cache: it took no model time")
 
     @property
     def read_tokens(self) -> int:

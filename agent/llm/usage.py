@@ -93,5 +93,5 @@ class UsageTracker(BaseCallbackHandler):
             self.usage.counted_calls += int(counted)
             # A reply from the call cache took no runtime time: its recorded timings would mislead.
             self.calls.append(CallTiming(node=node, prompt_tokens=prompt, completion_tokens=completion,
-                                         seconds=round(time.perf_counter() - started, 3),
+                                         seconds=round(time.perf_counter() - started, 3), from_cache=cached,
                                          **({} if cached else runtime)))

@@ -95,6 +95,7 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
     # I/O-bound retrievers below the requested concurrency.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=max(8, 2 * concurrency)))
     shown = Progress(len(todo), components.system.name, steps=steps, progress=progress)
+    paced = False  # re-estimated yet
 
     async def one(question: Question) -> None:
         async with semaphore:
@@ -106,10 +107,15 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
         records[question.id] = record
         shown.finished(_postfix(records, answer))
         left = len(todo) - shown.done
-        if echo is not None and shown.done == 1 and left:
-            pace = shown.clock() - shown.started
+        nonlocal paced
+        # A question answered from the call cache took no model time: the pace comes from the first that did not.
+        if echo is not None and not paced and left and not any(c.from_cache for c in record.calls):
+            paced = True
+            first = shown.done == 1
+            pace = shown.clock() - shown.started if first else record.seconds
             echo(f"re-estimate: ~{duration(pace * left / max(1, min(concurrency, len(todo))))} for the {left} "
-                 f"question(s) left ({pace:.0f} s measured on the first)")
+                 f"question(s) left ({pace:.0f} s measured on the first"
+                 f"{'' if first else ' not served from the call cache'})")
 
     async def tick() -> None:  # a local model may take minutes per question: keep the elapsed time moving
         while True:

@@ -137,6 +137,15 @@ def test_tools_and_adaptive_bring_their_fields_back():
         "more_fields": "", "more_rules": ""}
 
 
+def test_plan_thought_chars_zero_leaves_the_thought_out_of_the_grammar():
+    from frames_agent.agent.queries import plan_schema
+
+    assert plan_schema(5, 0, adaptive=False, thought_chars=160)["properties"]["thought"]["maxLength"] == 160
+    schema = plan_schema(5, 0, adaptive=False, thought_chars=0)
+    assert set(schema["properties"]) == {"queries"} and schema["additionalProperties"] is False
+    assert AgentConfig(plan_thought_chars=0).plan_thought_chars == 0
+
+
 def test_answer_dense_weight_reranks_passages_with_the_injected_encoder(tiny_retriever):
     import numpy as np
 

@@ -93,3 +93,27 @@ def test_the_run_re_estimates_after_its_first_question(tmp_path, tiny_retriever)
     _, lines = run(tmp_path, tiny_retriever, limit=3)
     again = [line for line in lines if line.startswith("re-estimate:")]
     assert len(again) == 1 and "for the 2 question(s) left" in again[0] and "measured on the first" in again[0]
+
+
+def test_the_re_estimate_waits_for_a_question_not_served_from_the_call_cache(tmp_path, tiny_retriever):
+    from frames_agent.agent import FramesAgent
+    from frames_agent.agent.llm import cached
+    from frames_agent.agent.llm.testing import ScriptedLLM
+    from frames_agent.eval.frames.runner import Components
+    from frames_agent.eval.frames.systems import CoverageChecker, make_system
+    from tests.eval.frames.test_runner import responder
+
+    def build(s, config):
+        llm = cached(ScriptedLLM(responder=responder), tmp_path / "calls.sqlite")
+        return Components(system=make_system(s.system, FramesAgent(llm, tiny_retriever, config=config),
+                                             n_docs=config.n_docs),
+                          coverage=CoverageChecker(tiny_retriever), rater=None)
+
+    run(tmp_path, tiny_retriever, build=build, limit=1, concurrency=1, retrieval_only=True, out=str(tmp_path / "a"))
+    outcome, lines = run(tmp_path, tiny_retriever, build=build, limit=3, concurrency=1, retrieval_only=True,
+                         out=str(tmp_path / "b"))
+    records = (outcome.out / "results.jsonl").read_text().splitlines()
+    assert '"from_cache":true' in records[0] and '"from_cache":true' not in records[1]
+    again = [line for line in lines if line.startswith("re-estimate:")]
+    assert len(again) == 1 and "for the 1 question(s) left" in again[0]
+    assert "measured on the first not served from the call cache" in again[0]
