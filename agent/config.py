@@ -194,7 +194,7 @@ class AgentConfig(BaseModel):
                                 "sharing most words with the queries (0 = each document's first tokens)")
     # The planning prompt asks for one short sentence; the grammar holds it to that (~35 tokens) so a small model
     # cannot spend a step's time on prose. The thought stays for the embedded model: without it (0) recall on 12
-    # tuning questions fell 0.131 [0.049, 0.224] for 0.85 of the time (bench/arms.py, docs/speed.md).
+    # tuning questions fell 0.130 [0.048, 0.221] for 0.85 of the time (bench/arms.py, docs/speed.md).
     plan_thought_chars: int = Field(160, ge=0, le=4000, description="longest thought a plan reply may write "
                                     "(0: a constrained model writes queries only)")
     drop_fanout: bool = Field(False, description="drop a query that only adds one word to an earlier one")

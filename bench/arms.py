@@ -5,7 +5,8 @@ Arms are named override sets, e.g. "base:;lean:plan_thought_chars=0,plan_budget=
 of the questions --offset .. --offset+--questions of --split (a rule, not a pick; choose settings on `tune`, report on
 `check`), every arm runs the question (retrieval only unless --answer) and the bench prints its seconds, model
 calls, tokens read and generated, and gold recall; then per arm the medians and totals, the ratio of total seconds
-against the first arm, and recall with its paired difference against the first arm and a 95% bootstrap interval.
+against the first arm, and recall with its paired difference against the first arm (a 95% paired bootstrap interval
+and a sign-flip p, as `compare` prints them).
 
     python bench/arms.py --arms "base:;thought0:plan_thought_chars=0" [--questions 12] [--split tune] [--answer]
                          [--data held-out.tsv --split all]
@@ -13,16 +14,17 @@ against the first arm, and recall with its paired difference against the first a
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.question import measure  # noqa: E402
 from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
 from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model  # noqa: E402
 from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
+from frames_agent.eval.stats import compare_paired_means  # noqa: E402
 
 
 def parse_arms(text: str) -> dict[str, dict]:
@@ -30,15 +32,26 @@ def parse_arms(text: str) -> dict[str, dict]:
     arms: dict[str, dict] = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
         name, _, assigns = part.partition(":")
-        arms[name] = dict(assign.split("=", 1) for assign in filter(None, assigns.split(",")))
+        arms[name] = dict(assign.partition("=")[::2] for assign in filter(None, assigns.split(",")))
     return arms
 
 
-def interval(diffs: list[float], rounds: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """95% bootstrap interval of the mean of paired differences."""
-    rng = random.Random(seed)
-    means = sorted(statistics.mean(rng.choices(diffs, k=len(diffs))) for _ in range(rounds))
-    return means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1]
+def summary(seen: dict[str, list[dict]], split: str) -> list[str]:
+    """Per arm: median and total seconds, the ratio against the first arm, means of calls and tokens, and recall,
+    with each later arm's paired recall difference against the first (eval.stats)."""
+    first = next(iter(seen))
+    base_seconds = sum(m["seconds"] for m in seen[first])
+    lines = []
+    for name, ms in seen.items():
+        col = {k: [m[k] for m in ms] for k in ("seconds", "calls", "read", "out", "recall")}
+        lines.append(f"{name:<10} median {statistics.median(col['seconds']):6.1f} s  total {sum(col['seconds']):7.1f} s"
+                     f"  ratio {sum(col['seconds']) / base_seconds:.2f}  calls {statistics.mean(col['calls']):.1f}  read "
+                     f"{statistics.mean(col['read']):6.0f}  out {statistics.mean(col['out']):4.0f}  recall "
+                     f"{statistics.mean(col['recall']):.3f} over {len(ms)} {split} question(s)")
+        if name != first:
+            paired = compare_paired_means([m["recall"] for m in seen[first]], col["recall"])
+            lines.append("  " + paired.sentence(first, name))
+    return lines
 
 
 def main() -> int:
@@ -57,7 +70,6 @@ def main() -> int:
     parser.add_argument("--n-docs", type=int, default=10)
     args = parser.parse_args()
     from frames_agent.eval.frames.datasets import load_questions
-    from frames_agent.eval.frames.metrics import found_steps, recall
     from frames_agent.eval.frames.split import select
     from frames_agent.index.build import open_index
 
@@ -73,27 +85,13 @@ def main() -> int:
     seen: dict[str, list[dict]] = {name: [] for name in agents}
     for question in questions:
         for name, agent in agents.items():
-            result = agent.invoke(question.prompt, answer=args.answer)
-            timed = [c for c in result.calls if c.prompt_seconds is not None]
-            m = {"seconds": result.seconds, "calls": len(timed), "read": sum(c.read_tokens for c in timed),
-                 "out": sum(c.completion_tokens for c in timed),
-                 "recall": recall(found_steps(question.gold_titles, result), question.gold_titles) or 0.0}
+            m = measure(agent, question, answer=args.answer)
             seen[name].append(m)
             print(f"q{question.id:<5} {name:<10} {m['seconds']:7.1f} s  {m['calls']} calls  read {m['read']:5d}  "
                   f"out {m['out']:4d}  recall {m['recall']:.2f}", flush=True)
     for pool in pools:
         pool.close()
-    first = next(iter(seen))
-    for name, ms in seen.items():
-        col = {k: [m[k] for m in ms] for k in ("seconds", "calls", "read", "out", "recall")}
-        diffs = [a["recall"] - b["recall"] for a, b in zip(ms, seen[first])]
-        low, high = interval(diffs) if diffs else (0.0, 0.0)
-        print(f"{name:<10} median {statistics.median(col['seconds']):6.1f} s  total "
-              f"{sum(col['seconds']):7.1f} s  ratio {sum(col['seconds']) / sum(m['seconds'] for m in seen[first]):.2f}"
-              f"  calls {statistics.mean(col['calls']):.1f}  read {statistics.mean(col['read']):6.0f}  out "
-              f"{statistics.mean(col['out']):4.0f}  recall {statistics.mean(col['recall']):.3f} "
-              f"({statistics.mean(diffs):+.3f} [{low:+.3f}, {high:+.3f}] against {first}) over {len(ms)} "
-              f"{args.split} question(s)", flush=True)
+    print("\n".join(summary(seen, args.split)), flush=True)
     return 0
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.arms import parse_arms as arm_overrides  # noqa: E402
 from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
 from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model  # noqa: E402
 from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
@@ -32,11 +33,9 @@ def parse_arms(text: str, draft_model: str | None) -> dict[str, RuntimeSettings]
     """'name:key=value,key=value;name2:...' -> settings per arm (values typed by the RuntimeSettings field)."""
     types = {f.name: f.type for f in fields(RuntimeSettings)}
     arms = {}
-    for part in filter(None, (p.strip() for p in text.split(";"))):
-        name, _, assigns = part.partition(":")
+    for name, assigns in arm_overrides(text).items():
         values: dict = {"draft_model": draft_model} if draft_model else {}
-        for assign in filter(None, assigns.split(",")):
-            key, _, value = assign.partition("=")
+        for key, value in assigns.items():
             kind = str(types[key])
             values[key] = int(value) if "int" in kind and value.isdigit() else value
         arms[name] = RuntimeSettings.from_env(**values)

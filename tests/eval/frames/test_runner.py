@@ -66,10 +66,12 @@ def settings(tmp_path, **overrides) -> RunSettings:
     return RunSettings(**values)
 
 
-def builder(retriever, *, wrap=None, judge2=False, fetcher=None):
-    """A build() for run_frames: the named system over a scripted agent on the tiny index."""
+def builder(retriever, *, wrap=None, judge2=False, fetcher=None, llm=None):
+    """A build() for run_frames: the named system over a scripted agent on the tiny index (llm(scripted) may wrap
+    its model, e.g. in the call cache)."""
     def build(s: RunSettings, config: AgentConfig) -> Components:
-        agent = FramesAgent(ScriptedLLM(responder=responder), retriever, config=config)
+        scripted = ScriptedLLM(responder=responder)
+        agent = FramesAgent(llm(scripted) if llm else scripted, retriever, config=config)
         system = make_system(s.system, agent, n_docs=config.n_docs, fetcher=fetcher)
         rater = Autorater(None, "none") if s.judge == "none" else Autorater(agent.llm, "scripted")
         return Components(system=wrap(system) if wrap else system, coverage=CoverageChecker(retriever),
