@@ -11,6 +11,8 @@ from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from frames_agent.retrieval.plain import valid_data
+
 # A cut-off reply is closed by LangChain's partial-JSON parser. Kept here because no library does them alike: the
 # schema-shaped repairs (a bare list as the schema's list field, bulleted lines as its items, list lengths cut or
 # padded to the schema's bounds), a note for every repair, and conservative quote and comma fixes (json-repair reads
@@ -232,7 +234,7 @@ def parse_structured(raw: str, schema: type[T], fallback: Callable[[str], T]) ->
     for candidate in json_candidates(text):
         try:
             data, notes = loads_lenient(candidate)
-            decoded_any = True
+            data, decoded_any = valid_data(data), True  # a JSON "\ud800" escape decodes to text no encoder takes
             if candidate.strip() != text.strip():
                 notes = ["extracted JSON from surrounding text"] + notes
             notes = cut + notes

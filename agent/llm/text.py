@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from frames_agent.retrieval.plain import valid_text
+
 
 def message_text(content: Any) -> str:
-    """Message content as text (providers may return a list of content blocks)."""
+    """Message content as valid text (providers may return a list of content blocks; a lone surrogate becomes U+FFFD)."""
     if isinstance(content, list):
-        return "".join(_block_text(b) for b in content)
-    return "" if content is None else str(content)
+        return valid_text("".join(_block_text(b) for b in content))
+    return "" if content is None else valid_text(str(content))
 
 
 def _block_text(block: Any) -> str:

@@ -2,12 +2,10 @@
 health; one access-log line per request."""
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
 from frames_agent.agent.api import FramesAgent
@@ -26,7 +24,8 @@ from frames_agent.agent.serve.chat import (
     models,
     question_of,
 )
-from frames_agent.agent.serve.guard import Gate, ServeSettings, check_token, read_body
+from frames_agent.agent.serve.encoding import TextJSONResponse, json_text
+from frames_agent.agent.serve.guard import Gate, GatedStream, ServeSettings, check_token, read_body
 from frames_agent.retrieval.errors import FramesAgentError
 
 
@@ -67,7 +66,7 @@ class Variants:
 
 
 def _sse(event: str, data: Any) -> str:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+    return f"event: {event}\ndata: {json_text(data)}\n\n"
 
 
 async def _ask_events(agent: FramesAgent, question: str) -> AsyncIterator[str]:
@@ -76,14 +75,6 @@ async def _ask_events(agent: FramesAgent, question: str) -> AsyncIterator[str]:
             yield _sse(event.kind, event.model_dump(mode="json"))
     except Exception as exc:  # noqa: BLE001 - headers are sent: the error is the last event, one line
         yield _sse("error", {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__})
-
-
-async def _released(gate: Gate, lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    try:
-        async for line in lines:
-            yield line
-    finally:
-        gate.leave()
 
 
 def _guarded(app: FastAPI, settings: ServeSettings) -> None:
@@ -102,20 +93,20 @@ def _guarded(app: FastAPI, settings: ServeSettings) -> None:
 def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> FastAPI:
     """The HTTP app for one agent (settings default to ServeSettings.from_env())."""
     settings = settings or ServeSettings.from_env()
-    app = FastAPI(title="frames-agent", summary="FRAMES multi-step retrieval agent")
+    app = FastAPI(title="frames-agent", summary="FRAMES multi-step retrieval agent", default_response_class=TextJSONResponse)
     _guarded(app, settings)
     gate, variants = Gate(settings.max_concurrency, settings.retry_after), Variants(agent)
 
     @app.exception_handler(FramesAgentError)
-    async def agent_failed(request: Request, exc: FramesAgentError) -> JSONResponse:
+    async def agent_failed(request: Request, exc: FramesAgentError) -> TextJSONResponse:
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Busy) else None
-        return JSONResponse({"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}, status_of(exc),
+        return TextJSONResponse({"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}, status_of(exc),
                             headers=headers)
 
     @app.exception_handler(Exception)
-    async def failed(request: Request, exc: Exception) -> JSONResponse:
+    async def failed(request: Request, exc: Exception) -> TextJSONResponse:
         # A bug or a reply nothing above expected: one JSON line for the client, never a text/plain traceback.
-        return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, 500)
+        return TextJSONResponse({"detail": f"internal error: {type(exc).__name__}"}, 500)
 
     async def admit(request: Request, model: type[BaseModel]) -> Any:
         check_token(request, settings)
@@ -131,14 +122,14 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
         return models()
 
     @app.get("/v1/models/{model}")
-    async def get_model(model: str, request: Request) -> JSONResponse:
+    async def get_model(model: str, request: Request) -> TextJSONResponse:
         check_token(request, settings)
         if model != MODEL_ID:
-            return JSONResponse({"detail": f"no model {model!r}; this server answers as {MODEL_ID}"}, 404)
-        return JSONResponse(model_card())
+            return TextJSONResponse({"detail": f"no model {model!r}; this server answers as {MODEL_ID}"}, 404)
+        return TextJSONResponse(model_card())
 
     @app.post("/v1/ask")
-    async def ask(request: Request) -> JSONResponse:
+    async def ask(request: Request) -> TextJSONResponse:
         body: AskRequest = await admit(request, AskRequest)
         question, runner = check_text(body.question), variants.get(body)
         gate.enter()
@@ -146,14 +137,14 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
             result = await runner.ainvoke(question)
         finally:
             gate.leave()
-        return JSONResponse(result.model_dump(mode="json"))
+        return TextJSONResponse(result.model_dump(mode="json"))
 
     @app.post("/v1/ask/stream")
-    async def ask_stream(request: Request) -> StreamingResponse:
+    async def ask_stream(request: Request) -> GatedStream:
         body: AskRequest = await admit(request, AskRequest)
         question, runner = check_text(body.question), variants.get(body)
         gate.enter()
-        return StreamingResponse(_released(gate, _ask_events(runner, question)), media_type="text/event-stream")
+        return GatedStream(gate, _ask_events(runner, question))
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
@@ -163,11 +154,11 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
         gate.enter()
         if body.stream:
             chunks = completion_chunks(agent.astream(question), body.model, settings.sources_in_content)
-            return StreamingResponse(_released(gate, chunks), media_type="text/event-stream")
+            return GatedStream(gate, chunks)
         try:
             result = await agent.ainvoke(question)
         finally:
             gate.leave()
-        return JSONResponse(completion(result, body.model, settings.sources_in_content))
+        return TextJSONResponse(completion(result, body.model, settings.sources_in_content))
 
     return app

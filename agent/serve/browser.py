@@ -24,6 +24,11 @@ def host_name(host: str) -> str:
     return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
+def normal_origin(origin: str) -> str:
+    """An origin as compared: trimmed, lower case, no trailing slash (browsers send it so)."""
+    return origin.strip().rstrip("/").lower()
+
+
 def served_hosts(bound: str, extra: Iterable[str] = ()) -> frozenset[str] | None:
     """The names a server bound to `bound` answers to (None: any; a wildcard address without --allow-host)."""
     names = {host_name(h) for h in extra if h.strip()}
@@ -52,7 +57,7 @@ class BrowserGuard:
     def __init__(self, app: Callable[..., Awaitable[None]], hosts: frozenset[str] | None,
                  origins: Iterable[str] = ()) -> None:
         self.app, self.hosts = app, hosts
-        self.origins = frozenset(o.strip().rstrip("/").lower() for o in origins if o.strip())
+        self.origins = frozenset(normal_origin(o) for o in origins if o.strip())
 
     def check(self, scope: dict) -> tuple[int, str] | None:
         """(status, reason) when the request must be refused, else None."""
@@ -69,7 +74,7 @@ class BrowserGuard:
         return None
 
     def _allowed(self, origin: str, host: str) -> bool:
-        origin = origin.strip().rstrip("/").lower()
+        origin = normal_origin(origin)
         same = origin in (f"http://{host.lower()}", f"https://{host.lower()}")
         return same or "*" in self.origins or origin in self.origins
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from frames_agent.agent.limits import InvalidRequest, RequestRefused, check_text
 from frames_agent.agent.runtime import progress_line
+from frames_agent.agent.serve.encoding import json_text
 from frames_agent.agent.state import AgentEvent, AgentResult
 
 
@@ -116,7 +117,7 @@ def completion(result: AgentResult, model: str, with_sources: bool = True) -> di
 def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
     body = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
-    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+    return f"data: {json_text(body)}\n\n"
 
 
 async def completion_chunks(events: AsyncIterator[AgentEvent], model: str,
@@ -134,5 +135,5 @@ async def completion_chunks(events: AsyncIterator[AgentEvent], model: str,
                 yield _chunk(cid, model, {"reasoning_content": progress_line(event)})
     except Exception as exc:  # noqa: BLE001 - headers are sent: the error travels in the stream, one line
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        yield f"data: {json.dumps({'error': {'message': message, 'type': type(exc).__name__}})}\n\n"
+        yield f"data: {json_text({'error': {'message': message, 'type': type(exc).__name__}})}\n\n"
     yield "data: [DONE]\n\n"

@@ -18,6 +18,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-concurrency", type=int, default=4, help="questions in flight; more get 429 (default 4)")
     parser.add_argument("--max-body", type=int, default=MAX_BODY_BYTES,
                         help=f"largest request body in bytes (default {MAX_BODY_BYTES})")
+    parser.add_argument("--request-timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds a client has to send a request's headers and body; slower or silent "
+                             "connections are closed (default 30)")
+    parser.add_argument("--shutdown-grace", type=float, default=None, metavar="SECONDS",
+                        help="on SIGTERM, seconds replies in flight may take before they are cut off (default 10)")
     parser.add_argument("--allow-open", action="store_true",
                         help="serve a non-loopback address without FRAMES_AGENT_TOKEN (anyone who reaches it may ask)")
     parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -55,6 +60,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from frames_agent.agent.serve import ServeSettings, create_app
+    from frames_agent.agent.serve.connections import server_options
     from frames_agent.agent.settings import AgentSettings
     from frames_agent.retrieval.errors import UsageError
     from frames_agent.retrieval.serving import bind, serve_on, url_of
@@ -63,7 +69,8 @@ def run_serve(args: argparse.Namespace) -> int:
         settings = ServeSettings.from_env(max_concurrency=args.max_concurrency, max_body_bytes=args.max_body,
                                           access_log=args.access_log, host=args.host,
                                           allow_hosts=_listed(args.allow_host), allow_origins=_listed(args.allow_origin),
-                                          sources_in_content=args.sources_in_content)
+                                          sources_in_content=args.sources_in_content,
+                                          request_timeout=args.request_timeout, shutdown_grace=args.shutdown_grace)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise UsageError(f"--{err['loc'][0]}: {err['msg']}".replace("max_body_bytes", "max-body").replace("_", "-")) from None
@@ -75,5 +82,6 @@ def run_serve(args: argparse.Namespace) -> int:
         app = create_app(agent.build_agent(), settings)
         serve_on(app, sock, f"serving on {url_of(sock, args.host)} (POST /v1/ask, /v1/ask/stream, "
                  f"/v1/chat/completions, GET /v1/models; {'bearer token required' if settings.token else 'no token'}"
-                 f"; LLM cache {'on' if agent.cache else 'off'})")
+                 f"; LLM cache {'on' if agent.cache else 'off'})",
+                 **server_options(settings.request_timeout, settings.shutdown_grace))
     return 0

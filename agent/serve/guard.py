@@ -2,14 +2,19 @@
 from __future__ import annotations
 
 import hmac
+import json
 import os
-from typing import TypeVar
+from collections.abc import AsyncIterator
+from typing import Any, TypeVar
 
 from fastapi import HTTPException, Request
-from pydantic import BaseModel, Field, ValidationError
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from frames_agent.agent.limits import MAX_BODY_BYTES, MIN_BODY_BYTES, BodyTooLarge, Busy, InvalidRequest
+from frames_agent.agent.serve.browser import normal_origin
 from frames_agent.retrieval.bounded import JSONOutOfBounds, check_json
+from frames_agent.retrieval.plain import valid_data
 
 TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
 M = TypeVar("M", bound=BaseModel)
@@ -29,9 +34,19 @@ class ServeSettings(BaseModel):
     allow_hosts: list[str] = Field(default_factory=list, description="more names the Host header may give")
     allow_origins: list[str] = Field(default_factory=list, description="browser origins (scheme://host:port, or *) "
                                      "allowed cross-origin requests; every other Origin gets 403")
+    request_timeout: float = Field(30.0, gt=0, description="seconds a client has to send a request's headers and "
+                                   "body; a slower or silent connection is closed")
+    shutdown_grace: float = Field(10.0, ge=0, description="seconds SIGTERM lets replies in flight finish before "
+                                  "closing them")
     sources_in_content: bool = Field(True, description="chat completions list the sources under the answer in the "
                                      "message content: clients such as LangChain's ChatOpenAI keep only the content "
                                      "of a reply, not its extra fields")
+
+    @field_validator("allow_origins")
+    @classmethod
+    def _normal_origins(cls, origins: list[str]) -> list[str]:
+        """Origins as browsers send them, so the guard and CORS compare the same text."""
+        return [normal_origin(o) for o in origins if o.strip()]
 
     @classmethod
     def from_env(cls, **overrides: object) -> ServeSettings:
@@ -56,6 +71,21 @@ class Gate:
         self.busy -= 1
 
 
+class GatedStream(StreamingResponse):
+    """Server-sent events holding one of the gate's slots until the response ends, however it ends: sent, cut off
+    by the client, or failed while sending (the slot never hangs on the body's generator being closed)."""
+
+    def __init__(self, gate: Gate, lines: AsyncIterator[str]) -> None:
+        super().__init__(lines, media_type="text/event-stream")
+        self.gate = gate
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.gate.leave()
+
+
 def check_token(request: Request, settings: ServeSettings) -> None:
     """401 unless the request carries the configured bearer token (no token configured: open)."""
     if not settings.token:
@@ -66,7 +96,8 @@ def check_token(request: Request, settings: ServeSettings) -> None:
 
 
 async def read_body(request: Request, model: type[M], limit: int) -> M:
-    """The JSON body as model; BodyTooLarge (413) past limit bytes, declared or streamed; InvalidRequest (422)."""
+    """The JSON body as model, its text valid (a lone surrogate becomes U+FFFD); BodyTooLarge (413) past limit bytes,
+    declared or streamed; InvalidRequest (422)."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"request body over {limit} bytes")
@@ -76,10 +107,13 @@ async def read_body(request: Request, model: type[M], limit: int) -> M:
         if len(body) > limit:
             raise BodyTooLarge(f"request body over {limit} bytes")
     try:
-        check_json(bytes(body), max_bytes=limit)  # nesting bounded before pydantic parses it
-        return model.model_validate_json(bytes(body) or b"{}")
+        data = json.loads(check_json(bytes(body) or b"{}", max_bytes=limit))  # nesting bounded before parsing
     except JSONOutOfBounds as exc:
         raise InvalidRequest(f"body: {exc}") from None
+    except ValueError:  # not JSON, not UTF-8, or a number past Python's 4,300 digits
+        raise InvalidRequest("body: not a JSON document") from None
+    try:
+        return model.model_validate(valid_data(data))
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(map(str, err["loc"])) or "body"

@@ -77,3 +77,30 @@ def server(tmp_path_factory, tiny_index):
     with serving(argv, {"FRAMES_AGENT_TEST_SCRIPT": str(script), "FRAMES_AGENT_TOKEN": TOKEN},
                  folder / "stderr.log") as url:
         yield url
+
+
+@contextmanager
+def in_process(app, settings) -> Iterator[str]:
+    """app served by uvicorn, as `serve` runs it with settings' connection limits, in a thread on a free loopback
+    port until the block ends; yields its URL."""
+    import threading
+
+    import uvicorn
+
+    from frames_agent.agent.serve.connections import server_options
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning",
+                                           **server_options(settings.request_timeout, settings.shutdown_grace)))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join()
+        sock.close()

@@ -1,0 +1,22 @@
+"""What the server sends is valid UTF-8 whatever text reached the agent (a model's reply, a document, an error):
+JSON text with every lone surrogate replaced (retrieval.plain.valid_text), for whole replies and stream lines."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi.responses import JSONResponse
+
+from frames_agent.retrieval.plain import valid_text
+
+
+def json_text(data: Any) -> str:
+    """data as JSON text any encoder takes."""
+    return valid_text(json.dumps(data, ensure_ascii=False))
+
+
+class TextJSONResponse(JSONResponse):
+    """A JSONResponse whose body encodes whatever strings it holds (Starlette's raises UnicodeEncodeError)."""
+
+    def render(self, content: Any) -> bytes:
+        return valid_text(json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))).encode()
