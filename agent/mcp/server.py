@@ -21,6 +21,7 @@ from frames_agent.agent.runtime import progress_line
 from frames_agent.agent.state import AgentResult, TokenUsage
 from frames_agent.agent.tools import tool_text
 from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.retrieval.plain import valid_data, valid_text
 from frames_agent.retrieval.types import Document
 
 _SNIPPET_CHARS = 600
@@ -105,13 +106,20 @@ def package_version() -> str:
         return "0+unknown"
 
 
+def tool_result(text: str, structured: BaseModel) -> CallToolResult:
+    """A tool's reply as text and structured content, valid whatever text the model or the index gave (the SDK
+    cannot send a lone surrogate)."""
+    return CallToolResult(content=[TextContent(type="text", text=valid_text(text))],
+                          structured_content=valid_data(structured.model_dump(mode="json")))
+
+
 @contextmanager
 def reported() -> Iterator[None]:
     """Our one-line errors reach the client as tool errors (the SDK hides other exceptions' text)."""
     try:
         yield
     except FramesAgentError as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(valid_text(str(exc))) from None
 
 
 def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
@@ -132,10 +140,9 @@ def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
             total, done = 3 * runner.config.n + 1, 0  # each step: started, queries, documents added; then the answer
             async for event in runner.astream(question):
                 done = total if event.kind == "answer" else done + 1
-                await ctx.report_progress(done, total, progress_line(event).strip() or "answered")
+                await ctx.report_progress(done, total, valid_text(progress_line(event).strip() or "answered"))
             result = event.result  # the last event is the answer
-        return CallToolResult(content=[TextContent(type="text", text=tool_text(result, sources=_SOURCES))],
-                              structured_content=research_of(result).model_dump(mode="json"))
+        return tool_result(tool_text(result, sources=_SOURCES), research_of(result))
 
     @server.tool(name="search_wikipedia", title="Search Wikipedia",
                  annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True))
@@ -151,7 +158,6 @@ def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
                 raise AgentError("this server has no Wikipedia index (started with --tools without wiki)")
             hits = await asyncio.to_thread(agent.retriever.search, query, k)
         found = Hits(hits=[Source(id=d.id, title=d.title, score=d.score, text=d.text[:_SNIPPET_CHARS]) for d in hits])
-        return CallToolResult(content=[TextContent(type="text", text=render_hits(hits))],
-                              structured_content=found.model_dump(mode="json"))
+        return tool_result(render_hits(hits), found)
 
     return server

@@ -7,6 +7,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -40,6 +41,9 @@ def test_every_malformed_request_is_answered_and_the_server_goes_on(tmp_path, ti
         assert listed["id"] == 2 and listed["error"]["code"] == INVALID_PARAMS
         deep = _reply(proc, DEEP)
         assert deep["id"] == 3 and deep["error"]["code"] == INVALID_REQUEST and "nested" in deep["error"]["message"]
+        lone = _reply(proc, b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search_wikipedia",'
+                            b'"arguments":{"query":"Brennick \\ud800"}}}')
+        assert lone["id"] == 5 and lone["error"]["code"] == INVALID_REQUEST and "surrogate" in lone["error"]["message"]
         garbage = _reply(proc, b"{not json")
         assert garbage["id"] is None and garbage["error"]["code"] == PARSE_ERROR
         tools = _reply(proc, b'{"jsonrpc":"2.0","id":4,"method":"tools/list"}')
@@ -62,6 +66,35 @@ def test_ids_that_no_answer_could_match_and_numbers_past_the_digit_limit():
 def test_the_id_of_a_frame_too_deep_to_parse_is_the_outer_one():
     assert top_level_id(b'{"params":{"id":9,"x":' + b"[" * 100 + b"]" * 100 + b'},"id":"r-1"}') == "r-1"
     assert top_level_id(b'{"id": 7, "params": "[[[["}') == 7 and top_level_id(b"[[[[") is None
+
+
+def test_a_lone_surrogate_escape_is_answered_not_dropped():
+    frame = b'{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"arguments":{"question":"\\udc00"}}}'
+    passed, reply = screen(frame, _sdk_accepts)
+    assert passed is None and reply["id"] == "q" and reply["error"]["code"] == INVALID_REQUEST
+    assert screen(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\\ud83d\\ude00"}}', _sdk_accepts)[1] is None
+
+
+def _not_json(size: int, member: bytes) -> bytes:
+    """A frame that is not JSON, of about size bytes: an array of one-member objects, then garbage."""
+    unit = b"{" + member + b":1},"
+    return b'{"a":[' + unit * (size // len(unit)) + b"!"
+
+
+def _seconds(frame: bytes) -> float:
+    best = float("inf")
+    for _ in range(2):
+        started = time.perf_counter()
+        screen(frame, _sdk_accepts)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def test_a_frame_full_of_ids_costs_what_a_plain_frame_of_its_size_costs():
+    for size in (16 << 10, 4 << 20):  # every "id" member nested, so none is the frame's own
+        hostile, plain = _not_json(size, b'"id"'), _not_json(size, b'"ix"')
+        assert screen(hostile, _sdk_accepts)[1]["error"]["code"] == PARSE_ERROR
+        assert _seconds(hostile) < 4 * _seconds(plain), size
 
 
 frames = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
