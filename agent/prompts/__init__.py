@@ -77,20 +77,19 @@ def run_prompt(value: str, allowed_dirs: Sequence[str | Path] = (), field: str =
 
 
 def load_prompt(name_or_path: str) -> Prompt:
-    """A shipped prompt by name ("planning"), the template text itself (is_prompt_text), or a prompt file by path."""
+    """A shipped prompt by name ("planning"), the template text itself (is_prompt_text), or a prompt file by path
+    (any other name; "./planning" for a file named like a shipped prompt)."""
     if is_prompt_text(name_or_path):
         if not name_or_path.strip():
             raise PromptError("the prompt text is empty")
         return Prompt(name=INLINE, text=name_or_path)
-    path = Path(name_or_path).expanduser()
+    # A shipped name is the shipped prompt, whatever file the working directory holds; "./name" reads that file.
+    path = PROMPTS_DIR / f"{name_or_path}.txt" if name_or_path in available_prompts() else Path(name_or_path).expanduser()
     if path.is_dir():
         raise PromptError(f"prompt {path} is a directory; give a prompt file or a shipped prompt name")
     if not path.is_file():
-        shipped = PROMPTS_DIR / f"{name_or_path}.txt"
-        if not shipped.is_file():
-            raise PromptError(f"no prompt named {name_or_path!r} and no such file; shipped prompts: "
-                              f"{', '.join(available_prompts())}")
-        path = shipped
+        raise PromptError(f"no prompt named {name_or_path!r} and no such file; shipped prompts: "
+                          f"{', '.join(available_prompts())}")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
