@@ -30,6 +30,7 @@ from frames_agent.agent.runtime import (
     Picker,
     StreamMode,
     Variants,
+    check_listed,
     component_changes,
     components,
     config_specs,
@@ -85,16 +86,20 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     stream/astream yield typed AgentEvents, the last one AnswerReady, or with stream_mode= LangGraph's chunks.
     In a chain (transform) the agent's output chunk is its AgentResult. encoder (a retrieval.dense Encoder) serves
     `answer_dense_weight`; by default the hybrid retriever's, else all-MiniLM-L6-v2. prompt_dirs: the directories
-    whose prompt files a run's config may name (none by default: shipped names and prompt text only).
+    whose prompt files a run's config may name (none by default: shipped names and prompt text only); models and
+    indexes: the model specs and index names or directories a run's config may choose besides the agent's own (none
+    by default).
     """
 
     name: str | None = "FramesAgent"
 
     def __init__(self, llm: BaseChatModel | str, retriever: Retriever | Any | None = None,
                  tools: Sequence[BaseTool] = (), config: AgentConfig | None = None, encoder: Any = None, *,
-                 prompt_dirs: Sequence[str | Path] = ()) -> None:
+                 prompt_dirs: Sequence[str | Path] = (), models: Sequence[str] = (),
+                 indexes: Sequence[str] = ()) -> None:
         self.config = config or AgentConfig.for_model(llm)
         self.prompt_dirs = [str(Path(d).expanduser().resolve()) for d in prompt_dirs]
+        self.listed = {"model": [str(m) for m in models], "index": [str(i) for i in indexes]}
         self.llm = _resolve(llm, self.config.timeout)
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
@@ -118,7 +123,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
                 err = exc.errors()[0]
                 raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
             return FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder,
-                               prompt_dirs=self.prompt_dirs)
+                               prompt_dirs=self.prompt_dirs, models=self.listed["model"], indexes=self.listed["index"])
 
         return self._variants.get(repr(sorted(changes.items())), make)
 
@@ -130,14 +135,15 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
 
     def _configured(self, config: RunnableConfig | None) -> FramesAgent:
         """This agent, or its variant for the run's `configurable["frames_agent"]` settings and parts (a one-line
-        error if invalid); another model or index keeps this agent's AgentConfig and tools."""
+        error if invalid or not listed); another model or index keeps this agent's AgentConfig and tools."""
         settings = run_settings(config, self.prompt_dirs)
         own_index = getattr(self.retriever, "name", None)
         agent, parts = self, component_changes(settings, str(ModelSpec.of(self.llm)), own_index)
+        check_listed(parts, self.listed)
         if parts:
             agent = self._variants.get(repr(sorted(parts.items())), lambda: FramesAgent(
                 *components(parts, self.config, self.llm, self.retriever), self.tools, self.config, self.nodes.encoder,
-                prompt_dirs=self.prompt_dirs))
+                prompt_dirs=self.prompt_dirs, models=self.listed["model"], indexes=self.listed["index"]))
         return agent.with_settings(**runtime_changes(agent.config, settings))
 
     def pick(self, keys: str | list[str]) -> RunnableSerializable[Any, Any]:

@@ -31,7 +31,8 @@ RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
 StreamMode = str | Sequence[str] | None
 
 
-# What a run may swap of the agent's own parts (a model spec, an index name or directory); None keeps the agent's.
+# What a run may swap of the agent's own parts (a model spec, an index name or directory, each one its owner
+# listed: FramesAgent(models=, indexes=)); None keeps the agent's.
 COMPONENT_FIELDS = {"model": "model spec for this run, e.g. gemini:gemini-2.5-flash (default: the agent's own model)",
                     "index": "index name or directory for this run (default: the agent's own retriever)"}
 
@@ -88,6 +89,16 @@ def component_changes(settings: RunSettings, model: str, index: str | None) -> d
     own = {"model": model, "index": index}
     return {name: str(value) for name in COMPONENT_FIELDS
             if (value := getattr(settings, name)) and str(value) != own[name]}
+
+
+def check_listed(changes: Mapping[str, str], listed: Mapping[str, Sequence[str]]) -> None:
+    """AgentError unless every model and index a run names is one the owner listed; nothing is opened first, so an
+    existing path and a missing one get the same line."""
+    for name, value in changes.items():
+        if value not in listed.get(name, ()):
+            allowed = ", ".join(listed.get(name, ())) or "none besides its own"
+            raise AgentError(f"{name} {value[:80]!r}: a run may only choose a{'n' if name == 'index' else ''} {name} "
+                             f"the server's owner listed (listed: {allowed})")
 
 
 def components(changes: dict[str, str], config: AgentConfig, llm: Any, retriever: Any) -> tuple[Any, Any]:

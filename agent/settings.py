@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -33,6 +33,8 @@ CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_t
 # and the environment variables read when it does not.
 CONFIGURABLE = ("model", "index", "tools", "k", "n", "n_docs", "prompt")
 ENV = {"model": "FRAMES_AGENT_MODEL", "index": "FRAMES_AGENT_INDEX", "tools": "FRAMES_AGENT_TOOLS"}
+# The models and indexes a run's `configurable` may choose besides the owner's own (comma-separated; none if unset).
+LISTED_ENV = {"model": "FRAMES_AGENT_ALLOW_MODELS", "index": "FRAMES_AGENT_ALLOW_INDEXES"}
 
 
 def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
@@ -50,6 +52,11 @@ def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
         except ValueError:
             out[key] = raw
     return out
+
+
+def _listed(value: str) -> list[str]:
+    """A comma-separated list's items."""
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 def _checked(make: Callable[[], AgentConfig]) -> AgentConfig:
@@ -103,16 +110,18 @@ class AgentSettings(BaseModel):
                    tools=values.get("tools") or "wiki", cache=cache and not values.get("no_cache"), config=config)
 
     @classmethod
-    def from_runnable_config(cls, config: RunnableConfig | None = None, *,
-                             env: Mapping[str, str] | None = None) -> AgentSettings:
+    def from_runnable_config(cls, config: RunnableConfig | None = None, *, env: Mapping[str, str] | None = None,
+                             models: Sequence[str] = (), indexes: Sequence[str] = ()) -> AgentSettings:
         """The settings a LangChain RunnableConfig asks for (a graph factory's): its `configurable` (model, index,
         tools, k, n, n_docs, prompt; under "frames_agent", else at the top as Studio's form sends them), over
         FRAMES_AGENT_MODEL, FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS (from `env`, default os.environ), over the
         CLI's defaults. `prompt` is a shipped name or prompt text, never a file path (a one-line PromptError; nothing
-        is read): a run's config is not the app's code. A built agent reads
-        a run's `configurable` itself (agent/runtime.py)."""
+        is read): a run's config is not the app's code. A model or index other than the owner's (the environment's,
+        else the default) must be listed in models/indexes or FRAMES_AGENT_ALLOW_MODELS/FRAMES_AGENT_ALLOW_INDEXES
+        (a one-line AgentError; nothing is opened, downloaded or built). A built agent reads a run's `configurable`
+        itself (agent/runtime.py)."""
         from frames_agent.agent.prompts import run_prompt
-        from frames_agent.agent.runtime import CONFIG_KEY
+        from frames_agent.agent.runtime import CONFIG_KEY, check_listed
 
         configurable = (config or {}).get("configurable") or {}
         nested = configurable.get(CONFIG_KEY)
@@ -121,7 +130,13 @@ class AgentSettings(BaseModel):
         env = os.environ if env is None else env
         if asked.get("prompt") is not None:
             asked["prompt"] = run_prompt(str(asked["prompt"]))
-        return cls.from_flags({**{key: env[var] for key, var in ENV.items() if env.get(var)}, **asked})
+        own = {key: env[var] for key, var in ENV.items() if env.get(var)}
+        listed = {key: [*given, *_listed(env.get(LISTED_ENV[key], ""))]
+                  for key, given in (("model", models), ("index", indexes))}
+        defaults = {"model": own.get("model") or DEFAULT_MODEL, "index": own.get("index") or "default"}
+        check_listed({key: str(asked[key]) for key in LISTED_ENV if key in asked and str(asked[key]) != defaults[key]},
+                     listed)
+        return cls.from_flags({**own, **asked})
 
     def build_agent(self) -> FramesAgent:
         """A FramesAgent wired from these settings: the model, the index (hybrid with dense vectors when the config's

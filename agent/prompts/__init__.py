@@ -84,7 +84,8 @@ def load_prompt(name_or_path: str) -> Prompt:
             raise PromptError("the prompt text is empty")
         return Prompt(name=INLINE, text=name_or_path)
     # A shipped name is the shipped prompt, whatever file the working directory holds; "./name" reads that file.
-    path = PROMPTS_DIR / f"{name_or_path}.txt" if name_or_path in available_prompts() else Path(name_or_path).expanduser()
+    shipped = name_or_path in available_prompts()
+    path = PROMPTS_DIR / f"{name_or_path}.txt" if shipped else Path(name_or_path).expanduser()
     if path.is_dir():
         raise PromptError(f"prompt {path} is a directory; give a prompt file or a shipped prompt name")
     if not path.is_file():

@@ -93,15 +93,16 @@ def _guarded(app: FastAPI, settings: ServeSettings) -> None:
 def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> FastAPI:
     """The HTTP app for one agent (settings default to ServeSettings.from_env())."""
     settings = settings or ServeSettings.from_env()
-    app = FastAPI(title="frames-agent", summary="FRAMES multi-step retrieval agent", default_response_class=TextJSONResponse)
+    app = FastAPI(title="frames-agent", summary="FRAMES multi-step retrieval agent",
+                  default_response_class=TextJSONResponse)
     _guarded(app, settings)
     gate, variants = Gate(settings.max_concurrency, settings.retry_after), Variants(agent)
 
     @app.exception_handler(FramesAgentError)
     async def agent_failed(request: Request, exc: FramesAgentError) -> TextJSONResponse:
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Busy) else None
-        return TextJSONResponse({"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}, status_of(exc),
-                            headers=headers)
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return TextJSONResponse({"detail": detail}, status_of(exc), headers=headers)
 
     @app.exception_handler(Exception)
     async def failed(request: Request, exc: Exception) -> TextJSONResponse:

@@ -3,8 +3,10 @@
 Settings come from the run's `configurable` (model, index, tools, k, n, n_docs, prompt; under "frames_agent" or at
 the top, as Studio's form sends them), else FRAMES_AGENT_MODEL, FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS, else the
 CLI defaults (AgentSettings.from_runnable_config reads them). A run's prompt is a shipped name or prompt text, never a
-file path. The graph declares them as its context schema (StudioSettings), so Studio draws a
-settings form. The graph's input is {"question": ...}.
+file path; a run's model or index other than the server's own must be listed in FRAMES_AGENT_ALLOW_MODELS or
+FRAMES_AGENT_ALLOW_INDEXES (comma-separated; nothing else is opened, downloaded or built for a run). The graph
+declares them as its context schema (StudioSettings), so Studio draws a settings form. The graph's input is
+{"question": ...}.
 
 The server calls the factory on its event loop with a blocking-call detector on (blockbuster): opening the index, the
 model and the prompt files happens in a worker thread, once per distinct settings (the last few graphs are kept).
@@ -12,6 +14,7 @@ model and the prompt files happens in a worker thread, once per distinct setting
 # No `from __future__ import annotations`: LangGraph Server loads this file by path, outside sys.modules, where
 # pydantic could not resolve StudioSettings' annotations as strings.
 import asyncio
+from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass
 from typing import Annotated, Any
 
@@ -47,17 +50,18 @@ class StudioSettings(TypedDict, total=False):
 
 
 class GraphFactory:
-    """Compiled agent graphs by their settings, built off the event loop, the last few kept."""
+    """Compiled agent graphs by their settings, built off the event loop, the last few kept; models and indexes are
+    those a run may choose besides the server's own (added to FRAMES_AGENT_ALLOW_MODELS and ..._INDEXES)."""
 
-    def __init__(self, kept: int = _KEPT_GRAPHS) -> None:
-        self._graphs = Variants(kept)
+    def __init__(self, kept: int = _KEPT_GRAPHS, *, models: Sequence[str] = (), indexes: Sequence[str] = ()) -> None:
+        self._graphs, self.models, self.indexes = Variants(kept), list(models), list(indexes)
 
     def build(self, config: RunnableConfig | None = None) -> CompiledStateGraph:
         """The graph for a run's config (blocking: reads files, opens the index and the model)."""
         from frames_agent.agent.graph import build_graph
         from frames_agent.agent.settings import AgentSettings
 
-        settings = AgentSettings.from_runnable_config(config)
+        settings = AgentSettings.from_runnable_config(config, models=self.models, indexes=self.indexes)
 
         def compile_graph() -> CompiledStateGraph:
             agent = settings.build_agent()

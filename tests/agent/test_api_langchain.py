@@ -124,7 +124,9 @@ def test_an_apps_own_configurable_keys_never_reach_the_agent(agent, monkeypatch)
     assert result.answer == "Brennick" and len(result.steps) == 1 and "root:" not in "".join(agent.llm.prompts)
 
 
-def test_configurable_model_and_index_per_run(agent, tiny_index, monkeypatch):
+def test_configurable_model_and_index_per_run(tiny_retriever, tiny_index, monkeypatch):
+    agent = FramesAgent(ScriptedLLM(responder=responder), tiny_retriever, config=AgentConfig(k=1, n=1, n_docs=2),
+                        models=["fakeprov:other"], indexes=[str(tiny_index), "/nonexistent/index"])
     other = ScriptedLLM(responder=lambda m: json.dumps({"thought": "", "queries": ["Olse"]})
                         if "Reply with one JSON" in m[-1].content else "Answer: from the other model")
     made = []
@@ -138,8 +140,21 @@ def test_configurable_model_and_index_per_run(agent, tiny_index, monkeypatch):
     indexed = agent.invoke("About Brennick", config=own(index=str(tiny_index)))
     assert indexed.documents and indexed.answer == "Brennick"
     with pytest.raises(FramesAgentError) as err:
-        agent.invoke("About Brennick", config=own(index="/nonexistent/index"))
+        agent.invoke("About Brennick", config=own(index="/nonexistent/index"))  # listed, but not there
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("part", [{"index": "/etc"}, {"index": "/nonexistent/index"}, {"index": "default"},
+                                  {"index": "msmarco-v1-passage"}, {"model": "local:/etc/passwd.gguf"}])
+def test_a_run_chooses_only_models_and_indexes_the_owner_listed(agent, monkeypatch, part):
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda *a, **kw: pytest.fail("model was resolved"))
+    monkeypatch.setattr("frames_agent.index.build.open_index", lambda *a, **kw: pytest.fail("index was opened"))
+    (name, value), = part.items()
+    with pytest.raises(AgentError) as err:
+        agent.invoke("About Brennick", config=own(**part))
+    # One line, the same whether the path exists or not: nothing was looked at.
+    assert str(err.value).replace(value, "X") == f"{name} 'X': a run may only choose a{'n' * (name == 'index')} " \
+                                                   f"{name} the server's owner listed (listed: none besides its own)"
 
 
 def test_input_schema_is_the_typed_agent_input(agent):

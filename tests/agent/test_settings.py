@@ -95,12 +95,30 @@ def test_settings_are_frozen():
 
 # --- from_runnable_config -------------------------------------------------------------------------------------------
 def test_runnable_config_then_environment_then_defaults():
-    env = {"FRAMES_AGENT_MODEL": HOSTED, "FRAMES_AGENT_INDEX": "mine", "FRAMES_AGENT_TOOLS": ""}
+    env = {"FRAMES_AGENT_MODEL": HOSTED, "FRAMES_AGENT_INDEX": "mine", "FRAMES_AGENT_TOOLS": "",
+           "FRAMES_AGENT_ALLOW_INDEXES": "theirs"}
     out = AgentSettings.from_runnable_config({"configurable": {"index": "theirs", "n": 3, "k": None}}, env=env)
     assert (out.model, out.index, out.tools, out.config.n, out.config.k) == (HOSTED, "theirs", "wiki", 3, 5)
     assert out.config.answer_budget == AgentConfig.for_model(HOSTED).answer_budget  # sized for the env's model
     assert AgentSettings.from_runnable_config(None, env={}) == AgentSettings()
     assert AgentSettings.from_runnable_config({"configurable": {"plan_budget": 1}}, env={}) == AgentSettings()
+
+
+@pytest.mark.parametrize("configurable", [{"index": "/etc"}, {"index": "/nonexistent/x"}, {"index": "default"},
+                                          {"index": "msmarco-v1-passage"}, {"model": "local:/etc/passwd.gguf"},
+                                          {"frames_agent": {"index": "/etc"}}])
+def test_a_run_config_names_only_listed_models_and_indexes(configurable):
+    env = {"FRAMES_AGENT_MODEL": HOSTED, "FRAMES_AGENT_INDEX": "mine", "FRAMES_AGENT_ALLOW_INDEXES": "a, theirs"}
+    with pytest.raises(AgentError) as err:
+        AgentSettings.from_runnable_config({"configurable": configurable}, env=env)
+    (name, value), = (configurable.get("frames_agent") or configurable).items()
+    assert str(err.value).replace(value, "X") == (f"{name} 'X': a run may only choose a{'n' * (name == 'index')} "
+                                                  f"{name} the server's owner listed (listed: "
+                                                  f"{'a, theirs' if name == 'index' else 'none besides its own'})")
+    assert AgentSettings.from_runnable_config({"configurable": {"index": "mine", "model": HOSTED}}, env=env).index == "mine"
+    listed = AgentSettings.from_runnable_config({"configurable": {"model": "local:/m.gguf"}}, env=env,
+                                                models=["local:/m.gguf"])
+    assert listed.model == "local:/m.gguf"
 
 
 def test_runnable_config_reads_os_environ_by_default(monkeypatch):

@@ -12,7 +12,7 @@ import tomllib
 import pytest
 from langgraph.graph.state import CompiledStateGraph
 
-from frames_agent.agent.errors import PromptError
+from frames_agent.agent.errors import AgentError, PromptError
 from frames_agent.agent.settings import AgentSettings
 from tests.agent.serve.conftest import ROOT, write_script
 
@@ -41,7 +41,8 @@ def test_factory_named_by_langgraph_json_runs_a_question(tmp_path, tiny_index, m
 
 
 def test_settings_order_configurable_env_defaults():
-    env = {"FRAMES_AGENT_MODEL": "gemini:gemini-2.5-flash", "FRAMES_AGENT_INDEX": "mine"}
+    env = {"FRAMES_AGENT_MODEL": "gemini:gemini-2.5-flash", "FRAMES_AGENT_INDEX": "mine",
+           "FRAMES_AGENT_ALLOW_INDEXES": "theirs"}
     out = AgentSettings.from_runnable_config({"configurable": {"index": "theirs", "n": 3}}, env=env)
     assert (out.model, out.index, out.config.n, out.config.k) == ("gemini:gemini-2.5-flash", "theirs", 3, 5)
 
@@ -95,6 +96,7 @@ def test_the_factory_runs_under_langgraph_servers_blocking_call_detector(tmp_pat
     monkeypatch.setenv("FRAMES_AGENT_TOOLS", tools)
     if tools == "wiki":  # the Lucene index; crag alone runs on a core install
         monkeypatch.setenv("FRAMES_AGENT_INDEX", str(request.getfixturevalue("tiny_index")))
+    monkeypatch.setenv("FRAMES_AGENT_ALLOW_MODELS", "ignored:by-the-script")
     config = {"configurable": {"k": 1, "n": 1, "thread_id": "t1", "model": "ignored:by-the-script"}}
     final, form = run_as_langgraph_server(load_factory("frames_agent"), config, "Who is the mayor of Brennick?")
     assert final["answer"] == "Tomas Ferrante" and len(final["steps"]) == 1
@@ -113,6 +115,17 @@ def test_the_factory_never_reads_a_prompt_path_from_a_run(tmp_path, monkeypatch,
         assert "no file paths" in str(err.value) and "\n" not in str(err.value)
     text = AgentSettings.from_runnable_config({"configurable": {"prompt": "Plan for {question}\n"}})
     assert text.config.prompt == "Plan for {question}\n"
+
+
+@pytest.mark.parametrize("index", ["/etc", "/nonexistent/index", "default", "msmarco-v1-passage"])
+def test_the_factory_opens_no_index_a_run_names_unless_listed(monkeypatch, index):
+    monkeypatch.setattr("frames_agent.index.build.ensure_index", lambda *a, **kw: pytest.fail("index opened"))
+    monkeypatch.setenv("FRAMES_AGENT_INDEX", "mine")
+    monkeypatch.delenv("FRAMES_AGENT_ALLOW_INDEXES", raising=False)
+    with pytest.raises(AgentError) as err:
+        load_factory("frames_agent")({"configurable": {"index": index}})
+    assert str(err.value).replace(index, "X") == ("index 'X': a run may only choose an index the server's owner "
+                                                  "listed (listed: none besides its own)")
 
 
 def requirements(extras: set[str]) -> set[str]:
