@@ -1,5 +1,5 @@
 """One access-log line per HTTP request on stderr: client, method, path (never the query or headers), status,
-seconds (to the end of the body, so a stream's whole length)."""
+seconds (to the end of the body, so a stream's whole length); control characters in the path are shown escaped."""
 from __future__ import annotations
 
 import logging
@@ -7,6 +7,8 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from frames_agent.retrieval.plain import plain
 
 LOGGER = "frames_agent.serve.access"
 
@@ -44,5 +46,6 @@ class AccessLog:
             await self.app(scope, receive, sending)
         finally:
             client = (scope.get("client") or ("-",))[0]
-            self.log.info('%s "%s %s" %d %.3fs', client, scope["method"], scope["path"], status[0],
+            # The path arrives percent-decoded: %1b or %0a would otherwise write raw control bytes to the log.
+            self.log.info('%s "%s %s" %d %.3fs', client, scope["method"], plain(scope["path"], lines=False), status[0],
                           time.perf_counter() - started)

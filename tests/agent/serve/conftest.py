@@ -79,6 +79,24 @@ def server(tmp_path_factory, tiny_index):
         yield url
 
 
+def scripted_agent(answer: str = "Answer: Tomas Ferrante", delay: float = 0.0):
+    """A FramesAgent on a one-document vector store whose scripted model plans one search, then answers `answer`
+    (each call taking `delay` seconds): no Lucene, no model."""
+    from langchain_core.documents import Document as LCDocument
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from frames_agent.agent import AgentConfig, FramesAgent
+    from frames_agent.agent.llm.testing import ScriptedLLM
+
+    store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+    store.add_documents([LCDocument(id="b", page_content="Brennick's mayor is Tomas Ferrante.",
+                                    metadata={"title": "Brennick"})])
+    plan = json.dumps({"thought": "", "queries": ["Brennick mayor"]})
+    llm = ScriptedLLM(responder=lambda m: plan if "Reply with one JSON" in m[-1].content else answer, delay=delay)
+    return FramesAgent(llm, store.as_retriever(), config=AgentConfig(k=1, n=1, n_docs=1))
+
+
 @contextmanager
 def in_process(app, settings) -> Iterator[str]:
     """app served by uvicorn, as `serve` runs it with settings' connection limits, in a thread on a free loopback

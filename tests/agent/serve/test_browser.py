@@ -66,3 +66,19 @@ def test_the_names_a_bound_address_serves():
     scope = {"type": "http", "method": "POST", "headers": [(b"host", b"localhost"), (b"origin", b"https://x.y"),
                                                            (b"content-type", b"application/json; charset=utf-8")]}
     assert guard.check(scope) is None
+
+
+def test_an_allowed_origin_as_written_by_hand_passes_the_guard_and_cors_alike():
+    from fastapi.testclient import TestClient
+
+    from frames_agent.agent.serve import ServeSettings, create_app
+    from tests.agent.serve.conftest import scripted_agent
+
+    settings = ServeSettings(access_log=False, allow_origins=["HTTP://LocalHost:3000/"])
+    client = TestClient(create_app(scripted_agent(), settings), base_url="http://127.0.0.1")
+    origin = {"Origin": "http://localhost:3000"}  # as a browser sends it
+    preflight = client.options("/v1/ask", headers={**origin, "Access-Control-Request-Method": "POST",
+                                                   "Access-Control-Request-Headers": "content-type"})
+    assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] == origin["Origin"]
+    posted = client.post("/v1/ask", json=QUESTION, headers=origin)
+    assert posted.status_code == 200 and posted.headers["access-control-allow-origin"] == origin["Origin"]

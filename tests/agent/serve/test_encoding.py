@@ -5,25 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import httpx
-from langchain_core.documents import Document as LCDocument
-from langchain_core.embeddings import DeterministicFakeEmbedding
-from langchain_core.vectorstores import InMemoryVectorStore
 
-from frames_agent.agent import AgentConfig, FramesAgent
-from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.agent.serve import ServeSettings, create_app
 from frames_agent.agent.serve.guard import Gate, GatedStream
 from tests.agent.serve.conftest import in_process
-
-PLAN = '{"thought": "", "queries": ["Brennick mayor"]}'
-
-
-def agent(answer: str) -> FramesAgent:
-    store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
-    store.add_documents([LCDocument(id="b", page_content="Brennick's mayor is Tomas Ferrante.",
-                                    metadata={"title": "Brennick"})])
-    llm = ScriptedLLM(responder=lambda m: PLAN if "Reply with one JSON" in m[-1].content else answer)
-    return FramesAgent(llm, store.as_retriever(), config=AgentConfig(k=1, n=1, n_docs=1))
+from tests.agent.serve.conftest import scripted_agent as agent
 
 
 def test_lone_surrogates_from_the_model_never_hold_a_slot():
