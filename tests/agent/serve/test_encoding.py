@@ -23,6 +23,8 @@ def test_lone_surrogates_from_the_model_never_hold_a_slot():
             assert chunks.status_code == 200 and chunks.text.endswith("data: [DONE]\n\n")
         plain = httpx.post(f"{url}/v1/ask", json={"question": "Who?"}, timeout=30)
         assert plain.status_code == 200 and plain.json()["answer"] == "Tomas \ufffd"
+        whole = httpx.post(f"{url}/v1/chat/completions", json={**chat, "stream": False}, timeout=30)
+        assert whole.status_code == 200 and whole.json()["choices"][0]["message"]["content"].startswith("Tomas \ufffd")
         assert httpx.get(f"{url}/healthz").json()["busy"] == 0
 
 
