@@ -1,4 +1,5 @@
-"""What stands before the agent: the bearer token, the body size limit and the concurrency gate."""
+"""What stands before the agent: the bearer token, the body size limit and the concurrency gate (held by a
+streamed reply until it ends)."""
 from __future__ import annotations
 
 import hmac
@@ -21,7 +22,8 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class ServeSettings(BaseModel):
-    """Limits of one server: questions in flight, body size, token, how long a refused client should wait."""
+    """Limits of one server: questions in flight, body size, token, how long a refused client should wait, how long
+    a client may take to send a request and replies in flight may take after SIGTERM."""
 
     max_concurrency: int = Field(4, ge=1, description="questions answered at once; more get 429")
     max_body_bytes: int = Field(MAX_BODY_BYTES, ge=MIN_BODY_BYTES, description="larger request bodies get 413")
