@@ -20,7 +20,7 @@ from frames_agent.eval.frames.compare import (
 from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.stats import PairedComparison, PairedMeans
+from frames_agent.eval.stats import PairedComparison, PairedMeans, p_text
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
 Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
@@ -67,8 +67,8 @@ def _ci(low: float | None, high: float | None, scale: float = 100, digits: int =
     return "–" if low is None or high is None else f"[{low * scale:+.{digits}f}, {high * scale:+.{digits}f}]"
 
 
-def _p(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3g}"
+def _p(figures: dict) -> str:
+    return p_text(figures["p"]) if figures else "–"
 
 
 def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], overlay: str | None,
@@ -95,16 +95,16 @@ def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], ov
                   "|---|" + "---:|" * 9]
         for p in paired:
             a, r, x = p["accuracy"] or {}, p["recall"] or {}, p["excluded"]
-            lines.append(f"| {p['run']} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a.get('p'))} | "
+            lines.append(f"| {p['run']} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a)} | "
                          f"{a.get('wins', '–')} | {a.get('losses', '–')} | {r.get('n', 0)} | {_delta(r, 1, 3)} | "
-                         f"{_p(r.get('p'))} | {x['failed']}, {x['unrated']} |")
+                         f"{_p(r)} | {x['failed']}, {x['unrated']} |")
         lines += ["", "### Accuracy by reasoning type (paired)", "",
                   "| run | reasoning type | paired | Δ (points) [95% CI] | McNemar p | wins | losses |",
                   "|---|---|" + "---:|" * 5]
         for p in paired:
             for kind, a in p["by_reasoning_type"].items():
                 a = a or {}
-                lines.append(f"| {p['run']} | {kind} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a.get('p'))} | "
+                lines.append(f"| {p['run']} | {kind} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a)} | "
                              f"{a.get('wins', '–')} | {a.get('losses', '–')} |")
         lines += ["", "### Questions that flipped", ""]
         for p in paired:

@@ -81,3 +81,28 @@ def test_compare_two_prompts_against_a_real_http_model_drops_no_question(tmp_pat
         assert summary["n"] == 3 and summary["failed"] == 0, summary["failures"]
     assert len(server.requests) >= 2 * 3 * 2  # every question of both arms reached the model
     assert "excluded" not in out or "failed in either run" not in out
+
+
+def test_one_paired_question_writes_every_table_and_says_no_test(tmp_path):
+    from frames_agent.eval.frames.comparison import write_tables
+
+    a = [_record("1", "accurate", recall=0.0)]
+    b = [_record("1", "incorrect", recall=1.0)]
+    runs = [("a", {}, run_summary(a), a), ("b", {}, run_summary(b), b)]
+    written = write_tables(runs, tmp_path, {"a": "A", "b": "B"})
+    assert [p.name for p in written] == ["comparison.md", "comparison.csv", "comparison.json"]
+    table = (tmp_path / "comparison.md").read_text()
+    assert "| b | 1 | -100.0 [-100.0, -100.0] | no test | 0 | 1 | 1 | +1.000 [+1.000, +1.000] | no test |" in table
+    assert "no test (fewer than 2 paired questions)" in comparison([("a", run_summary(a), a), ("b", run_summary(b), b)])
+
+
+def test_report_of_two_one_question_runs_writes_the_comparison(tmp_path, tiny_retriever, capsys):
+    from frames_agent import cli
+    from tests.eval.frames.test_runner import run
+
+    run(tmp_path, tiny_retriever, out=str(tmp_path / "a"), limit=1)
+    run(tmp_path, tiny_retriever, out=str(tmp_path / "b"), limit=1, system="bm25", n_docs=1, retrieval_only=True)
+    assert cli.main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "cmp")]) == 0
+    printed = capsys.readouterr().out
+    assert "on 1 paired questions" in printed and "no test (fewer than 2 paired questions)" in printed
+    assert (tmp_path / "cmp" / "comparison.md").exists() and (tmp_path / "cmp" / "comparison.json").exists()
