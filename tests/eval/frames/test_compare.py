@@ -106,3 +106,40 @@ def test_report_of_two_one_question_runs_writes_the_comparison(tmp_path, tiny_re
     printed = capsys.readouterr().out
     assert "on 1 paired questions" in printed and "no test (fewer than 2 paired questions)" in printed
     assert (tmp_path / "cmp" / "comparison.md").exists() and (tmp_path / "cmp" / "comparison.json").exists()
+
+
+def test_comparison_md_says_the_verdict_the_terminal_prints_and_who_judged(tmp_path):
+    from frames_agent.eval.frames.comparison import write_tables
+
+    def decided(qid: str, outcome: str, method: str) -> QuestionRecord:
+        verdict = Verdict(outcome=outcome, method=method, judge="openai:gpt-4o-mini")
+        return QuestionRecord(id=qid, verdict=verdict, recall=1.0 if outcome == "accurate" else 0.0, gold_titles=["T"])
+
+    a = [decided(str(i), "accurate" if i % 2 else "incorrect", "exact") for i in range(6)]  # short-cuts alone
+    b = [decided(str(i), "accurate", "judge") for i in range(6)]
+    runs = [("a", {}, run_summary(a, judge="openai:gpt-4o-mini"), a),
+            ("b", {}, run_summary(b, judge="openai:gpt-4o-mini"), b)]
+    write_tables(runs, tmp_path, {"a": "A", "b": "B"})
+    table = (tmp_path / "comparison.md").read_text()
+    printed = comparison([(name, s, r) for name, _, s, r in runs])
+    verdicts = [line for line in printed.splitlines() if line.startswith("b vs a:")]
+    assert len(verdicts) == 2 and "not distinguishable from chance" in verdicts[0]
+    assert all(f"- {line}" in table for line in verdicts)  # the very sentences, in the file
+    assert "- `a`: A; every answer decided by the short-cuts; the judge `openai:gpt-4o-mini` was never called" in table
+    assert "- `b`: B; judge `openai:gpt-4o-mini` after the short-cuts" in table
+
+
+def test_compare_has_one_prompts_flag(capsys):
+    import pytest
+
+    from frames_agent import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["compare", "--help"])
+    shown = capsys.readouterr().out
+    assert "--prompts PROMPT" in shown and "--prompt " not in shown and "--prompt\n" not in shown
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["compare", "--prompts", "vanilla", "planning", "--prompt", "vanilla"])
+    assert refused.value.code == 2
+    error = capsys.readouterr().err
+    assert "compare takes its planning prompts as --prompts A B" in error and "Traceback" not in error
