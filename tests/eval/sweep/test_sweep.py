@@ -90,7 +90,7 @@ def test_plan_prints_cells_and_estimates_and_runs_nothing(scripted, tiny_index, 
     ([], "sweep needs at least one --grid"),
     (["--grid", "k=1,2", "--baseline", "k=5"], "--baseline 'k=5' matches 0 cells"),
     (["--grid", "plan_budget=1,2", "--set", "plan_budget=3"], "--set plan_budget and --grid plan_budget"),
-    (["--grid", "k=0,2"], "cell k=0: --k: Input should be greater than or equal to 1"),
+    (["--grid", "k=0,2"], "--grid k=0: Input should be greater than or equal to 1"),
     (["--grid", "k=1", "--address", "127.0.0.1:1"], "--address needs --executor ray"),
 ])
 def test_bad_grids_are_one_line_errors(scripted, tiny_index, capsys, argv, message):
