@@ -72,7 +72,7 @@ def test_grid_values_are_checked_against_the_config_and_repeats_refused(grid, me
     assert message in str(refused.value) and "\n" not in str(refused.value)
 
 
-def test_equal_values_in_other_spellings_are_one_cell_and_names_stay_as_given():
+def test_cell_names_keep_the_spelling_given():
     assert [c.name for c in cells(parse_grid(["k=01,2", "plan_budget=500,800.0"]))] == [
         "k=01_plan_budget=500", "k=01_plan_budget=800.0", "k=2_plan_budget=500", "k=2_plan_budget=800.0"]
     assert slug("-1") == "-1" and slug("1") == "1"  # a negative value keeps its sign in a cell name
