@@ -54,7 +54,7 @@ WHEN_NEW_PLAN_SHARE = 0.67
 # The default index's build, measured here: 75 s for its 195 MB of compressed JSONL (74.5k articles) on 2 cores.
 BUILD_BYTES_PER_SECOND = 2.6e6
 # Opening the index and the model clients before the first question (Java, the searcher, the clients): ~3 s of CPU
-# on 2 idle cores, whatever the model (docs/measurements.md).
+# on 2 idle cores, whatever the model (docs/speed.md).
 OPEN_SECONDS = 4.0
 RATES_FILE = "local-rates.json"  # under the cache directory: this machine's measured rates per local model
 
