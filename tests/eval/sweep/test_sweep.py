@@ -65,6 +65,18 @@ def test_a_grid_over_a_set_field_answers_and_scores_without_a_judge(scripted, ti
     assert "weaker than a judge" in printed and not (out / "heatmap.png").exists()
 
 
+def test_a_one_question_sweep_writes_its_tables_and_says_no_test(scripted, tiny_index, capsys):
+    out = scripted / "one"
+    code = cli.main(sweep_args(tiny_index, out, "--systems", "bm25", "--grid", "n_docs=1,3", "--retrieval-only",
+                               "--limit", "1", "--baseline", "n_docs=3"))
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    table = json.loads((out / "sweep_table.json").read_text())
+    [found] = table["effects"]
+    assert found["covered_recall"]["n"] == 1 and found["covered_recall"]["diff"] < 0 and found["covered_recall"]["p"] is None
+    assert "no test (fewer than 2 paired questions)" in printed and "no test (n=1)" in (out / "sweep.md").read_text()
+
+
 def test_plan_prints_cells_and_estimates_and_runs_nothing(scripted, tiny_index, capsys):
     out = scripted / "plan"
     assert cli.main(sweep_args(tiny_index, out, "--grid", "k=1,3", "--systems", "multistep", "bm25", "--plan",
