@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from frames_agent.eval.frames.executors import InProcess, RayCluster  # noqa: E402
+from frames_agent.eval.frames.executors import InProcess, RayCluster, ray_temp_dir  # noqa: E402
 from frames_agent.eval.frames.runner import RunSettings  # noqa: E402
 from frames_agent.eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
 from frames_agent.retrieval.lucene.jvm import java_signals_kept  # noqa: E402
@@ -84,7 +84,7 @@ def _cluster(cpus: int, env: dict[str, str]) -> None:
     with java_signals_kept():  # the in-process runs search Lucene in this driver: keep the JVM's signal handlers
         ray.shutdown()
         ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-                 _node_ip_address="127.0.0.1", runtime_env={"env_vars": env})
+                 _node_ip_address="127.0.0.1", _temp_dir=str(ray_temp_dir()), runtime_env={"env_vars": env})
 
 
 def main() -> None:

@@ -8,6 +8,19 @@ import numpy as np
 
 BOOTSTRAP_SEED = 0
 BOOTSTRAP_RESAMPLES = 10_000
+# One paired question can never show a difference (its only sign flip is as extreme as itself): no test is made.
+MIN_TESTED = 2
+NO_TEST = f"no test (fewer than {MIN_TESTED} paired questions)"
+
+
+def verdict(p_value: float) -> str:
+    """What a paired test's p says, in the words every report uses."""
+    return "a real difference (p < 0.05)" if p_value < 0.05 else "not distinguishable from chance (p ≥ 0.05)"
+
+
+def p_text(p_value: float | None, digits: int = 3) -> str:
+    """A p-value as shown, or that no test was made."""
+    return "no test" if p_value is None else f"{p_value:.{digits}g}"
 
 
 @dataclass(frozen=True)
@@ -22,20 +35,21 @@ class PairedComparison:
     ci_high: float
     only_a: int  # questions A got right and B wrong
     only_b: int
-    p_value: float
+    p_value: float | None  # None: too few questions for a test
 
     @property
     def significant(self) -> bool:
         """McNemar p < 0.05 (and then the CI excludes 0 too, barring ties at the edge)."""
-        return self.p_value < 0.05
+        return self.p_value is not None and self.p_value < 0.05
 
     def sentence(self, name_a: str, name_b: str) -> str:
         """One line a user can act on."""
-        verdict = "a real difference (p < 0.05)" if self.significant else "not distinguishable from chance (p ≥ 0.05)"
+        counts = f"{self.only_a} only {name_a} right, {self.only_b} only {name_b} right"
+        test = (f"McNemar exact p = {self.p_value:.3g} ({counts}): {verdict(self.p_value)}"
+                if self.p_value is not None else f"{NO_TEST} ({counts})")
         return (f"{name_b} vs {name_a}: {self.diff * 100:+.1f} points accuracy on {self.n} paired questions, "
                 f"95% CI [{self.ci_low * 100:+.1f}, {self.ci_high * 100:+.1f}] (paired bootstrap, "
-                f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}); McNemar exact p = {self.p_value:.3g} "
-                f"({self.only_a} only {name_a} right, {self.only_b} only {name_b} right): {verdict}")
+                f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}); {test}")
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:
@@ -81,7 +95,8 @@ def compare_paired(a: Sequence[bool], b: Sequence[bool]) -> PairedComparison:
     acc_a, acc_b = (sum(a) / n, sum(b) / n) if n else (0.0, 0.0)
     low, high = paired_bootstrap(a, b)
     return PairedComparison(n=n, accuracy_a=acc_a, accuracy_b=acc_b, diff=acc_b - acc_a, ci_low=low, ci_high=high,
-                            only_a=only_a, only_b=only_b, p_value=mcnemar_exact(only_a, only_b))
+                            only_a=only_a, only_b=only_b,
+                            p_value=mcnemar_exact(only_a, only_b) if n >= MIN_TESTED else None)
 
 
 def bootstrap_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
@@ -101,14 +116,14 @@ class PairedMeans:
     diff: float
     ci_low: float
     ci_high: float
-    p_value: float
+    p_value: float | None  # None: too few questions for a test
 
     def sentence(self, name_a: str, name_b: str, what: str = "recall") -> str:
         """One line a user can act on."""
-        verdict = "a real difference (p < 0.05)" if self.p_value < 0.05 else "not distinguishable from chance (p ≥ 0.05)"
+        test = (f"sign-flip permutation p = {self.p_value:.3g} ({_flips(self.n)}): {verdict(self.p_value)}"
+                if self.p_value is not None else NO_TEST)
         return (f"{name_b} vs {name_a}: {self.diff:+.3f} {what} ({self.mean_b:.3f} vs {self.mean_a:.3f}) on {self.n} "
-                f"paired questions, 95% CI [{self.ci_low:+.3f}, {self.ci_high:+.3f}] (paired bootstrap); "
-                f"sign-flip permutation p = {self.p_value:.3g} ({_flips(self.n)}): {verdict}")
+                f"paired questions, 95% CI [{self.ci_low:+.3f}, {self.ci_high:+.3f}] (paired bootstrap); {test}")
 
 
 def _flips(n: int) -> str:
@@ -121,10 +136,14 @@ def _abs_mean(d: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.abs(np.mean(d, axis=axis))
 
 
-def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> float:
-    """Two-sided paired permutation p-value: how often random sign flips give a mean difference as large."""
+def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
+                seed: int = BOOTSTRAP_SEED) -> float | None:
+    """Two-sided paired permutation p-value: how often random sign flips give a mean difference as large (None:
+    fewer than MIN_TESTED differences, no test)."""
     d = np.asarray(diffs, dtype=float)
-    if d.size == 0 or not np.any(d):
+    if d.size < MIN_TESTED:
+        return None
+    if not np.any(d):
         return 1.0
     # |mean| against "greater" is the two-sided test on the mean; with 2^n <= resamples (n <= 13 questions) scipy
     # enumerates every sign pattern, an exact p, where the hand-written test drew random flips.

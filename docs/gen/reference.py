@@ -125,7 +125,8 @@ def cli_page() -> str:
             lines += [_cell(description), ""]
         lines += ["```text", usage.removeprefix("usage: "), "```"]
         flags = [a for a in sub._actions  # noqa: SLF001
-                 if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]  # noqa: SLF001
+                 if not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))  # noqa: SLF001
+                 and a.help != argparse.SUPPRESS]
         if flags:
             lines += ["", "| flag | default | what it does |", "|---|---|---|"]
             lines += [_flag_row(action, formatter) for action in flags]

@@ -13,7 +13,7 @@ from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.metrics import recall
 from frames_agent.eval.frames.provenance import articles_by_step
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.stats import compare_paired_means
+from frames_agent.eval.stats import NO_TEST, compare_paired_means
 
 BUDGET_PLOT = "matched_budget.png"
 CURVE_FROM = 5  # BM25-R(n) is drawn for n = 5 .. depth
@@ -59,7 +59,7 @@ class MatchedBudget:
     bm25: float
     diff: float
     ci: tuple[float, float]
-    p_value: float
+    p_value: float | None  # None: too few questions for a test
     steps: list[tuple[float, float]] = field(default_factory=list)  # (mean articles read, covered recall) per step
     curve: list[float] = field(default_factory=list)  # mean BM25-R covered recall at m = 1..depth, same questions
 
@@ -69,7 +69,8 @@ class MatchedBudget:
         notes += [f"{self.capped} read more than the baseline's depth (compared at its depth)"] if self.capped else []
         return (f"{name} vs BM25-R at the same articles read: covered recall {self.multistep:.3f} vs {self.bm25:.3f} "
                 f"with {self.articles:.1f} articles a question, {self.diff:+.3f} [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}] "
-                f"(95% paired bootstrap) on {self.n} paired questions, sign-flip p = {self.p_value:.3g}"
+                f"(95% paired bootstrap) on {self.n} paired questions, "
+                + (NO_TEST if self.p_value is None else f"sign-flip p = {self.p_value:.3g}")
                 + (f" ({'; '.join(notes)})" if notes else ""))
 
 

@@ -43,6 +43,15 @@ def add_eval_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
 
 
+class OnlyPrompts(argparse.Action):
+    """compare's --prompt: one line pointing to --prompts (compare names every prompt it runs there)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error("compare takes its planning prompts as --prompts A B ... (the first is the baseline), "
+                     "not --prompt")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add frames, compare and report."""
     frames = sub.add_parser(
@@ -56,15 +65,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_eval_flags(frames)
     frames.set_defaults(handler=run_frames_command)
 
+    # "resolve": the agent's --prompt (one prompt) gives way to a hidden one that points to --prompts.
     compare = sub.add_parser(
         "compare", help="run several planning prompts on the same questions, with paired tests",
         description="Run each planning prompt on the same questions (OUT/<prompt>/ each, resumable) and print "
                     "accuracy, recall, calls and tokens side by side, with McNemar's exact test and a paired "
-                    "bootstrap CI (10,000 resamples, seed 0) of each prompt against the first.")
+                    "bootstrap CI (10,000 resamples, seed 0) of each prompt against the first.",
+        conflict_handler="resolve")
     compare.add_argument("--prompts", nargs="+", required=True, metavar="PROMPT",
                          help="prompt names (vanilla, planning) or prompt files; the first is the baseline")
     add_agent_flags(compare)
     add_eval_flags(compare)
+    compare.add_argument("--prompt", nargs="*", action=OnlyPrompts, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     compare.set_defaults(handler=run_compare_command)
 
     check = sub.add_parser(

@@ -20,7 +20,7 @@ from frames_agent.eval.frames.compare import (
 from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.stats import PairedComparison, PairedMeans
+from frames_agent.eval.stats import PairedComparison, PairedMeans, p_text
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
 Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
@@ -67,8 +67,8 @@ def _ci(low: float | None, high: float | None, scale: float = 100, digits: int =
     return "–" if low is None or high is None else f"[{low * scale:+.{digits}f}, {high * scale:+.{digits}f}]"
 
 
-def _p(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3g}"
+def _p(figures: dict) -> str:
+    return p_text(figures["p"]) if figures else "–"
 
 
 def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], overlay: str | None,
@@ -77,7 +77,7 @@ def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], ov
     base = runs[0][0]
     lines = ["# FRAMES runs compared", "", f"Baseline: `{base}` (the first run named); every difference is run − "
              "baseline, over the questions both finished (and, for accuracy, both rated).", ""]
-    lines += [f"- `{name}`: {labels[name]}; judge `{s.judge}`" for name, _, s, _ in runs]
+    lines += [f"- `{name}`: {labels[name]}; {judged_by(s)}" for name, _, s, _ in runs]
     lines += ["", "## Runs", "", "| run | questions | failed | rated | unrated | accuracy (rated) [95% CI] | "
               "recall [95% CI] | covered recall | calls/q | tokens/q | s/q |", "|---|" + "---:|" * 10]
     for row in rows([(n, s, r) for n, _, s, r in runs]):
@@ -90,21 +90,23 @@ def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], ov
     lines += ["", "Unrated answers (no judge, or no readable verdict) are left out of accuracy, never counted wrong; "
               "failed questions count as wrong in a run's accuracy and are left out of every paired test.", ""]
     if paired:
-        lines += ["## Paired against the baseline", "", "| run | paired | accuracy Δ (points) [95% CI] | McNemar p | "
+        lines += ["## Paired against the baseline", ""]
+        lines += [f"- {sentence}" for p in paired for sentence in p["sentences"]]  # as the terminal says them
+        lines += ["", "| run | paired | accuracy Δ (points) [95% CI] | McNemar p | "
                   "wins | losses | recall paired | recall Δ [95% CI] | sign-flip p | excluded (failed, unrated) |",
                   "|---|" + "---:|" * 9]
         for p in paired:
             a, r, x = p["accuracy"] or {}, p["recall"] or {}, p["excluded"]
-            lines.append(f"| {p['run']} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a.get('p'))} | "
+            lines.append(f"| {p['run']} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a)} | "
                          f"{a.get('wins', '–')} | {a.get('losses', '–')} | {r.get('n', 0)} | {_delta(r, 1, 3)} | "
-                         f"{_p(r.get('p'))} | {x['failed']}, {x['unrated']} |")
+                         f"{_p(r)} | {x['failed']}, {x['unrated']} |")
         lines += ["", "### Accuracy by reasoning type (paired)", "",
                   "| run | reasoning type | paired | Δ (points) [95% CI] | McNemar p | wins | losses |",
                   "|---|---|" + "---:|" * 5]
         for p in paired:
             for kind, a in p["by_reasoning_type"].items():
                 a = a or {}
-                lines.append(f"| {p['run']} | {kind} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a.get('p'))} | "
+                lines.append(f"| {p['run']} | {kind} | {a.get('n', 0)} | {_delta(a, 100, 1)} | {_p(a)} | "
                              f"{a.get('wins', '–')} | {a.get('losses', '–')} |")
         lines += ["", "### Questions that flipped", ""]
         for p in paired:
@@ -116,6 +118,21 @@ def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], ov
     if overlay:
         lines += [f"![gold recall after each step]({overlay})", ""]
     return "\n".join(lines)
+
+
+# Verdict methods that mean the judge model was asked (a reply, an unreadable reply, a failed call).
+_ASKED = ("judge", "unparsed", "error")
+
+
+def judged_by(s: RunSummary) -> str:
+    """Who rated a run's answers: the judge model only when it was asked, else what decided them."""
+    if s.retrieval_only:
+        return "retrieval only: no answers, no judging"
+    if not s.judge or s.judge == "none":
+        return "no judge model: exact matches rated, other answers unrated"
+    if not s.judge_calls and not any(s.verdicts.get(method) for method in _ASKED):
+        return f"every answer decided by the short-cuts; the judge `{s.judge}` was never called"
+    return f"judge `{s.judge}` after the short-cuts"
 
 
 def _delta(figures: dict, scale: float, digits: int) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -50,15 +51,23 @@ HOSTED_SECONDS_PER_CALL = 3.0
 # plan_calls 'when_new' (issue 48): a question asks the planner at step 1, at step 2 and then only when its view names
 # something new; the embedded model was asked at 10 of 15 steps on 3 tuning questions (docs/speed.md).
 WHEN_NEW_PLAN_SHARE = 0.67
-# The default index's build, measured here: 122 s for its 195 MB of compressed JSONL (74.5k articles) on 2 cores.
-BUILD_BYTES_PER_SECOND = 1.6e6
+# The default index's build, measured here: 75 s for its 195 MB of compressed JSONL (74.5k articles) on 2 cores.
+BUILD_BYTES_PER_SECOND = 2.6e6
+# Opening the index and the model clients before the first question (Java, the searcher, the clients): ~3 s of CPU
+# on 2 idle cores, whatever the model (docs/speed.md).
+OPEN_SECONDS = 4.0
 RATES_FILE = "local-rates.json"  # under the cache directory: this machine's measured rates per local model
+
+
+def opens_index(settings) -> bool:
+    """Whether the run searches a BM25 index (the wiki tools, or the bm25 system)."""
+    return "wiki" in (settings.tools or "").split(",") or settings.system == "bm25"
 
 
 def index_build_seconds(settings) -> float | None:
     """Seconds to build the run's index before its first question (the default index missing for the current
     corpus), else None."""
-    if "wiki" not in (settings.tools or "").split(",") and settings.system != "bm25":
+    if not opens_index(settings):
         return None
     from frames_agent.index.build import default_index_dir, default_spec, finished_manifest, is_default_name
 
@@ -102,39 +111,56 @@ def measured_rates(model: str) -> tuple[float, float] | None:
     return _rates_of(_read_rates().get(model))
 
 
-def record_rates(model: str, calls: Iterable) -> None:
-    """Keep a local model's measured rates (tokens over runtime seconds of these calls) for later estimates: the
-    faster of these and those kept, so a run on a busy machine does not slow every later estimate (the estimate
-    scales by the load it sees when it is made)."""
+class _Seen:
+    """The load factor this process's last estimate measured: the run it was made for records its rates under it."""
+
+    slower: float | None = None
+
+
+def record_rates(model: str, calls: Iterable, slower: float | None = None) -> None:
+    """Keep a local model's measured rates (tokens over runtime seconds of these calls) for later estimates, as on
+    an idle machine: times `slower`, the load factor the run met (default: what its estimate measured, else the
+    load now), since the estimate scales by the load it sees; the faster of these and those kept."""
     calls = [c for c in calls if c.prompt_seconds and c.generation_seconds]
     read, read_s = sum(c.read_tokens for c in calls), sum(c.prompt_seconds for c in calls)
     out, out_s = sum(c.completion_tokens for c in calls), sum(c.generation_seconds for c in calls)
     if not (read and read_s and out and out_s):
         return
+    slower, _Seen.slower = slower or _Seen.slower or load()[0], None
     rates = _read_rates()
     kept = _rates_of(rates.get(model)) or (0.0, 0.0)
     path = _rates_path()
     try:
-        rates[model] = {"prompt_tps": round(max(kept[0], read / read_s), 1),
-                        "output_tps": round(max(kept[1], out / out_s), 1),
-                        "calls": len(calls), "when": time.strftime("%Y-%m-%d %H:%M")}
+        rates[model] = {"prompt_tps": round(max(kept[0], slower * read / read_s), 1),
+                        "output_tps": round(max(kept[1], slower * out / out_s), 1),
+                        "calls": len(calls), "load": round(slower, 2), "when": time.strftime("%Y-%m-%d %H:%M")}
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(rates, indent=1), encoding="utf-8")
     except (OSError, ValueError):
         pass  # an estimate without this machine's rates falls back to the constants
 
 
+def load_average() -> float:
+    """The 1-minute load average (runnable threads, which may exceed the cores), 0 where there is none."""
+    try:
+        return float(os.getloadavg()[0])
+    except (OSError, AttributeError):
+        return 0.0
+
+
 def load() -> tuple[float, str]:
-    """How much longer local work takes at the machine's load now (1.0 when idle: the cores over those left idle),
-    and a note saying so ('' when idle)."""
+    """How much longer local work takes at the machine's load now (1.0 when idle), and a note saying so ('' when
+    idle). The cores are shared fairly between the run's threads (as many as cores) and the others' runnable ones,
+    so the factor is 1 + others / cores, without a cap: busy cores now, or the load average where it is higher."""
     from frames_agent.agent.llm.providers.local import busy_cores, cores
 
-    busy, total = busy_cores(), cores()
-    if busy < 0.5:
+    others, total = max(busy_cores(), load_average()), cores()
+    factor = 1.0 if others < 0.5 else 1 + others / total
+    _Seen.slower = factor
+    if factor == 1.0:
         return 1.0, ""
-    factor = total / max(0.5, total - busy)
-    return factor, (f"; the machine is busy now (~{busy:.1f} of {total} cores in use by other work): counted as "
-                    f"{factor:.1f}× slower")
+    return factor, (f"; the machine is busy now (~{others:.1f} cores' worth of other work on {total} cores): "
+                    f"counted as {factor:.1f}× slower")
 
 
 def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
@@ -151,11 +177,12 @@ def _estimate(settings, agent_config, questions: int, concurrency: int, build: f
 
     system_calls, judge_calls = calls_per_question(settings, agent_config)
     calls = f"{system_calls} LLM call(s)" + (f" + up to {judge_calls} judge call(s)" if judge_calls else "")
+    opening = OPEN_SECONDS if opens_index(settings) else 0.0
     if not system_calls + judge_calls:  # retrieval only with bm25 or oracle: no model is involved
         return (f"{questions} question(s), no LLM calls: searches only, "
-                + (f"roughly {duration(build)}" if build else "seconds rather than minutes"))
+                + (f"roughly {duration(build + opening)}" if build else "seconds rather than minutes"))
     if not ModelSpec.of(settings.model).local:
-        total = build + questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
+        total = build + opening + questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
         return (f"{questions} question(s) × {calls}; at ~{HOSTED_SECONDS_PER_CALL:.0f} s a hosted call and concurrency "
                 f"{concurrency}: roughly {duration(total)} (an estimate; provider speed varies)")
     measured = measured_rates(settings.model)
@@ -182,9 +209,9 @@ def _estimate(settings, agent_config, questions: int, concurrency: int, build: f
     planning = first_plan + later_calls * later_plan if settings.system == "multistep" else 0
     slower, note = load()
     per_question = slower * (planning + (0 if settings.retrieval_only else answer) + judge_calls * judge)
-    source = ("this machine's measured rates" if measured else "rates measured on 2 idle cores")
+    source = ("this machine's measured rates, as on idle cores" if measured else "rates measured on 2 idle cores")
     return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
-            f"{duration(build + questions * per_question)} (an estimate from ~{prompt_tps:.0f} prompt and "
+            f"{duration(build + slower * opening + questions * per_question)} (an estimate from ~{prompt_tps:.0f} prompt and "
             f"~{output_tps:.0f} output tokens/s, {source}, full token budgets, judge calls only when the "
             f"short-cuts miss{note}; --limit N for a quick look; re-estimated after the first question)")
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -84,9 +86,14 @@ class RayCluster:
         """Join (or start) the cluster unless this process already has; True when it was started here."""
         if ray.is_initialized():
             return False
+        joined = self.address or os.environ.get("RAY_ADDRESS")
+        # A local cluster of our own, in our own temporary directory: Ray's default (/tmp/ray) is shared by every
+        # user of the machine, and without an address Ray joins whichever cluster that directory names.
+        target = {"address": self.address} if joined else {"address": "local", "_temp_dir": str(ray_temp_dir()),
+                                                           "_node_ip_address": "127.0.0.1"}
         try:
             with java_signals_kept():  # the driver may already search a Lucene index in this process
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+                ray.init(**target, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = self.address or "a local cluster"
             raise EvalError(f"cannot reach the Ray cluster at {where}: {_first_line(exc)} (start one with "
@@ -166,6 +173,11 @@ def _check_terminated() -> None:
 
     if _TERM.is_set():
         raise Terminated()
+
+
+def ray_temp_dir() -> Path:
+    """Where a local Ray cluster started here keeps its sessions: this user's own, short enough for Ray's sockets."""
+    return Path(tempfile.gettempdir()) / f"frames-agent-ray-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
 
 
 def _ray():

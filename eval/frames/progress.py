@@ -75,6 +75,9 @@ class Progress:
         self.enabled = shown(progress, file)
         self.done = 0
         self.flights: dict[str, Flight] = {}
+        # Finished work (questions, and finished steps of those in flight) and when it last grew: the pace is
+        # measured up to there, so a step still running does not stretch it.
+        self.units, self.measured = 0.0, self.started
         # tqdm's own rate and time left are left out: the line below says both, measured step by step.
         self.bar = tqdm(total=total, unit="q", desc=desc, file=file, disable=not self.enabled, dynamic_ncols=True,
                         bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]")
@@ -92,6 +95,7 @@ class Progress:
                 flight.see(event)
             except Exception:  # the display must never fail a question
                 return
+            self._count()
             self.refresh()
 
         self.refresh()
@@ -105,16 +109,22 @@ class Progress:
         self.done += 1
         self.bar.set_postfix_str(plain(postfix, lines=False), refresh=False)
         self.bar.update(1)
+        self._count()
         self.refresh()
 
-    def left(self) -> str:
-        """The time left at this run's measured pace ("" until a step or a question has finished)."""
+    def _count(self) -> None:
+        """Take the finished work now; when it grew, the time it grew is where the pace is measured to."""
         units = self.done + sum(f.share(self.steps) for f in self.flights.values())
-        if units <= 0:
+        if units > self.units:
+            self.units, self.measured = units, self.clock()
+
+    def left(self) -> str:
+        """The time left at the pace of the finished questions and steps ("" until one has finished)."""
+        if self.units <= 0:
             return ""
-        pace = (self.clock() - self.started) / units
+        pace = (self.measured - self.started) / self.units
         pace_text = f"{pace:.1f}" if pace < 10 else f"{pace:.0f}"
-        return f"~{duration(pace * max(0.0, self.total - units))} left at {pace_text} s/question (measured)"
+        return f"~{duration(pace * max(0.0, self.total - self.units))} left at {pace_text} s/question (measured)"
 
     def line(self) -> str:
         """The line under the question bar."""

@@ -6,7 +6,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from frames_agent.eval.frames.runner import RunSettings
 from frames_agent.retrieval.errors import UsageError
@@ -19,6 +19,7 @@ RUN_AXES: dict[str, type] = {
     "calculator": bool, "judge": str, "judge_prompt": str, "split": str,
 }
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+_WHOLE = re.compile(r"-?[0-9]+")
 
 
 def _known_agent_fields() -> set[str]:
@@ -49,14 +50,37 @@ def parse_axis(text: str) -> Axis:
     if key not in RUN_AXES and key not in _known_agent_fields():
         raise UsageError(f"--grid {key}: not a run setting or agent config field; known: "
                          f"{', '.join(sorted(set(RUN_AXES) | _known_agent_fields()))}")
-    values = tuple(v.strip() for v in raw.split("|" if "|" in raw else ","))
-    if any(not v for v in values):
+    given = tuple(v.strip() for v in raw.split("|" if "|" in raw else ","))
+    if any(not v for v in given):
         raise UsageError(f"--grid {text!r}: an empty value")
-    if len(set(values)) != len(values):
-        raise UsageError(f"--grid {text!r}: a value is repeated")
-    for value in values:
-        typed(key, value)  # a bad number or flag is refused before anything runs
-    return Axis(key, values)
+    meant = [checked_value(key, v) for v in given]  # a bad value is refused before anything runs
+    if len(set(meant)) != len(meant):  # 1 and 01, true and yes: one cell run twice
+        repeat = next(v for v in meant if meant.count(v) > 1)
+        spellings = " and ".join(dict.fromkeys(g for g, v in zip(given, meant) if v == repeat))
+        raise UsageError(f"--grid {text!r}: a value is repeated ({spellings} are the same {key})"
+                         if " and " in spellings else f"--grid {text!r}: a value is repeated")
+    return Axis(key, given)  # as given: a cell's directory keeps the name it was first run under
+
+
+def checked_value(key: str, value: str) -> str:
+    """A grid value as its cell means it, refused in one line unless its setting takes it (AgentConfig's bounds);
+    numbers and flags in one spelling, so equal values compare equal (01 is 1, yes is true)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.agent.settings import parse_settings
+
+    parsed = typed(key, value)
+    field = AgentConfig.model_fields.get(key)
+    if field is not None:
+        try:
+            parsed = TypeAdapter(Annotated[field.annotation, field]).validate_python(
+                parsed if key in RUN_AXES else parse_settings([f"{key}={value}"], {key})[key])
+        except ValidationError as exc:
+            raise UsageError(f"--grid {key}={value}: {exc.errors()[0]['msg']}") from None
+    if isinstance(parsed, bool):
+        return "true" if parsed else "false"
+    return str(parsed) if isinstance(parsed, (int, float)) else value
 
 
 def parse_grid(texts: list[str], systems: list[str] | None = None) -> list[Axis]:
@@ -78,10 +102,9 @@ def typed(key: str, value: str) -> object:
     """A grid value as its run setting's type (AgentConfig values stay text: --set reads them as JSON)."""
     kind = RUN_AXES.get(key, str)
     if kind is int:
-        try:
-            return int(value)
-        except ValueError:
-            raise UsageError(f"--grid {key}={value}: not a whole number") from None
+        if not _WHOLE.fullmatch(value):  # int() also reads "١٢" and "1_0"
+            raise UsageError(f"--grid {key}={value}: not a whole number")
+        return int(value)
     if kind is bool:
         if value.lower() not in _TRUE | _FALSE:
             raise UsageError(f"--grid {key}={value}: expected true or false")
@@ -90,6 +113,8 @@ def typed(key: str, value: str) -> object:
 
 
 def slug(value: str) -> str:
+    if re.fullmatch(r"-[0-9.]+", value):  # a negative number keeps its sign: -1 is not cell 1
+        return value
     stem = Path(value).stem if ("/" in value or value.endswith(".txt")) else value
     return re.sub(r"[^A-Za-z0-9.+-]+", "-", stem).strip("-")[:40] or "x"
 

@@ -13,7 +13,7 @@ from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.rundir import write_atomic
-from frames_agent.eval.stats import compare_paired_means
+from frames_agent.eval.stats import compare_paired_means, p_text
 from frames_agent.eval.sweep.answers import WEAKER_NOTE, answer_scores, answered, f1_of, rouge_available
 from frames_agent.eval.sweep.figures import HEATMAP_PLOT, plot_heatmap
 from frames_agent.eval.sweep.runner import Sweep
@@ -121,8 +121,9 @@ def _shown(figure: dict | None, scale: float, unit: str) -> str:
     if not figure:
         return "–"
     low, high = (v * scale for v in figure["ci"])
-    return (f"{figure['diff'] * scale:+.1f}{unit} [{low:+.1f}, {high:+.1f}] p={figure['p']:.2g} (n={figure['n']})"
-            if unit else f"{figure['diff']:+.3f} [{low:+.3f}, {high:+.3f}] p={figure['p']:.2g} (n={figure['n']})")
+    test = "no test" if figure["p"] is None else f"p={p_text(figure['p'], 2)}"
+    return (f"{figure['diff'] * scale:+.1f}{unit} [{low:+.1f}, {high:+.1f}] {test} (n={figure['n']})"
+            if unit else f"{figure['diff']:+.3f} [{low:+.3f}, {high:+.3f}] {test} (n={figure['n']})")
 
 
 def effects_table(found: list[dict]) -> str:

@@ -56,3 +56,14 @@ def test_small_runs_show_their_uncertainty():
     assert mean_ci([]) is None
     spread = mean_ci([0.1, 0.9, 0.4, 0.6])
     assert 0.1 <= spread[0] < spread[1] <= 0.9  # values that vary: the bootstrap
+
+
+def test_one_paired_question_says_no_test_instead_of_failing():
+    # A one-question run against another: the sign-flip test needs two questions, so none is made (said, not raised).
+    recall = compare_paired_means([0.0], [1.0])
+    assert recall.p_value is None and recall.diff == 1.0 and sign_flip_p([0.5]) is None
+    assert "no test (fewer than 2 paired questions)" in recall.sentence("a", "b")
+    accuracy = compare_paired([True], [False])
+    assert accuracy.p_value is None and not accuracy.significant
+    assert "no test (fewer than 2 paired questions) (1 only a right, 0 only b right)" in accuracy.sentence("a", "b")
+    assert compare_paired([True, False], [False, True]).p_value == 1.0  # two questions: tested

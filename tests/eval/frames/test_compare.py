@@ -81,3 +81,65 @@ def test_compare_two_prompts_against_a_real_http_model_drops_no_question(tmp_pat
         assert summary["n"] == 3 and summary["failed"] == 0, summary["failures"]
     assert len(server.requests) >= 2 * 3 * 2  # every question of both arms reached the model
     assert "excluded" not in out or "failed in either run" not in out
+
+
+def test_one_paired_question_writes_every_table_and_says_no_test(tmp_path):
+    from frames_agent.eval.frames.comparison import write_tables
+
+    a = [_record("1", "accurate", recall=0.0)]
+    b = [_record("1", "incorrect", recall=1.0)]
+    runs = [("a", {}, run_summary(a), a), ("b", {}, run_summary(b), b)]
+    written = write_tables(runs, tmp_path, {"a": "A", "b": "B"})
+    assert [p.name for p in written] == ["comparison.md", "comparison.csv", "comparison.json"]
+    table = (tmp_path / "comparison.md").read_text()
+    assert "| b | 1 | -100.0 [-100.0, -100.0] | no test | 0 | 1 | 1 | +1.000 [+1.000, +1.000] | no test |" in table
+    assert "no test (fewer than 2 paired questions)" in comparison([("a", run_summary(a), a), ("b", run_summary(b), b)])
+
+
+def test_report_of_two_one_question_runs_writes_the_comparison(tmp_path, tiny_retriever, capsys):
+    from frames_agent import cli
+    from tests.eval.frames.test_runner import run
+
+    run(tmp_path, tiny_retriever, out=str(tmp_path / "a"), limit=1)
+    run(tmp_path, tiny_retriever, out=str(tmp_path / "b"), limit=1, system="bm25", n_docs=1, retrieval_only=True)
+    assert cli.main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "cmp")]) == 0
+    printed = capsys.readouterr().out
+    assert "on 1 paired questions" in printed and "no test (fewer than 2 paired questions)" in printed
+    assert (tmp_path / "cmp" / "comparison.md").exists() and (tmp_path / "cmp" / "comparison.json").exists()
+
+
+def test_comparison_md_says_the_verdict_the_terminal_prints_and_who_judged(tmp_path):
+    from frames_agent.eval.frames.comparison import write_tables
+
+    def decided(qid: str, outcome: str, method: str) -> QuestionRecord:
+        verdict = Verdict(outcome=outcome, method=method, judge="openai:gpt-4o-mini")
+        return QuestionRecord(id=qid, verdict=verdict, recall=1.0 if outcome == "accurate" else 0.0, gold_titles=["T"])
+
+    a = [decided(str(i), "accurate" if i % 2 else "incorrect", "exact") for i in range(6)]  # short-cuts alone
+    b = [decided(str(i), "accurate", "judge") for i in range(6)]
+    runs = [("a", {}, run_summary(a, judge="openai:gpt-4o-mini"), a),
+            ("b", {}, run_summary(b, judge="openai:gpt-4o-mini"), b)]
+    write_tables(runs, tmp_path, {"a": "A", "b": "B"})
+    table = (tmp_path / "comparison.md").read_text()
+    printed = comparison([(name, s, r) for name, _, s, r in runs])
+    verdicts = [line for line in printed.splitlines() if line.startswith("b vs a:")]
+    assert len(verdicts) == 2 and "not distinguishable from chance" in verdicts[0]
+    assert all(f"- {line}" in table for line in verdicts)  # the very sentences, in the file
+    assert "- `a`: A; every answer decided by the short-cuts; the judge `openai:gpt-4o-mini` was never called" in table
+    assert "- `b`: B; judge `openai:gpt-4o-mini` after the short-cuts" in table
+
+
+def test_compare_has_one_prompts_flag(capsys):
+    import pytest
+
+    from frames_agent import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["compare", "--help"])
+    shown = capsys.readouterr().out
+    assert "--prompts PROMPT" in shown and "--prompt " not in shown and "--prompt\n" not in shown
+    with pytest.raises(SystemExit) as refused:
+        cli.main(["compare", "--prompts", "vanilla", "planning", "--prompt", "vanilla"])
+    assert refused.value.code == 2
+    error = capsys.readouterr().err
+    assert "compare takes its planning prompts as --prompts A B" in error and "Traceback" not in error

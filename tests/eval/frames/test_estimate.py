@@ -13,6 +13,21 @@ from frames_agent.index import build
 from tests.eval.frames.test_runner import run
 
 
+@pytest.fixture(autouse=True)
+def no_load_seen(monkeypatch):
+    """No load factor carried over from another test's estimate."""
+    monkeypatch.setattr(est._Seen, "slower", None)
+
+
+def _at_load(monkeypatch, others: float, cores: int = 2) -> None:
+    """The machine as load() sees it: `others` cores' worth of other work, no real sampling."""
+    from frames_agent.agent.llm.providers import local
+
+    monkeypatch.setattr(local, "cores", lambda: cores)
+    monkeypatch.setattr(local, "busy_cores", lambda sample=0.25: min(others, cores))
+    monkeypatch.setattr(est, "load_average", lambda: others)
+
+
 def _settings(**overrides) -> SimpleNamespace:
     return SimpleNamespace(**{"retrieval_only": True, "n": 5, "system": "multistep", "judge": "none", "judge2": None,
                               "model": "local:qwen2.5-coder-1.5b", "index": "default", "tools": "wiki", **overrides})
@@ -71,17 +86,56 @@ def test_skipped_plan_calls_shorten_the_estimate(monkeypatch):
 
 def test_a_busy_machine_is_said(monkeypatch):
     monkeypatch.setattr(est, "index_build_seconds", lambda settings: None)
-    from frames_agent.agent.llm.providers import local
-
     monkeypatch.setattr(est, "measured_rates", lambda model: None)
-    monkeypatch.setattr(local, "cores", lambda: 2)
-    monkeypatch.setattr(local, "busy_cores", lambda sample=0.25: 0.0)
+    _at_load(monkeypatch, 0.0)
     idle = est.estimate(_settings(), AgentConfig(), 60, 1)
-    monkeypatch.setattr(local, "busy_cores", lambda sample=0.25: 1.5)
+    _at_load(monkeypatch, 1.5)
     busy = est.estimate(_settings(), AgentConfig(), 60, 1)
-    assert "the machine is busy now (~1.5 of 2 cores in use by other work): counted as 4.0× slower" in busy
+    assert "the machine is busy now (~1.5 cores' worth of other work on 2 cores): counted as 1.8× slower" in busy
     seconds = [_seconds(line) for line in (idle, busy)]
-    assert seconds[1] > 3 * seconds[0]
+    assert seconds[1] == pytest.approx(1.75 * seconds[0], rel=0.02)
+
+
+def test_the_load_factor_grows_with_the_load_without_a_cap(monkeypatch):
+    factors = []
+    for others in (0.0, 2.0, 3.5, 6.0, 14.0):
+        _at_load(monkeypatch, others)
+        factors.append(est.load()[0])
+    # Fair shares of 2 cores: the run's 2 threads against the others' runnable ones (it once stopped at 4x).
+    assert factors == [1.0, 2.0, 2.75, 4.0, 8.0]
+
+
+def test_rates_measured_on_a_busy_machine_count_the_load_once(tmp_path, monkeypatch):
+    """A run at load 3.5 recorded its (slow) rates; the next estimate at that load says what the run took, not
+    that time scaled by the load again ("roughly 61 min" for 2 questions)."""
+    monkeypatch.setenv("FRAMES_AGENT_CACHE", str(tmp_path))
+    monkeypatch.setattr(est, "index_build_seconds", lambda settings: None)
+    model, settings = "local:qwen2.5-coder-1.5b", _settings(tools="crag")  # no index to open: calls alone
+    calls = [CallTiming(node="plan", prompt_tokens=700, completion_tokens=70, prompt_seconds=20.0,
+                        generation_seconds=10.0)] * 3  # 35 prompt and 7 output tokens/s, as measured under the load
+    _at_load(monkeypatch, 3.5)
+    est.estimate(settings, AgentConfig(), 2, 1)  # the run's estimate measures the load ...
+    est.record_rates(model, calls)  # ... and its rates are kept as on an idle machine
+    assert est.measured_rates(model) == (pytest.approx(35 * 2.75, abs=0.1), pytest.approx(7 * 2.75, abs=0.1))
+    busy = est.estimate(settings, AgentConfig(), 2, 1)
+    # The same rates measured on an idle machine, estimated on an idle machine: the same time.
+    monkeypatch.setenv("FRAMES_AGENT_CACHE", str(tmp_path / "idle"))
+    _at_load(monkeypatch, 0.0)
+    est.estimate(settings, AgentConfig(), 2, 1)
+    est.record_rates(model, calls)
+    assert est.measured_rates(model) == (35.0, 7.0)
+    idle = est.estimate(settings, AgentConfig(), 2, 1)
+    assert _seconds(busy) == pytest.approx(_seconds(idle), rel=0.02)
+
+
+def test_every_kind_of_model_counts_opening_the_index(monkeypatch):
+    monkeypatch.setattr(est, "index_build_seconds", lambda settings: None)
+    monkeypatch.setattr(est, "measured_rates", lambda model: None)
+    _at_load(monkeypatch, 0.0)
+    for model in ("openai:gpt-4o-mini", "local:qwen2.5-coder-1.5b"):
+        wiki = _seconds(est.estimate(_settings(model=model), AgentConfig(), 1, 8))
+        crag = _seconds(est.estimate(_settings(model=model, tools="crag"), AgentConfig(), 1, 8))
+        assert wiki - crag == pytest.approx(est.OPEN_SECONDS, abs=1), model
 
 
 def _seconds(line: str) -> float:

@@ -69,13 +69,32 @@ def test_time_left_is_measured_from_finished_questions_and_steps():
     assert progress.left() == ""  # nothing measured yet
     with progress.flight("a") as watch:
         watch(StepStarted(step=1))
-        watch(DocumentsAdded(step=1, documents=[]))
         now[0] = 110.0  # a third of a question (1 of 2 steps + answer) in 10 s: 30 s a question
+        watch(DocumentsAdded(step=1, documents=[]))
         assert progress.left() == "~2 min left at 30 s/question (measured)"  # 110 s
+        now[0] = 120.0  # one question in 20 s, three to go
     progress.finished("acc 1/1")
-    now[0] = 120.0  # one question in 20 s, three to go
     assert progress.left() == "~60 s left at 20 s/question (measured)"
     assert progress.line() == "  ~60 s left at 20 s/question (measured)"
+    progress.close()
+
+
+def test_a_long_step_in_flight_does_not_stretch_the_time_left():
+    # Measured on a loaded machine: 32 min, then 60 while a slow step ran, then 28 when it finished.
+    now = [0.0]
+    progress = Progress(3, "multistep", steps=2, progress=False, clock=lambda: now[0])
+    with progress.flight("a") as watch:
+        watch(StepStarted(step=1))
+        now[0] = 30.0
+        watch(DocumentsAdded(step=1, documents=[]))
+        watch(StepStarted(step=2))
+        settled = progress.left()
+        assert settled == "~4 min left at 90 s/question (measured)"
+        for now[0] in (60.0, 300.0, 900.0):  # the second step runs long: nothing new has finished
+            progress.refresh()
+            assert progress.left() == settled
+        watch(DocumentsAdded(step=2, documents=[]))  # at 900 s: two thirds of a question in 900 s
+    assert progress.left() == "~52 min left at 1350 s/question (measured)"
     progress.close()
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from frames_agent.eval.frames.runner import RunSettings
 from frames_agent.eval.sweep.answers import rouge_l, token_f1
-from frames_agent.eval.sweep.grid import cells, find_baseline, parse_grid
+from frames_agent.eval.sweep.grid import cells, find_baseline, parse_grid, slug
 from frames_agent.retrieval.errors import UsageError
 
 
@@ -54,3 +54,25 @@ def test_token_f1_and_rouge_l_against_the_gold_answer():
     assert token_f1("1000", "1,000") == token_f1("", "") == 1.0 and token_f1("x", "") == 0.0
     assert rouge_l("Tomas Ferrante", "Tomas Ferrante") == 1.0
     assert rouge_l("Ferrante was mayor", "Tomas Ferrante") == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("grid, message", [
+    ("k=-1", "--grid k=-1: Input should be greater than or equal to 1"),  # once run and reported as cell k=1
+    ("k=1,01", "--grid 'k=1,01': a value is repeated (1 and 01 are the same k)"),  # once two identical cells
+    ("adaptive=true,yes", "a value is repeated (true and yes are the same adaptive)"),
+    ("n=\u0661,2", "--grid n=\u0661: not a whole number"),  # an Arabic-Indic one, once read as 1
+    ("k=1_0", "--grid k=1_0: not a whole number"),
+    ("plan_budget=\u0665\u0660\u0660", "--grid plan_budget=\u0665\u0660\u0660: Input should be a valid integer"),
+    ("plan_calls=sometimes", "--grid plan_calls=sometimes: Input should be 'every_step' or 'when_new'"),
+    ("n_docs=0,10", "--grid n_docs=0: Input should be greater than or equal to 1"),
+])
+def test_grid_values_are_checked_against_the_config_and_repeats_refused(grid, message):
+    with pytest.raises(UsageError) as refused:
+        parse_grid([grid])
+    assert message in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_cell_names_keep_the_spelling_given():
+    assert [c.name for c in cells(parse_grid(["k=01,2", "plan_budget=500,800.0"]))] == [
+        "k=01_plan_budget=500", "k=01_plan_budget=800.0", "k=2_plan_budget=500", "k=2_plan_budget=800.0"]
+    assert slug("-1") == "-1" and slug("1") == "1"  # a negative value keeps its sign in a cell name

@@ -21,10 +21,28 @@ from tests.eval.sweep.helpers import build_kill_always, build_kill_once, results
 ROOT = Path(__file__).resolve().parents[3]
 
 
+@pytest.fixture
+def own_temp(monkeypatch):
+    """A short temporary directory of this test's own as TMPDIR (Ray's sockets must fit in 107 bytes)."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="fa-ray-", dir="/tmp"))
+    monkeypatch.setenv("TMPDIR", str(path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    """One local Ray cluster for the module; workers get the scripted model and this checkout on their path."""
+    """One local Ray cluster for the module, on 127.0.0.1 in a temporary directory of its own (another Ray user of
+    the machine shares /tmp/ray, never this); workers get the scripted model and this checkout on their path."""
+    import shutil
+    import tempfile
+
     home = tmp_path_factory.mktemp("ray")
+    own = tempfile.mkdtemp(prefix="fa-ray-", dir="/tmp")
     # Workers import frames_agent from where this process did (a checkout's parent, or a link to it), not from
     # whichever install a bare interpreter would find.
     package_parent = str(Path(cli.__file__).parent.parent)
@@ -34,10 +52,11 @@ def cluster(tmp_path_factory):
     os.environ.update(env)  # the driver builds nothing, but `cli.main` reads the same variables
     with java_signals_kept():  # other tests search Lucene in this process: Ray must not take the JVM's signals
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 _node_ip_address="127.0.0.1", runtime_env={"env_vars": env})
+                 _node_ip_address="127.0.0.1", _temp_dir=own, runtime_env={"env_vars": env})
     yield home
     with java_signals_kept():
         ray.shutdown()
+    shutil.rmtree(own, ignore_errors=True)
     for key, value in saved.items():
         os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
 
@@ -63,6 +82,13 @@ def _sweep(cluster: Path, index: Path, name: str, build, retries: int):
                        no_cache=True, retrieval_only=True, out=str(cluster / name))
     sweep = plan_sweep(base, parse_grid(["k=1,2"]))
     return sweep, run_sweep(sweep, RayCluster(max_retries=retries), build, lambda s: None)
+
+
+def test_the_cluster_keeps_its_sessions_in_its_own_temporary_directory(cluster):
+    from ray._private.worker import global_worker
+
+    session = Path(global_worker.node.get_session_dir_path())
+    assert session.parent.name.startswith("fa-ray-") and not str(session).startswith("/tmp/ray/")
 
 
 def test_a_killed_worker_is_retried_and_its_question_recorded_once(cluster, tiny_index):
@@ -94,7 +120,7 @@ def test_frames_and_compare_take_the_ray_executor(cluster, tiny_index, capsys):
     assert "planning vs vanilla" in capsys.readouterr().out
 
 
-def test_sigterm_to_a_ray_sweep_exits_143_cleanly_and_resume_finishes(tmp_path, tiny_index):
+def test_sigterm_to_a_ray_sweep_exits_143_cleanly_and_resume_finishes(tmp_path, tiny_index, own_temp):
     import signal
     import subprocess
     import sys
@@ -102,7 +128,7 @@ def test_sigterm_to_a_ray_sweep_exits_143_cleanly_and_resume_finishes(tmp_path, 
 
     out = tmp_path / "sweep"
     env = {**os.environ, "FRAMES_AGENT_TEST_SCRIPT": str(write_script(tmp_path / "script.json", delay=1.0)),
-           "FRAMES_AGENT_CACHE": str(tmp_path / "cache"), "RAY_ADDRESS": ""}
+           "FRAMES_AGENT_CACHE": str(tmp_path / "cache"), "RAY_ADDRESS": ""}  # TMPDIR: own_temp's
     argv = [sys.executable, "cli.py", *sweep_args(tiny_index, out, "--grid", "k=1,2", "--n", "1", "--executor", "ray",
                                                   "--limit", "4")]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -118,5 +144,6 @@ def test_sigterm_to_a_ray_sweep_exits_143_cleanly_and_resume_finishes(tmp_path, 
     assert not any(word in err for word in ("Traceback", "Aborted", "core dumped", "*** SIG", "Check failed")), err
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert list((own_temp / f"frames-agent-ray-{os.getuid()}").glob("session_*"))  # not /tmp/ray
     for cell in ("k=1", "k=2"):
         assert sorted(r["id"] for r in results(out / cell)) == ["0", "1", "2", "3"]  # each once: nothing lost

@@ -65,6 +65,18 @@ def test_a_grid_over_a_set_field_answers_and_scores_without_a_judge(scripted, ti
     assert "weaker than a judge" in printed and not (out / "heatmap.png").exists()
 
 
+def test_a_one_question_sweep_writes_its_tables_and_says_no_test(scripted, tiny_index, capsys):
+    out = scripted / "one"
+    code = cli.main(sweep_args(tiny_index, out, "--systems", "bm25", "--grid", "n_docs=1,3", "--retrieval-only",
+                               "--limit", "1", "--baseline", "n_docs=3"))
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    table = json.loads((out / "sweep_table.json").read_text())
+    [found] = table["effects"]
+    assert found["covered_recall"]["n"] == 1 and found["covered_recall"]["diff"] < 0 and found["covered_recall"]["p"] is None
+    assert "no test (fewer than 2 paired questions)" in printed and "no test (n=1)" in (out / "sweep.md").read_text()
+
+
 def test_plan_prints_cells_and_estimates_and_runs_nothing(scripted, tiny_index, capsys):
     out = scripted / "plan"
     assert cli.main(sweep_args(tiny_index, out, "--grid", "k=1,3", "--systems", "multistep", "bm25", "--plan",
@@ -90,7 +102,7 @@ def test_plan_prints_cells_and_estimates_and_runs_nothing(scripted, tiny_index, 
     ([], "sweep needs at least one --grid"),
     (["--grid", "k=1,2", "--baseline", "k=5"], "--baseline 'k=5' matches 0 cells"),
     (["--grid", "plan_budget=1,2", "--set", "plan_budget=3"], "--set plan_budget and --grid plan_budget"),
-    (["--grid", "k=0,2"], "cell k=0: --k: Input should be greater than or equal to 1"),
+    (["--grid", "k=0,2"], "--grid k=0: Input should be greater than or equal to 1"),
     (["--grid", "k=1", "--address", "127.0.0.1:1"], "--address needs --executor ray"),
 ])
 def test_bad_grids_are_one_line_errors(scripted, tiny_index, capsys, argv, message):
