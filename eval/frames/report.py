@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.frames.visibility import visibility_lines
 
 _MAX_ROWS = 100
+_MARKUP = re.compile(r"([\\`*_\[\]!<>|#&~])")
 
 
 def _natural(qid: str) -> tuple:
@@ -137,7 +139,7 @@ def _accuracy_table(s: RunSummary) -> list[str]:
             "|---|---:|---:|---:|---:|---:|",
             f"| **overall** | {s.n} | {s.rated} | {s.unrated} | {with_ci(s.accuracy, s.accuracy_ci, True)} | "
             f"{with_ci(s.recall, s.recall_ci)} |"]
-    rows += [f"| {name} | {v.n} | {v.rated} | {v.unrated} | {pct(v.accuracy)} | {num(v.recall)} |"
+    rows += [f"| {_literal(name)} | {v.n} | {v.rated} | {v.unrated} | {pct(v.accuracy)} | {num(v.recall)} |"
              for name, v in s.by_reasoning_type.items()]
     return rows
 
@@ -153,14 +155,19 @@ def _step_table(s: RunSummary) -> list[str]:
     return rows
 
 
+def _literal(text: object) -> str:
+    """Data as Markdown text, on one line: its markup (an image, a link, a table cell's end) shows as written."""
+    return _MARKUP.sub(r"\\\1", " ".join(str(text or "").split()))
+
+
 def _cut(text: object, width: int = 60) -> str:
-    value = " ".join(str(text or "").split()).replace("|", "\\|")
-    return value if len(value) <= width else value[: width - 1] + "…"
+    value = " ".join(str(text or "").split())
+    return _literal(value if len(value) <= width else value[: width - 1] + "…")
 
 
 def _question_rows(records: list[QuestionRecord]) -> list[str]:
     rows = ["| id | correct | recall | answer | gold |", "|---|---|---:|---|---|"]
-    rows += [f"| {r.id} | {mark(r)} | {num(r.recall)} | {_cut(r.answer)} | {_cut(r.gold_answer)} |"
+    rows += [f"| {_literal(r.id)} | {mark(r)} | {num(r.recall)} | {_cut(r.answer)} | {_cut(r.gold_answer)} |"
              for r in records[:_MAX_ROWS]]
     if len(records) > _MAX_ROWS:
         rows.append(f"\n({len(records) - _MAX_ROWS} more in results.jsonl)")
@@ -202,8 +209,9 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
     lines += origin_lines(s)
     lines += visibility_lines(config, records, s)
     if s.failures:
-        lines += ["## Failed questions", ""] + [f"- {f['id']}: {_cut(f['error'], 200)}" for f in s.failures] + [""]
+        lines += ["## Failed questions", ""]
+        lines += [f"- {_literal(f['id'])}: {_cut(f['error'], 200)}" for f in s.failures] + [""]
     if s.warnings:
-        lines += ["## Data warnings", ""] + [f"- {w}" for w in s.warnings] + [""]
+        lines += ["## Data warnings", ""] + [f"- {_literal(w)}" for w in s.warnings] + [""]
     lines += ["## Questions", "", *_question_rows(records), ""]
     return "\n".join(lines)
