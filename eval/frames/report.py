@@ -1,7 +1,6 @@
 """OUT/summary.json, OUT/report.md with PNG plots, and side-by-side tables of several runs with paired tests."""
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +13,7 @@ from frames_agent.eval.frames.provenance import origin_lines
 from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.frames.visibility import visibility_lines
+from frames_agent.retrieval.bounded import load_file
 
 _MAX_ROWS = 100
 _MARKUP = re.compile(r"([\\`*_\[\]!<>|#&~])")
@@ -58,9 +58,9 @@ def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, 
         raise EvalError(f"{path} is not a frames run directory (needs config.json and results.jsonl)")
     warnings: list[str] = []
     if (run_dir.path / SUMMARY_FILE).exists():
-        try:
-            warnings = list(json.loads((run_dir.path / SUMMARY_FILE).read_text(encoding="utf-8")).get("warnings", []))
-        except (ValueError, AttributeError):
+        try:  # a regular file, bounded: a FIFO or a link to /dev/zero in its place is no summary
+            warnings = [str(w) for w in load_file(run_dir.path / SUMMARY_FILE).get("warnings", [])]
+        except (OSError, ValueError, AttributeError, TypeError):
             warnings = []
     with run_dir.locked():
         summary = write_outputs(run_dir, config, warnings=warnings, html=html, files=files)
