@@ -162,3 +162,12 @@ def test_a_read_only_run_directory_is_one_line_and_nothing_is_lost(tmp_path, cap
     monkeypatch.setattr(rundir, "write_atomic", read_only)
     assert "Read-only file system" in _one_line_exit_2(capsys, "report", str(tmp_path))
     assert (tmp_path / "results.jsonl").read_bytes() == data
+
+
+def test_the_errors_page_states_the_run_file_limits():
+    from pathlib import Path
+
+    from frames_agent.eval.rundir import MAX_CONFIG_BYTES, MAX_RESULTS_BYTES
+
+    page = (Path(__file__).parents[2] / "docs" / "errors.md").read_text(encoding="utf-8")
+    assert f"a JSON object up to {MAX_CONFIG_BYTES >> 20} MiB, `results.jsonl` up to {MAX_RESULTS_BYTES >> 30} GiB" in page
