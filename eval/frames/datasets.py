@@ -106,6 +106,7 @@ def load_questions(spec: str | os.PathLike | None = None, limit: int | None = No
     (eval/frames/split.py), the first `limit` of them."""
     spec = str(spec) if spec is not None else default_data()
     notes: list[str] = []
+    rows: Iterable[dict]
     if spec.startswith(HF_PREFIX):
         rows, fingerprint = hub_rows(spec[len(HF_PREFIX):]), spec
     else:
