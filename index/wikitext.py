@@ -30,7 +30,9 @@ _KNOWN_TAGS = DROP_TAGS | _LITERAL_TAGS | _KEEP_TAGS
 _DROP_LINK = re.compile(r"\s*:?\s*(file|image|media|category|[a-z]{2,3}(-[a-z]+)?)\s*:", re.IGNORECASE)
 _DROP_LINK_SPAN = 80
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)(?=[\s/>])([^<>]*+)>")
-_TOKEN = re.compile(r"^[ \t]*(?:\{\||\|\})|\{{2,}|\}{2,}|\[\[|\]\]|\|", re.MULTILINE)
+# Groups: 1 a table's "{|", 2 the "|" of a line's "|}" (its "}" is read with the braces after it), 3 "{{"..., 4 "}}"...,
+# 5 "[[", 6 "]]", 7 any other "|".
+_TOKEN = re.compile(r"^[ \t]*(\{\|)|^[ \t]*(\|)(?=\})|(\{{2,})|(\}{2,})|(\[\[)|(\]\])|(\|)", re.MULTILINE)
 # [url label] and [url]: the label stays, a bare bracketed address goes; neither part may hold a bracket.
 _EXTERNAL = re.compile(r"\[(?:https?:|ftp:|//|mailto:)[^\s\[\]]*+(?:[ \t]++([^\[\]\n]*+))?\]", re.IGNORECASE)
 _QUOTES = re.compile(r"'{2,}")
@@ -101,7 +103,7 @@ def _tags(text: str) -> str:
     return "".join(out)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Frame:
     """An open construct: its kind ("{" braces, "[" link, "t" table), where its opener starts and ends, the braces
     still open, and a link's first "|"."""
@@ -118,30 +120,28 @@ def _brackets(text: str) -> str:
     on a stack (a closer matches only the innermost open construct; an opener never closed is text)."""
     stack: list[_Frame] = []
     spans: dict[int, tuple[int, int, int]] = {}  # opener start -> (keep from, keep to, resume at)
-    at = 0
-    while (token := _TOKEN.search(text, at)) is not None:
-        at = token.end()
-        mark = token.group().strip(" \t")
-        top = stack[-1] if stack else None
-        if mark == "{|":
-            stack.append(_Frame("t", token.start(), at))
-        elif mark == "|}" and top is not None and top.kind == "t":
+    eaten = -1  # where a "}" was taken by the "|}" that closed a table
+    for token in _TOKEN.finditer(text):
+        group, top = token.lastindex, (stack[-1] if stack else None)
+        if group == 1:
+            stack.append(_Frame("t", token.start(1), token.end()))
+        elif group == 2 and top is not None and top.kind == "t":
             stack.pop()
-            spans[top.start] = (at, at, at)
-        elif mark in ("|", "|}"):
-            pipe = token.start() + token.group().index("|")
+            eaten = token.end()
+            spans[top.start] = (eaten + 1,) * 3
+        elif group in (2, 7):
             if top is not None and top.kind == "[" and top.pipe < 0:
-                top.pipe = pipe
-            at = pipe + 1  # a "}" after it is read again
-        elif mark[0] == "{":
-            stack.append(_Frame("{", token.start(), at, braces=len(mark)))
-        elif mark[0] == "}":
-            _close_braces(stack, spans, token.end(), len(mark))
-        elif mark == "[[":
-            stack.append(_Frame("[", token.start(), at))
+                top.pipe = token.start(group)
+        elif group == 3:
+            stack.append(_Frame("{", token.start(), token.end(), braces=token.end() - token.start()))
+        elif group == 4:
+            count = token.end() - token.start() - (token.start() == eaten)
+            _close_braces(stack, spans, token.end(), count)
+        elif group == 5:
+            stack.append(_Frame("[", token.start(), token.end()))
         elif top is not None and top.kind == "[":  # "]]" closing the innermost link
             stack.pop()
-            spans[top.start] = _link(text, top, token.start(), at)
+            spans[top.start] = _link(text, top, token.start(), token.end())
     return _render(text, spans)
 
 
