@@ -3,6 +3,7 @@ summary and report written atomically; locked while a run writes, resumable afte
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -13,8 +14,14 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from frames_agent.eval.errors import EvalError
+from frames_agent.retrieval.bounded import OutOfBounds, load_file, read_file
+from frames_agent.retrieval.bounded import loads as bounded_loads
 
 CONFIG_FILE, RESULTS_FILE, LOCK_FILE = "config.json", "results.jsonl", ".lock"
+# A run's identity, in config.json's info and on every results line, so a line copied from another run is told apart.
+RUN_KEY = "run_id"
+MAX_CONFIG_BYTES = 1 << 20  # a config is a few KB
+MAX_RESULTS_BYTES = 1 << 30  # a full FRAMES run with every trace is under 100 MB
 R = TypeVar("R", bound=BaseModel)
 
 
@@ -48,6 +55,22 @@ def read_config(path: Path) -> dict | None:
     return RunDir[Any](path, dict, str).read_config()
 
 
+def _run_id(config: dict) -> str:
+    """The identity a run takes when its config is first written: its settings' digest (two runs of the same
+    settings may share lines; another configuration's may not)."""
+    settings = {k: v for k, v in config.items() if k != "info"}
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
+
+
+def _unwritable(path: Path, exc: OSError) -> Exception:
+    """A run directory that cannot be written (read-only, no permission) as one line; a full disk stays an OSError
+    for the command line's own message."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return exc
+    return EvalError(f"cannot write to {path} ({exc.strerror or exc}); copy the run somewhere writable or use "
+                     "another --out")
+
+
 def _why(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         err = exc.errors()[0]
@@ -65,6 +88,7 @@ class RunDir(Generic[R]):
         self.path = Path(path)
         self.results = self.path / RESULTS_FILE
         self.parse, self.key = parse, key
+        self._run: str | None = None
 
     def make(self) -> None:
         """Create OUT (and its parents); a path that cannot hold a directory is a one-line EvalError."""
@@ -80,7 +104,11 @@ class RunDir(Generic[R]):
         import fcntl
 
         self.make()
-        with open(self.path / LOCK_FILE, "w") as handle:
+        try:
+            handle = open(self.path / LOCK_FILE, "w")  # noqa: SIM115 (closed by the with below)
+        except OSError as exc:
+            raise _unwritable(self.path, exc) from None
+        with handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -93,9 +121,13 @@ class RunDir(Generic[R]):
         if not path.exists():
             return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            config = load_file(path, MAX_CONFIG_BYTES)  # a regular file, bounded in size and nesting
         except (OSError, ValueError) as exc:
-            raise EvalError(f"{path} is unreadable ({exc}); delete the run directory or use another --out") from exc
+            raise EvalError(f"{path} is unreadable ({exc}); delete the run directory or use another --out") from None
+        if not isinstance(config, dict) or not isinstance(config.get("info", {}), dict):
+            raise EvalError(f"{path} is not a run's config (a JSON object); delete the run directory or use "
+                            "another --out")
+        return config
 
     def check_config(self, config: dict, unknown: tuple[str, ...] = ()) -> None:
         """Refuse (naming the field and both values) to mix results of a different configuration.
@@ -122,20 +154,28 @@ class RunDir(Generic[R]):
         call only once every model, judge, index and dataset resolved."""
         old = self.read_config() or {}
         merged = {**old, **config, "info": {**old.get("info", {}), **config.get("info", {})}}
+        merged["info"][RUN_KEY] = self._run = old.get("info", {}).get(RUN_KEY) or _run_id(merged)
         self.make()
-        write_atomic(self.path / CONFIG_FILE, json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+        self.write(CONFIG_FILE, json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
         return merged
 
     def write(self, name: str, text: str) -> None:
         """One output file (summary.json, report.md) written atomically."""
-        write_atomic(self.path / name, text)
+        try:
+            write_atomic(self.path / name, text)
+        except OSError as exc:
+            raise _unwritable(self.path, exc) from None
 
     def load_records(self) -> tuple[dict[str, R], list[str]]:
         """Records by key (a later line wins). Only a torn last line (a kill mid-write) is dropped; any other bad
         line leaves the file untouched and raises, naming the line."""
         if not self.results.exists():
             return {}, []
-        data = self.results.read_bytes()
+        try:
+            data = read_file(self.results, MAX_RESULTS_BYTES)  # a regular file (no FIFO, no /dev/zero), bounded
+        except (OSError, OutOfBounds) as exc:
+            raise EvalError(f"cannot read {self.results} ({exc}); the file is left as it is") from None
+        run = (self.read_config() or {}).get("info", {}).get(RUN_KEY)
         lines = data.split(b"\n")
         torn = not data.endswith(b"\n") and bool(data)
         records: dict[str, R] = {}
@@ -144,7 +184,12 @@ class RunDir(Generic[R]):
             if not line.strip():
                 continue
             try:
-                record = self.parse(json.loads(line))
+                row = bounded_loads(line)  # nesting bounded: a 100,000-deep line is one bad line, not a crash
+                stamp = row.pop(RUN_KEY, None) if isinstance(row, dict) else None
+                record = self.parse(row)
+            except OutOfBounds as exc:
+                raise EvalError(f"{self.results} line {number}: {exc}; the file is left as it is: fix or delete "
+                                "that line") from None
             except (ValueError, TypeError) as exc:
                 if torn and number == len(lines):
                     notes.append(f"dropped the last line of {self.results} (cut off by a kill); that item runs again")
@@ -152,6 +197,9 @@ class RunDir(Generic[R]):
                     break
                 raise EvalError(f"{self.results} line {number}: {_why(exc)}; the file is left as it is: fix or "
                                 "delete that line") from None
+            if run is not None and stamp is not None and stamp != run:
+                raise EvalError(f"{self.results} line {number} comes from another run's configuration ({RUN_KEY} "
+                                f"{stamp}, this run's is {run}); refusing to mix them: delete the lines of that run")
             records[self.key(record)] = record
         else:
             if torn:
@@ -164,8 +212,13 @@ class RunDir(Generic[R]):
             handle.truncate(size)
 
     def append(self, record: BaseModel) -> None:
-        """One finished record, written and flushed at once so a kill cannot lose it."""
-        line = record.model_dump_json() + "\n"
+        """One finished record, written and flushed at once so a kill cannot lose it; stamped with the run's id."""
+        if self._run is None:
+            self._run = (self.read_config() or {}).get("info", {}).get(RUN_KEY)
+        line = record.model_dump_json()
+        if self._run and line.endswith("}") and line != "{}":
+            line = f'{line[:-1]},"{RUN_KEY}":{json.dumps(self._run)}}}'
+        line += "\n"
         with self.results.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()

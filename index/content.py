@@ -12,12 +12,14 @@ import json
 import os
 from pathlib import Path
 
+from frames_agent.retrieval.bounded import load_file
 from frames_agent.retrieval.paths import indexes_dir
 
 MEMO_FILE = ".content-hashes.json"
 MEMO_MIN_BYTES = 16 << 20  # smaller files re-hash in well under 0.1 s: not worth a memo entry
 SHORT_ID = 12  # hex digits: 48 bits, ample for the handful of corpora one machine holds
 _CHUNK = 1 << 20
+MAX_MEMO_BYTES = 1 << 20
 
 
 def file_sha256(path: Path) -> str:
@@ -48,8 +50,8 @@ def short_id(fingerprint: dict) -> str:
 
 
 def _read_memo() -> dict[str, str]:
-    try:
-        memo = json.loads((indexes_dir() / MEMO_FILE).read_text(encoding="utf-8"))
+    try:  # bounded: a memo is a few KB, and a FIFO or a link to /dev/zero in its place is no memo
+        memo = load_file(indexes_dir() / MEMO_FILE, MAX_MEMO_BYTES)
     except (OSError, ValueError):
         return {}
     return memo if isinstance(memo, dict) else {}

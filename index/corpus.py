@@ -11,21 +11,23 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, TextIO, cast
+from typing import Any, BinaryIO, TextIO, cast
 from xml.etree.ElementTree import ParseError, iterparse
 
 from frames_agent.index.errors import CorpusError
+from frames_agent.index.wikitext import wikitext_to_text
+from frames_agent.retrieval.bounded import MAX_JSON_BYTES, OutOfBounds, regular_file
+from frames_agent.retrieval.bounded import loads as bounded_loads
 from frames_agent.retrieval.paths import shared_dir, shared_lookup
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".jsonl.bz2")
 XML_SUFFIXES = (".xml", ".xml.bz2", ".xml.gz", ".bz2")
-# Links that are not prose: media, categories, and interlanguage links such as [[de:Paris]].
-_DROP_LINK = re.compile(r"^\s*:?\s*(file|image|media|category|[a-z]{2,3}(-[a-z]+)?)\s*:", re.IGNORECASE)
-_DROP_TAGS = {"ref", "references", "table", "gallery", "timeline", "math", "score", "syntaxhighlight", "imagemap"}
-_MAGIC_WORD = re.compile(r"__[A-Z]+__")
 _PASSAGE_TOKEN = re.compile(r"\S+\s*")
 
 _REDIRECT_TARGET = re.compile(r"\[\[\s*([^\]|#]+)")
+
+# An article line of a JSONL corpus or a redirects line; the longest Wikipedia article is ~1.5 MB of wikitext.
+MAX_LINE_CHARS = MAX_JSON_BYTES
 
 Progress = Callable[[int], None]  # called with the number of input bytes consumed so far in the current file
 
@@ -44,10 +46,20 @@ class Article:
 REDIRECTS_FILE = "redirects.tsv"  # alias<TAB>target lines beside a corpus: titles that lead to another article
 
 
+def _lines(text: TextIO, where: Path) -> Iterator[str]:
+    """The lines of text, each read only up to MAX_LINE_CHARS (a file of zeros with no newline never ends)."""
+    number = 0
+    while line := text.readline(MAX_LINE_CHARS + 1):
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise CorpusError(f"{where}:{number}: a line over {MAX_LINE_CHARS:,} characters")
+        yield line
+
+
 def read_redirects(path: Path) -> Iterator[tuple[str, str]]:
     """(alias, target) pairs of a redirects TSV; blank and malformed lines are skipped."""
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
+    with open(_regular(path), encoding="utf-8", errors="replace") as handle:
+        for line in _lines(handle, path):
             alias, sep, target = line.rstrip("\n").partition("\t")
             if sep and alias.strip() and target.strip():
                 yield alias.strip(), target.strip()
@@ -85,6 +97,8 @@ def expand_corpus_paths(paths: list[Path]) -> list[Path]:
             files.extend(found)
         elif path.is_file():
             files.append(path)
+        elif path.exists():
+            _regular(path)
         else:
             raise CorpusError(f"corpus file not found: {path}")
     return files
@@ -93,6 +107,8 @@ def expand_corpus_paths(paths: list[Path]) -> list[Path]:
 def check_xml_path(path: Path) -> Path:
     """path when it is an existing XML dump file."""
     path = Path(path).expanduser()
+    if path.exists():
+        _regular(path)
     if not path.is_file():
         raise CorpusError(f"XML dump not found: {path}")
     if not path.name.endswith(XML_SUFFIXES):
@@ -109,13 +125,22 @@ def _open_binary(path: Path, raw: BinaryIO) -> BinaryIO:
     return raw
 
 
+def _regular(path: Path) -> Path:
+    """path when it is a regular file: a FIFO would block its reader and a device never ends."""
+    try:
+        regular_file(path)
+    except OutOfBounds:
+        raise CorpusError(f"{path} is not a regular file (a FIFO or a device is never read)") from None
+    return path
+
+
 def read_jsonl(path: Path, progress: Progress | None = None) -> Iterator[Article]:
     """Articles of a JSONL file of {id, title, contents}; a bad line raises CorpusError naming file:line."""
-    with open(path, "rb") as raw:
+    with open(_regular(path), "rb") as raw:
         # utf-8-sig: editors on Windows start files with a byte-order mark, which is not part of the first line.
         text = io.TextIOWrapper(_open_binary(path, raw), encoding="utf-8-sig", errors="replace")
         try:
-            for number, line in enumerate(text, start=1):
+            for number, line in enumerate(_lines(text, path), start=1):
                 if not line.strip():  # blank lines (a trailing one above all) hold no document
                     continue
                 yield _parse_line(line, f"{path}:{number}")
@@ -131,7 +156,9 @@ def _parse_line(line: str, where: str) -> Article:
     if not line.strip():
         raise CorpusError(f"{where}: empty line (expected a JSON object with id, title, contents)")
     try:
-        data = json.loads(line)
+        data = bounded_loads(line)  # nesting bounded: a 100,000-deep line is a bad line, not a RecursionError
+    except OutOfBounds as exc:
+        raise CorpusError(f"{where}: {exc}") from None
     except ValueError as exc:
         raise CorpusError(f"{where}: malformed JSON ({exc.args[0] if exc.args else exc})") from None
     if not isinstance(data, dict):
@@ -154,10 +181,10 @@ def read_mediawiki_xml(path: Path, progress: Progress | None = None, workers: in
                        redirects: bool = False) -> Iterator[Article]:
     """Main-namespace pages of a MediaWiki XML dump as plain text (wikitext parsed on `workers`); redirect pages
     too, as text-less Articles with redirect_to, when redirects=True."""
-    with open(path, "rb") as raw:
+    with open(_regular(path), "rb") as raw:
         pages = _article_pages(_open_binary(path, raw), raw, progress, redirects)
         try:
-            if workers > 1:  # full dumps: mwparserfromhell is the bottleneck, so spread it over processes
+            if workers > 1:  # full dumps: cleaning wikitext is the bottleneck, so spread it over processes
                 # spawn, not fork: the parent may be running a JVM, which does not survive a fork.
                 with multiprocessing.get_context("spawn").Pool(workers) as pool:
                     yield from pool.imap(_page_article, pages, chunksize=16)
@@ -173,7 +200,7 @@ def read_mediawiki_xml(path: Path, progress: Progress | None = None, workers: in
 
 def _article_pages(stream: BinaryIO, raw: BinaryIO, progress: Progress | None,
                    redirects: bool) -> Iterator[tuple[str, str, str, str]]:
-    for count, page in enumerate(_iter_pages(stream), start=1):
+    for count, page in enumerate(_iter_pages(stream, getattr(raw, "name", "the dump")), start=1):
         if progress is not None and count % 64 == 0:
             progress(raw.tell())
         if page["ns"] != "0":
@@ -193,10 +220,10 @@ def _page_article(page: tuple[str, str, str, str]) -> Article:
     return Article(id=page_id, title=title, text=wikitext_to_text(wikitext))
 
 
-def _iter_pages(stream: BinaryIO) -> Iterator[dict]:
+def _iter_pages(stream: BinaryIO, where: object = "the dump") -> Iterator[dict]:
     """Raw page records of a dump, streamed; elements are cleared so memory stays flat on a full dump."""
     root = None
-    for event, elem in iterparse(stream, events=("start", "end")):
+    for event, elem in _events(stream, where):
         if event == "start":
             root = root if root is not None else elem
             continue
@@ -217,32 +244,16 @@ def _iter_pages(stream: BinaryIO) -> Iterator[dict]:
         yield page
 
 
+def _events(stream: BinaryIO, where: object) -> Iterator[tuple[str, Any]]:
+    """iterparse's events; a dump in an encoding expat cannot read (UTF-7, UTF-16, an unknown name) is a CorpusError."""
+    try:
+        yield from iterparse(stream, events=("start", "end"))
+    except (ValueError, LookupError) as exc:  # "multi-byte encodings are not supported", "unknown encoding: x"
+        raise CorpusError(f"{where}: cannot read the dump's text ({exc}); MediaWiki dumps are UTF-8") from None
+
+
 def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
-
-
-def wikitext_to_text(wikitext: str) -> str:
-    """Plain prose of a page's wikitext: templates, refs, tables, media and category links removed."""
-    import mwparserfromhell
-
-    code = mwparserfromhell.parse(wikitext)
-    for node in code.filter_tags(recursive=True):
-        if str(node.tag).strip().lower() in _DROP_TAGS:
-            _remove(code, node)
-    for link in code.filter_wikilinks(recursive=True):
-        if _DROP_LINK.match(str(link.title)):
-            _remove(code, link)
-    text = code.strip_code(normalize=True, collapse=True)
-    text = _MAGIC_WORD.sub("", text)
-    lines = (" ".join(line.split()) for line in text.splitlines())
-    return "\n".join(line for line in lines if line)
-
-
-def _remove(code, node) -> None:
-    try:
-        code.remove(node)
-    except ValueError:  # already gone with an enclosing node
-        pass
 
 
 def split_passages(text: str, words: int = 100) -> list[str]:

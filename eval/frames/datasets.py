@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -105,6 +106,7 @@ def load_questions(spec: str | os.PathLike | None = None, limit: int | None = No
     (eval/frames/split.py), the first `limit` of them."""
     spec = str(spec) if spec is not None else default_data()
     notes: list[str] = []
+    rows: Iterable[dict]
     if spec.startswith(HF_PREFIX):
         rows, fingerprint = hub_rows(spec[len(HF_PREFIX):]), spec
     else:
@@ -116,7 +118,7 @@ def load_questions(spec: str | os.PathLike | None = None, limit: int | None = No
 
 
 # --- reading -----------------------------------------------------------------------------------------------
-def _file_rows(path: Path, notes: list[str]) -> list[dict]:
+def _file_rows(path: Path, notes: list[str]) -> Iterator[dict]:
     if not path.exists():
         where = f"; {shared_lookup()}" if path.is_relative_to(shared_dir()) else ""
         raise DataError(f"no data file at {path}: give --data PATH, set FRAMES_DATA, or, online, "
@@ -139,8 +141,7 @@ def _file_rows(path: Path, notes: list[str]) -> list[dict]:
     return _table_rows(text, path, notes)
 
 
-def _jsonl_rows(text: str, path: Path) -> list[dict]:
-    rows = []
+def _jsonl_rows(text: str, path: Path) -> Iterator[dict]:
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -152,15 +153,14 @@ def _jsonl_rows(text: str, path: Path) -> list[dict]:
             raise DataError(f"{path} line {number} is not JSON ({exc.msg})") from exc
         if not isinstance(row, dict):
             raise DataError(f"{path} line {number} is not a JSON object")
-        rows.append(row)
-    return rows
+        yield row
 
 
-def _table_rows(text: str, path: Path, notes: list[str]) -> list[dict]:
+def _table_rows(text: str, path: Path, notes: list[str]) -> Iterator[dict]:
     header = text.split("\n", 1)[0]
     delimiter = "," if path.suffix.lower() == ".csv" or ("\t" not in header and "," in header) else "\t"
     try:
-        return read_table(text, delimiter, notes)
+        yield from read_table(text, delimiter, notes)
     except csv.Error as exc:
         raise DataError(f"{path} is not a readable {'CSV' if delimiter == ',' else 'TSV'} file: {exc}") from exc
 
@@ -171,36 +171,50 @@ def _column(columns: Iterable[str], role: str) -> str | None:
     return next((lowered[a] for a in _ALIASES[role] if a in lowered), None)
 
 
-def _parse_rows(rows: list[dict], source: str, fingerprint: str, limit: int | None = None,
+def _parse_rows(rows: Iterable[dict], source: str, fingerprint: str, limit: int | None = None,
                 notes: list[str] | None = None, split: str = "all") -> Dataset:
-    if not rows:
+    """Questions of rows, read only as far as `limit` needs (rows are parsed as they are drawn)."""
+    rows = iter(rows)
+    first = next(rows, None)
+    if first is None:
         raise DataError(f"{source} holds no questions")
-    columns = [c for c in rows[0] if c != LINE_KEY]
+    rows = itertools.chain([first], rows)
+    columns = [c for c in first if c != LINE_KEY]
     prompt_col, answer_col = _column(columns, "prompt"), _column(columns, "answer")
     missing = [name for name, col in (("Prompt", prompt_col), ("Answer", answer_col)) if col is None]
     if missing or prompt_col is None or answer_col is None:
         raise DataError(f"{source} lacks column(s) {', '.join(missing)} (found: {', '.join(map(str, columns[:20]))})")
-    dataset = Dataset([], source, fingerprint, list(notes or []))
+    dataset = Dataset([], source, fingerprint, notes if notes is not None else [])
     link_cols = [c for c in columns if c and _LINK_COLUMN.match(c.strip())]
     if not link_cols and "wiki_links" not in columns:
         dataset.warnings.append("no wiki_links / wikipedia_link_* columns: gold-article recall cannot be measured")
     seen: set[str] = set()
     for number, row in enumerate(rows):
-        if limit is not None and len(dataset.questions) >= limit:
-            break  # rows past the limit are not read, so their warnings do not show either
         question = _parse_row(row, number, prompt_col, answer_col, link_cols, dataset.warnings)
         if question is None or not in_split(question.prompt, split):
             continue
         if question.id in seen:
-            dataset.warnings.append(f"question id {question.id} repeats; the later row is kept as {question.id}-{number}")
-            question = question.model_copy(update={"id": f"{question.id}-{number}"})
+            renamed = _unique(f"{question.id}-{number}", seen)
+            dataset.warnings.append(f"question id {question.id} repeats; the later row is kept as {renamed}")
+            question = question.model_copy(update={"id": renamed})
         seen.add(question.id)
         dataset.questions.append(question)
+        if limit is not None and len(dataset.questions) >= limit:
+            break  # rows past the limit are not parsed, so their warnings do not show either
     if not dataset.questions and split != "all":
         raise DataError(f"{source}: no question of the {split!r} split")
     if not dataset.questions:
         raise DataError(f"{source}: no usable questions ({'; '.join(dataset.warnings[:3])})")
     return dataset
+
+
+def _unique(qid: str, seen: set[str]) -> str:
+    """qid, or qid with the first free "-2", "-3", ... when another question already holds it."""
+    taken, suffix = qid, 1
+    while taken in seen:
+        suffix += 1
+        taken = f"{qid}-{suffix}"
+    return taken
 
 
 def _row_id(row: dict, number: int) -> str:

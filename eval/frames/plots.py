@@ -49,6 +49,11 @@ def _pyplot() -> Any:
     return plt
 
 
+def _plain_text() -> Any:
+    """A context in which labels are drawn as written: a reasoning type or a system with "$" is no mathtext."""
+    return _pyplot().rc_context({"text.parse_math": False})
+
+
 def accuracy_figure(summary: RunSummary) -> Any:
     """The accuracy-by-type figure with 95% error bars (None without rated answers by type)."""
     plt = _pyplot()
@@ -112,10 +117,11 @@ def write_plots(out: Path, summary: RunSummary) -> list[str]:
     plt = _pyplot()
     made = []
     for name, make, tight in ((ACCURACY_PLOT, accuracy_figure, False), (RECALL_PLOT, recall_figure, True)):
-        fig = make(summary)
-        if fig is None:
-            continue
-        fig.savefig(out / name, dpi=110, **({"bbox_inches": "tight"} if tight else {}))  # the legend sits outside
+        with _plain_text():
+            fig = make(summary)
+            if fig is None:
+                continue
+            fig.savefig(out / name, dpi=110, **({"bbox_inches": "tight"} if tight else {}))  # the legend sits outside
         plt.close(fig)
         made.append(name)
     return made

@@ -1,7 +1,7 @@
 """OUT/summary.json, OUT/report.md with PNG plots, and side-by-side tables of several runs with paired tests."""
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,8 +13,10 @@ from frames_agent.eval.frames.provenance import origin_lines
 from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.frames.visibility import visibility_lines
+from frames_agent.retrieval.bounded import load_file
 
 _MAX_ROWS = 100
+_MARKUP = re.compile(r"([\\`*_\[\]!<>|#&~])")
 
 
 def _natural(qid: str) -> tuple:
@@ -56,9 +58,9 @@ def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, 
         raise EvalError(f"{path} is not a frames run directory (needs config.json and results.jsonl)")
     warnings: list[str] = []
     if (run_dir.path / SUMMARY_FILE).exists():
-        try:
-            warnings = list(json.loads((run_dir.path / SUMMARY_FILE).read_text(encoding="utf-8")).get("warnings", []))
-        except (ValueError, AttributeError):
+        try:  # a regular file, bounded: a FIFO or a link to /dev/zero in its place is no summary
+            warnings = [str(w) for w in load_file(run_dir.path / SUMMARY_FILE).get("warnings", [])]
+        except (OSError, ValueError, AttributeError, TypeError):
             warnings = []
     with run_dir.locked():
         summary = write_outputs(run_dir, config, warnings=warnings, html=html, files=files)
@@ -137,7 +139,7 @@ def _accuracy_table(s: RunSummary) -> list[str]:
             "|---|---:|---:|---:|---:|---:|",
             f"| **overall** | {s.n} | {s.rated} | {s.unrated} | {with_ci(s.accuracy, s.accuracy_ci, True)} | "
             f"{with_ci(s.recall, s.recall_ci)} |"]
-    rows += [f"| {name} | {v.n} | {v.rated} | {v.unrated} | {pct(v.accuracy)} | {num(v.recall)} |"
+    rows += [f"| {_literal(name)} | {v.n} | {v.rated} | {v.unrated} | {pct(v.accuracy)} | {num(v.recall)} |"
              for name, v in s.by_reasoning_type.items()]
     return rows
 
@@ -153,14 +155,19 @@ def _step_table(s: RunSummary) -> list[str]:
     return rows
 
 
+def _literal(text: object) -> str:
+    """Data as Markdown text, on one line: its markup (an image, a link, a table cell's end) shows as written."""
+    return _MARKUP.sub(r"\\\1", " ".join(str(text or "").split()))
+
+
 def _cut(text: object, width: int = 60) -> str:
-    value = " ".join(str(text or "").split()).replace("|", "\\|")
-    return value if len(value) <= width else value[: width - 1] + "…"
+    value = " ".join(str(text or "").split())
+    return _literal(value if len(value) <= width else value[: width - 1] + "…")
 
 
 def _question_rows(records: list[QuestionRecord]) -> list[str]:
     rows = ["| id | correct | recall | answer | gold |", "|---|---|---:|---|---|"]
-    rows += [f"| {r.id} | {mark(r)} | {num(r.recall)} | {_cut(r.answer)} | {_cut(r.gold_answer)} |"
+    rows += [f"| {_literal(r.id)} | {mark(r)} | {num(r.recall)} | {_cut(r.answer)} | {_cut(r.gold_answer)} |"
              for r in records[:_MAX_ROWS]]
     if len(records) > _MAX_ROWS:
         rows.append(f"\n({len(records) - _MAX_ROWS} more in results.jsonl)")
@@ -202,8 +209,9 @@ def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], 
     lines += origin_lines(s)
     lines += visibility_lines(config, records, s)
     if s.failures:
-        lines += ["## Failed questions", ""] + [f"- {f['id']}: {_cut(f['error'], 200)}" for f in s.failures] + [""]
+        lines += ["## Failed questions", ""]
+        lines += [f"- {_literal(f['id'])}: {_cut(f['error'], 200)}" for f in s.failures] + [""]
     if s.warnings:
-        lines += ["## Data warnings", ""] + [f"- {w}" for w in s.warnings] + [""]
+        lines += ["## Data warnings", ""] + [f"- {_literal(w)}" for w in s.warnings] + [""]
     lines += ["## Questions", "", *_question_rows(records), ""]
     return "\n".join(lines)

@@ -6,6 +6,7 @@ import ast
 import csv
 import re
 import sys
+from collections.abc import Iterator
 
 # Real wiki_links cells are under 1 KB; a cell past this is refused rather than parsed (memory and time).
 MAX_LIST_CELL = 100_000
@@ -14,13 +15,16 @@ _QUOTED = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""", re.S)
 _LIST_GAPS = re.compile(r"[\s,]*")
 
 
-def read_table(text: str, delimiter: str, warnings: list[str]) -> list[dict]:
-    """Rows of a TSV/CSV text as dicts (plus LINE_KEY); malformed rows are warned about by line number."""
+def read_table(text: str, delimiter: str, warnings: list[str]) -> Iterator[dict]:
+    """Rows of a TSV/CSV text as dicts (plus LINE_KEY), parsed as they are drawn; malformed rows are warned about by
+    line number."""
     csv.field_size_limit(sys.maxsize)
     lines = text.splitlines(keepends=True)
     reader = csv.reader(lines, delimiter=delimiter)
-    header = next(reader)
-    width, start, rows = len(header), reader.line_num + 1, []
+    header = next(reader, None)
+    if header is None:
+        return
+    width, start = len(header), reader.line_num + 1
     for fields in reader:
         end = reader.line_num
         records = [(start, fields)]
@@ -33,9 +37,8 @@ def read_table(text: str, delimiter: str, warnings: list[str]) -> list[dict]:
                 continue  # a blank line
             if len(record) != width:
                 warnings.append(f"line {number}: {len(record)} fields where the header has {width}")
-            rows.append({**dict(zip(header, record)), LINE_KEY: number})
+            yield {**dict(zip(header, record)), LINE_KEY: number}
         start = end + 1
-    return rows
 
 
 def _swallowed(fields: list[str], inner: list[str], delimiter: str, width: int) -> bool:

@@ -89,3 +89,85 @@ def test_write_atomic_never_leaves_half_a_file(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         write_atomic(target, '{"n": 2, "and": "more"}\n')
     assert target.read_text() == '{"n": 1}\n'
+
+
+def _one_line_exit_2(capsys, *argv: str) -> str:
+    assert cli.main(list(argv)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unexpected" not in err
+    return err
+
+
+def test_a_100000_deep_results_line_is_one_line_naming_it_and_the_file_is_kept(tmp_path, capsys):
+    data = _results(tmp_path, [_line(GOOD[0]), b"[" * 100_000 + b"]" * 100_000 + b"\n"])
+    assert "results.jsonl line 2: JSON nested deeper than 64" in _one_line_exit_2(capsys, "report", str(tmp_path))
+    assert (tmp_path / "results.jsonl").read_bytes() == data
+
+
+@pytest.mark.parametrize("name", ["results.jsonl", "config.json", "summary.json"])
+def test_run_files_that_are_not_regular_files_are_never_read(tmp_path, capsys, name):
+    import os
+
+    _results(tmp_path, [_line(GOOD[0])])
+    for make in (os.mkfifo, lambda path: path.symlink_to("/dev/zero")):  # a FIFO waits for a writer, zeros never end
+        (tmp_path / name).unlink(missing_ok=True)
+        make(tmp_path / name)
+        if name == "summary.json":  # the report's own output, not the run's data: left out and written anew
+            assert cli.main(["report", str(tmp_path)]) == 0
+        else:
+            assert "not a regular file" in _one_line_exit_2(capsys, "report", str(tmp_path))
+
+
+@pytest.mark.parametrize("config", ["[]", '"x"', "null", '{"info": []}', "[" * 100_000, '{"a": "\\udc80'],
+                         ids=["list", "string", "null", "info-list", "deep", "cut"])
+def test_a_config_that_is_no_run_config_is_one_line(tmp_path, capsys, config):
+    _results(tmp_path, [_line(GOOD[0])])
+    (tmp_path / "config.json").write_text(config)
+    assert "config.json" in _one_line_exit_2(capsys, "report", str(tmp_path))
+
+
+def test_lines_appended_from_another_runs_configuration_are_refused_with_one_line(tmp_path, capsys):
+    from frames_agent.eval.frames.records import QuestionRecord
+
+    runs = {}
+    for name, system in (("a", "bm25"), ("b", "naive")):
+        run = frames_run_dir(tmp_path / name)
+        run.write_config({"system": system})
+        run.append(QuestionRecord(id="1", question="q", answer=name))
+        runs[name] = run
+    records, _ = runs["a"].load_records()  # its own lines resume
+    assert records["1"].answer == "a"
+    mine = (tmp_path / "a" / "results.jsonl").read_bytes()
+    (tmp_path / "a" / "results.jsonl").write_bytes(mine + (tmp_path / "b" / "results.jsonl").read_bytes())
+    err = _one_line_exit_2(capsys, "report", str(tmp_path / "a"))
+    assert "line 2 comes from another run's configuration" in err
+    # a run of the same settings may share lines; a run written before lines were stamped still reads
+    runs["c"] = frames_run_dir(tmp_path / "c")
+    runs["c"].write_config({"system": "bm25"})
+    (tmp_path / "c" / "results.jsonl").write_bytes(mine + _line(GOOD[1]))
+    assert sorted(runs["c"].load_records()[0]) == ["1", "2"]
+
+
+def test_a_read_only_run_directory_is_one_line_and_nothing_is_lost(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from frames_agent.eval import rundir
+
+    data = _results(tmp_path, [_line(GOOD[0])])
+
+    def read_only(path, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(rundir, "open", read_only, raising=False)  # what a read-only mount answers any write
+    monkeypatch.setattr(rundir, "write_atomic", read_only)
+    assert "Read-only file system" in _one_line_exit_2(capsys, "report", str(tmp_path))
+    assert (tmp_path / "results.jsonl").read_bytes() == data
+
+
+def test_the_errors_page_states_the_run_file_limits():
+    from pathlib import Path
+
+    from frames_agent.eval.rundir import MAX_CONFIG_BYTES, MAX_RESULTS_BYTES
+
+    page = (Path(__file__).parents[2] / "docs" / "errors.md").read_text(encoding="utf-8")
+    assert f"a JSON object up to {MAX_CONFIG_BYTES >> 20} MiB, `results.jsonl` up to {MAX_RESULTS_BYTES >> 30} GiB" in page

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from markdown_it import MarkdownIt
@@ -52,6 +52,12 @@ def image_uri(path: Path) -> str | None:
     if kind is None or not path.is_file():
         return None
     return f"data:{kind};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def figures(directory: Path | None, names: Collection[str]) -> Callable[[str], str | None]:
+    """images() for to_html that inlines only the named figures of directory: an image named by a reasoning type, an
+    error or a model's text (any other name, a path, an address) stays its alt text."""
+    return lambda name: image_uri(directory / name) if directory is not None and name in names else None
 
 
 def to_html(markdown: str, images: Callable[[str], str | None] = lambda name: None) -> str:

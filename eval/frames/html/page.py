@@ -9,11 +9,15 @@ from importlib import resources
 from pathlib import Path
 
 from frames_agent.eval.frames.html.data import question_ids, question_row, row, trace
-from frames_agent.eval.frames.html.markdown import image_uri, to_html
+from frames_agent.eval.frames.html.markdown import figures, to_html
+from frames_agent.eval.frames.overlay import OVERLAY_PLOT
+from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT
 from frames_agent.eval.frames.recording import QUERY_CAP
 from frames_agent.eval.frames.records import QuestionRecord
 
 HTML_FILE = "report.html"
+# The figures a page inlines: the run's own plots (report.md) and the comparison's overlay (comparison.md).
+FIGURES = frozenset({ACCURACY_PLOT, RECALL_PLOT, OVERLAY_PLOT})
 # Per run: verdict, covered recall, gold shown / found, seconds, tokens, queries at the length cap.
 _COLUMNS = [("v", "verdict"), ("r", "recall"), ("gs", "gold shown/found"), ("s", "s"), ("t", "tokens"),
             ("tq", "cut queries")]
@@ -37,7 +41,7 @@ def run_page(name: str, config: dict, records: Sequence[QuestionRecord], run_dir
     text = ""
     if run_dir is not None and (run_dir / REPORT_FILE).is_file():
         text = (run_dir / REPORT_FILE).read_text(encoding="utf-8").split("\n## Questions\n")[0]  # the page's table
-    summary = to_html(text, lambda name: image_uri(run_dir / name) if run_dir else None)
+    summary = to_html(text, figures(run_dir, FIGURES))
     return RunPage(name=name, label=run_label(config), records=list(records), summary_html=summary)
 
 
@@ -123,7 +127,7 @@ def write_comparison_html(runs: Sequence[tuple[str, dict, Sequence[QuestionRecor
     from frames_agent.eval.frames.comparison import TABLE_FILE
 
     table = out / TABLE_FILE
-    preface = to_html(table.read_text(encoding="utf-8"), lambda name: image_uri(out / name)) if table.is_file() else ""
+    preface = to_html(table.read_text(encoding="utf-8"), figures(out, FIGURES)) if table.is_file() else ""
     pages = [run_page(name, config, records, path) for name, config, records, path in runs]
     names = ", ".join(name for name, *_ in runs)
     return write_page(out / HTML_FILE, pages, f"FRAMES runs compared: {names}", f"<div class='compare'>{preface}</div>")

@@ -129,7 +129,7 @@ def _file(name: str, content: str | bytes):
     (_file("e.tsv", ""), "is empty"),
     (_file("b.tsv", b"Prompt\tAnswer\n\xff\xfe\x00bad\tx\n"), "not UTF-8"),
     (lambda p: FIXTURES / "frames_badcols.tsv", "lacks column(s) Prompt, Answer (found: Query, Gold"),
-    (_file("j.jsonl", '{"Prompt": "Q"}\n{oops\n'), "line 2 is not JSON"),
+    (_file("j.jsonl", '{"Prompt": "Q", "Answer": "A"}\n{oops\n'), "line 2 is not JSON"),
     (_file("a.tsv", "Prompt\tAnswer\nQ?\t \n"), "no usable questions"),
 ])
 def test_bad_input_is_one_line_error(tmp_path, make, message):
@@ -289,3 +289,22 @@ def test_a_data_file_that_never_ends_is_one_data_error(tmp_path):
     os.symlink("/dev/zero", endless)
     with pytest.raises(DataError, match="endless.tsv is not a regular file"):
         load_questions(endless)
+
+
+def test_renamed_repeated_ids_never_take_an_id_another_row_holds(tmp_path):
+    data = tmp_path / "ids.jsonl"
+    rows = [{"id": i, "Prompt": f"question {n}?", "Answer": "x"} for n, i in enumerate(["a", "a-2", "a", "a-2", "a"])]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ids = [q.id for q in load_questions(data).questions]
+    assert len(set(ids)) == len(ids) == 5 and ids[:2] == ["a", "a-2"]
+
+
+def test_limit_stops_parsing_once_it_has_enough_rows(tmp_path):
+    data = tmp_path / "long.tsv"
+    good = "".join(f"{n}\tquestion {n}?\tanswer\n" for n in range(5))
+    short = "".join(f"{n}\tonly two fields\n" for n in range(5, 20_005))  # each row would be warned about if parsed
+    data.write_text("id\tPrompt\tAnswer\n" + good + short)
+    limited = load_questions(data, limit=5)
+    assert [q.id for q in limited.questions] == ["0", "1", "2", "3", "4"]
+    assert not any("fields where the header has" in w for w in limited.warnings)
+    assert len(load_questions(data).warnings) >= 20_000  # without a limit every row is read and warned about

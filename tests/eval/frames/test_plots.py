@@ -104,3 +104,10 @@ def test_write_plots_writes_both_figures(tmp_path):
     assert write_plots(tmp_path, summary()) == [ACCURACY_PLOT, RECALL_PLOT]
     assert (tmp_path / ACCURACY_PLOT).stat().st_size > 1000 and (tmp_path / RECALL_PLOT).stat().st_size > 1000
     assert write_plots(tmp_path / "none", summary(accuracy=None, recall_by_step=[])) == []
+
+
+def test_labels_are_text_not_mathtext(tmp_path):
+    odd = {r"$\frac{$ reasoning": Accuracy(n=2, rated=2, right=1, accuracy=0.5),
+           "costs $5 and $": Accuracy(n=1, rated=1, right=1, accuracy=1.0)}
+    assert write_plots(tmp_path, summary(system="$x^{$", by_reasoning_type=odd)) == [ACCURACY_PLOT, RECALL_PLOT]
+    assert (tmp_path / ACCURACY_PLOT).stat().st_size and (tmp_path / RECALL_PLOT).stat().st_size

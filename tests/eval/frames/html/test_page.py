@@ -1,6 +1,7 @@
 """report.html without a browser: written by frames and report, self-contained, record text embedded safely."""
 from __future__ import annotations
 
+import base64
 import json
 import re
 
@@ -100,3 +101,29 @@ def test_passages_split_by_article_and_mark_gold():
 def test_an_unparsed_verdict_is_read_unrated_even_from_an_old_record():
     old = QuestionRecord(id="1", verdict={"outcome": "incorrect", "method": "unparsed", "error": "no decision"})
     assert old.unrated and old.correct is None and row(old)["v"] == "unrated"
+
+
+def _run_naming(tmp_path, text: str):
+    """A run directory whose reasoning types, model answers and server errors all hold text."""
+    out = tmp_path / "run"
+    out.mkdir()
+    records = [{"id": "1", "question": "q", "gold_answer": "a", "answer": "a " + text, "reasoning_types": [text],
+                "verdict": {"outcome": "accurate", "method": "exact"}},
+               {"id": "2", "question": "q", "gold_answer": "a", "failed": True, "error": "server said " + text,
+                "reasoning_types": [text], "final": {"reasoning": text}}]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (out / "config.json").write_text(json.dumps({"system": "multistep", "model": "m"}))
+    return out
+
+
+def test_an_image_named_by_data_is_never_inlined_only_the_runs_own_figures_are(tmp_path, capsys):
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(b"\x89PNG\r\n\x1a\nnot for sharing")
+    out = _run_naming(tmp_path, f"![x]({secret}) ![y](../secret.png) ![z](https://host/t.png)")
+    assert cli.main(["report", str(out), "--html"]) == 0
+    page = (out / HTML_FILE).read_text(encoding="utf-8")
+    assert base64.b64encode(secret.read_bytes()).decode()[:16] not in page
+    sources = re.findall(r'<img[^>]*src="([^"]*)"', page)
+    assert sources and all(s.startswith("data:image/png;base64,") for s in sources)  # the accuracy figure
+    assert len(sources) == 1 and str(secret) in page  # the reasoning type is shown as text
+    assert "\\!\\[x\\]" in (out / "report.md").read_text(encoding="utf-8")  # report.md shows it as written too
