@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from frames_agent.eval.frames.metrics import RunSummary, step_values
+from frames_agent.eval.frames.plots import pyplot
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.stats import bootstrap_ci
@@ -45,10 +46,7 @@ def one_shot_span(steps: int) -> list[float]:
 
 def plot_overlay(runs: Sequence[Run], path: Path) -> None:
     """Recall after each step of every run, 95% bands; single-shot systems as flat dashed lines over all steps."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     curves = {name: _curve(records) for name, _, _, records in runs}
     steps = max([len(c) for c in curves.values()] + [1])

@@ -39,24 +39,21 @@ def accuracy_bars(summary: RunSummary) -> list[Bar]:
     return bars
 
 
-def _pyplot() -> Any:
-    """pyplot on the Agg backend: figures are files, never windows."""
+def pyplot() -> Any:
+    """pyplot on the Agg backend (figures are files, never windows), labels drawn as written, never as mathtext."""
     import matplotlib
 
     matplotlib.use("Agg")
+    # Labels come from data (reasoning types, system names): a "$" in one must not be parsed as mathtext.
+    matplotlib.rcParams["text.parse_math"] = False
     import matplotlib.pyplot as plt
 
     return plt
 
 
-def _plain_text() -> Any:
-    """A context in which labels are drawn as written: a reasoning type or a system with "$" is no mathtext."""
-    return _pyplot().rc_context({"text.parse_math": False})
-
-
 def accuracy_figure(summary: RunSummary) -> Any:
     """The accuracy-by-type figure with 95% error bars (None without rated answers by type)."""
-    plt = _pyplot()
+    plt = pyplot()
     bars = accuracy_bars(summary)[::-1]  # barh draws bottom-up: overall on top
     if not bars:
         return None
@@ -79,7 +76,7 @@ def accuracy_figure(summary: RunSummary) -> Any:
 
 def recall_figure(summary: RunSummary) -> Any:
     """Recall after each step with its 95% band, covered recall and coverage (None without steps)."""
-    plt = _pyplot()
+    plt = pyplot()
     curve = summary.recall_by_step
     if not curve:
         return None
@@ -114,14 +111,13 @@ def recall_figure(summary: RunSummary) -> Any:
 
 def write_plots(out: Path, summary: RunSummary) -> list[str]:
     """The figures this run has data for, written into out; their file names."""
-    plt = _pyplot()
+    plt = pyplot()
     made = []
     for name, make, tight in ((ACCURACY_PLOT, accuracy_figure, False), (RECALL_PLOT, recall_figure, True)):
-        with _plain_text():
-            fig = make(summary)
-            if fig is None:
-                continue
-            fig.savefig(out / name, dpi=110, **({"bbox_inches": "tight"} if tight else {}))  # the legend sits outside
+        fig = make(summary)
+        if fig is None:
+            continue
+        fig.savefig(out / name, dpi=110, **({"bbox_inches": "tight"} if tight else {}))  # the legend sits outside
         plt.close(fig)
         made.append(name)
     return made

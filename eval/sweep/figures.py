@@ -3,16 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from frames_agent.eval.frames.plots import pyplot
+
 HEATMAP_PLOT = "heatmap.png"
 
 
 def plot_heatmap(rows: tuple[str, tuple[str, ...]], cols: tuple[str, tuple[str, ...]],
                  values: dict[tuple[str, str], tuple[float | None, int]], measure: str, path: Path) -> Path:
     """Rows × columns of (value, questions); a missing value is grey and says so."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
     (row_key, row_values), (col_key, col_values) = rows, cols

@@ -111,3 +111,11 @@ def test_labels_are_text_not_mathtext(tmp_path):
            "costs $5 and $": Accuracy(n=1, rated=1, right=1, accuracy=1.0)}
     assert write_plots(tmp_path, summary(system="$x^{$", by_reasoning_type=odd)) == [ACCURACY_PLOT, RECALL_PLOT]
     assert (tmp_path / ACCURACY_PLOT).stat().st_size and (tmp_path / RECALL_PLOT).stat().st_size
+
+
+def test_the_sweep_heat_map_draws_labels_as_text(tmp_path):
+    from frames_agent.eval.sweep.figures import plot_heatmap
+
+    rows, cols = ("prompt", (r"$\frac{$ odd",)), ("k", ("1", "$2"))
+    path = plot_heatmap(rows, cols, {(r"$\frac{$ odd", "1"): (0.5, 2)}, "accuracy", tmp_path / "heat.png")
+    assert path.stat().st_size > 1000
