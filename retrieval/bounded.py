@@ -124,6 +124,11 @@ def read_file(path: str | os.PathLike, max_bytes: int) -> bytes:
     return data
 
 
+def read_text(path: str | os.PathLike, max_bytes: int = MAX_JSON_BYTES) -> str:
+    """A regular file's UTF-8 text within max_bytes (a byte that is not UTF-8 becomes U+FFFD)."""
+    return read_file(path, max_bytes).decode("utf-8", errors="replace")
+
+
 def load_file(path: str | os.PathLike, max_bytes: int = MAX_JSON_BYTES) -> Any:
     """A small JSON file (a manifest, a config) read and parsed within bounds."""
     return loads(read_file(path, max_bytes), max_bytes=max_bytes)

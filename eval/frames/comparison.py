@@ -21,6 +21,7 @@ from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.stats import PairedComparison, PairedMeans, p_text
+from frames_agent.retrieval import bounded
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
 Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
@@ -196,7 +197,7 @@ def expand_runs(paths: list[Path]) -> list[Path]:
 def in_named_order(path: Path, children: list[Path]) -> list[Path]:
     """A compare directory's runs in the order compare was given them (the baseline first), else by name."""
     try:
-        order = json.loads((path / TABLE_JSON).read_text(encoding="utf-8")).get("order") or []
+        order = bounded.load_file(path / TABLE_JSON).get("order") or []
     except (OSError, ValueError, AttributeError):
         order = []
     rank = {name: i for i, name in enumerate(order)}

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.autorater import Autorater, agreement
 from frames_agent.eval.judge import Verdict
+from frames_agent.retrieval import bounded
 
 SHIPPED_LABELS = Path(__file__).resolve().parent / "labels" / "judge_check.jsonl"
 # What the project measured for shipped judges on SHIPPED_LABELS: reports state it until the user measures their own.
@@ -37,15 +38,15 @@ class Labelled(BaseModel):
 def load_labelled(path: Path) -> list[Labelled]:
     """The labelled answers of a JSONL file; a bad line is a one-line error naming it."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        lines = bounded.read_file(path, bounded.MAX_JSON_BYTES).decode("utf-8").splitlines()
+    except (OSError, ValueError) as exc:
         raise EvalError(f"cannot read labelled answers {path}: {exc}") from None
     items = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            items.append(Labelled.model_validate(json.loads(line)))
+            items.append(Labelled.model_validate(bounded.loads(line)))
         except (ValueError, ValidationError) as exc:
             first = str(exc).splitlines()[0]
             raise EvalError(f"{path} line {number}: expected {{question, gold, prediction, label}} ({first})") from None
@@ -144,7 +145,7 @@ def remember(report: dict, labels: Path, prompt: str) -> None:
     """Keep a judge's measured agreement so that reports of runs it judged can state it."""
     path = _agreement_file()
     try:
-        known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        known = bounded.load_file(path) if path.exists() else {}
     except (OSError, ValueError):
         known = {}
     known[report["judge"]] = {"n": report["rated"], "agreement": report["agreement"], "kappa": report["kappa"],
@@ -161,7 +162,7 @@ def agreement_note(judge: str | None) -> str:
     entry = None
     for source in (_agreement_file(), SHIPPED_AGREEMENT):
         try:
-            entry = json.loads(source.read_text(encoding="utf-8")).get(spec)
+            entry = bounded.load_file(source).get(spec)
         except (OSError, ValueError):
             continue
         if entry:  # the user's own measurement wins; the shipped file is not read then

@@ -171,3 +171,20 @@ def test_the_errors_page_states_the_run_file_limits():
 
     page = (Path(__file__).parents[2] / "docs" / "errors.md").read_text(encoding="utf-8")
     assert f"a JSON object up to {MAX_CONFIG_BYTES >> 20} MiB, `results.jsonl` up to {MAX_RESULTS_BYTES >> 30} GiB" in page
+
+
+def test_a_compare_directory_whose_comparison_json_is_a_fifo_is_read_in_name_order(tmp_path):
+    import os
+    import threading
+
+    from frames_agent.eval.frames.comparison import expand_runs
+
+    for name in ("b", "a"):
+        (tmp_path / name).mkdir()
+        _results(tmp_path / name, [_line(GOOD[0])])
+    os.mkfifo(tmp_path / "comparison.json")  # open() would wait for a writer for ever
+    found: list = []
+    reader = threading.Thread(target=lambda: found.append(expand_runs([tmp_path])), daemon=True)
+    reader.start()
+    reader.join(120)  # a hang detector, not a time bound: the read returns at once or never
+    assert found == [[tmp_path / "a", tmp_path / "b"]]

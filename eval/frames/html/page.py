@@ -14,6 +14,7 @@ from frames_agent.eval.frames.overlay import OVERLAY_PLOT
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT
 from frames_agent.eval.frames.recording import QUERY_CAP
 from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.retrieval import bounded
 
 HTML_FILE = "report.html"
 # The figures a page inlines: the run's own plots (report.md) and the comparison's overlay (comparison.md).
@@ -40,7 +41,7 @@ def run_page(name: str, config: dict, records: Sequence[QuestionRecord], run_dir
 
     text = ""
     if run_dir is not None and (run_dir / REPORT_FILE).is_file():
-        text = (run_dir / REPORT_FILE).read_text(encoding="utf-8").split("\n## Questions\n")[0]  # the page's table
+        text = _own_text(run_dir / REPORT_FILE).split("\n## Questions\n")[0]  # the page's table
     summary = to_html(text, figures(run_dir, FIGURES))
     return RunPage(name=name, label=run_label(config), records=list(records), summary_html=summary)
 
@@ -122,12 +123,20 @@ def write_run_html(run_dir: Path, config: dict, records: Sequence[QuestionRecord
     return write_page(run_dir / HTML_FILE, [page], f"FRAMES run {run_dir.name}: {run_label(config)}")
 
 
+def _own_text(path: Path) -> str:
+    """A report file the run wrote, read within bounds: one replaced by a FIFO or a huge file is left out."""
+    try:
+        return bounded.read_text(path)
+    except (OSError, ValueError):
+        return ""
+
+
 def write_comparison_html(runs: Sequence[tuple[str, dict, Sequence[QuestionRecord], Path | None]], out: Path) -> Path:
     """OUT/report.html: several runs on the same questions, the first the baseline, with OUT/comparison.md on top."""
     from frames_agent.eval.frames.comparison import TABLE_FILE
 
     table = out / TABLE_FILE
-    preface = to_html(table.read_text(encoding="utf-8"), figures(out, FIGURES)) if table.is_file() else ""
+    preface = to_html(_own_text(table), figures(out, FIGURES)) if table.is_file() else ""
     pages = [run_page(name, config, records, path) for name, config, records, path in runs]
     names = ", ".join(name for name, *_ in runs)
     return write_page(out / HTML_FILE, pages, f"FRAMES runs compared: {names}", f"<div class='compare'>{preface}</div>")
