@@ -18,7 +18,7 @@ from frames_agent.eval.frames.compare import (
     rows,
 )
 from frames_agent.eval.frames.figures import num, pct
-from frames_agent.eval.frames.metrics import RunSummary
+from frames_agent.eval.frames.metrics import RunSummary, judged_by
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.stats import PairedComparison, PairedMeans, p_text
 from frames_agent.retrieval import bounded
@@ -119,22 +119,6 @@ def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], ov
     if overlay:
         lines += [f"![gold recall after each step]({overlay})", ""]
     return "\n".join(lines)
-
-
-# Verdict methods that mean the judge model was asked (a reply, an unreadable reply, a failed call).
-_ASKED = ("judge", "unparsed", "error")
-
-
-def judged_by(s: RunSummary) -> str:
-    """Who rated a run's answers: the judge model only when it was asked, else what decided them."""
-    if s.retrieval_only:
-        return "retrieval only: no answers, no judging"
-    if not s.judge or s.judge == "none":
-        return "no judge model: exact matches rated, other answers unrated"
-    if not s.judge_calls and not any(s.verdicts.get(method) for method in _ASKED):
-        return f"every answer decided by the short-cuts; the judge `{s.judge}` was never called"
-    return f"judge `{s.judge}` after the short-cuts"
-
 
 def _delta(figures: dict, scale: float, digits: int) -> str:
     if not figures:

@@ -264,3 +264,18 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
         timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records),
         oracle_missing=_oracle_missing(records), **_seen(done), **_articles(done), **origin_summary(done),
         failures=[{"id": r.id, "error": r.error} for r in records if r.failed])
+
+
+# Verdict methods that mean the judge model was asked (a reply, an unreadable reply, a failed call).
+_ASKED = ("judge", "unparsed", "error")
+
+
+def judged_by(s: RunSummary) -> str:
+    """Who rated a run's answers: the judge model only when it was asked, else what decided them."""
+    if s.retrieval_only:
+        return "retrieval only: no answers, no judging"
+    if not s.judge or s.judge == "none":
+        return "no judge model: exact matches rated, other answers unrated"
+    if not s.judge_calls and not any(s.verdicts.get(method) for method in _ASKED):
+        return f"every answer decided by the short-cuts; the judge `{s.judge}` was never called"
+    return f"judge `{s.judge}` after the short-cuts"

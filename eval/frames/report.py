@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
-from frames_agent.eval.frames.metrics import RunSummary, run_summary
+from frames_agent.eval.frames.metrics import RunSummary, judged_by, run_summary
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
 from frames_agent.eval.frames.provenance import origin_lines
 from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
@@ -106,7 +106,7 @@ def _judge_line(s: RunSummary) -> str:
     if s.retrieval_only:
         return "- Retrieval only: no answers, no judging."
     verdicts = ", ".join(f"{k} {v}" for k, v in sorted(s.verdicts.items())) or "none"
-    line = f"- Judge: `{s.judge}` after the short-cuts (certain cases only); verdicts: {verdicts}"
+    line = f"- Rated by: {judged_by(s)}; verdicts: {verdicts}"
     if s.unrated:
         line += (f" (**{s.unrated} answer(s) unrated: no judge looked at them; accuracy is over the {s.rated} "
                  "rated, and the exact-match rate is a lower bound**)")

@@ -145,13 +145,16 @@
   }
   $("sbs").addEventListener("change", () => { if (current !== null) openQuestion(current); });
 
+  // Verdict methods that mean the judge model was asked; a short-cut's verdict names no judge.
+  const ASKED = new Set(["judge", "unparsed", "error"]);
+
   function runColumn(t, run) {
     const col = el("section", {class: "trace-run", "data-run": run.name}, el("h3", {}, run.name),
                    el("p", {class: "label"}, run.label));
     if (!t) return col.append(el("p", {}, "This run has no record of the question.")), col;
     const v = t.verdict;
     col.append(el("p", {class: "verdict " + t.verdict_class}, "Verdict: " + t.verdict_class +
-                  (v ? " (" + v.outcome + ", " + v.method + (v.judge ? ", judge " + v.judge : "") + ")" : "")));
+                  (v ? " (" + v.outcome + ", " + v.method + (v.judge && ASKED.has(v.method) ? ", judge " + v.judge : "") + ")" : "")));
     if (v && v.explanation) col.append(el("p", {class: "why"}, "Judge's reason: " + v.explanation));
     if (v && v.error) col.append(el("p", {class: "warn"}, "Judge error: " + v.error));
     if (t.verdict2) col.append(el("p", {}, "Second judge: " + t.verdict2.outcome + " (" + t.verdict2.method + "): " +

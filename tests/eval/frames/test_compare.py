@@ -129,6 +129,16 @@ def test_comparison_md_says_the_verdict_the_terminal_prints_and_who_judged(tmp_p
     assert "- `b`: B; judge `openai:gpt-4o-mini` after the short-cuts" in table
 
 
+def test_report_md_names_the_judge_only_when_it_was_asked():
+    from frames_agent.eval.frames.report import render_markdown
+
+    verdict = Verdict(outcome="accurate", method="exact", judge="openai:gpt-4o-mini")
+    records = [QuestionRecord(id="1", verdict=verdict, recall=1.0, gold_titles=["T"])]
+    page = render_markdown({}, run_summary(records, judge="openai:gpt-4o-mini"), records, [])
+    assert "the judge `openai:gpt-4o-mini` was never called" in page
+    assert "after the short-cuts" not in page
+
+
 def test_compare_has_one_prompts_flag(capsys):
     import pytest
 
