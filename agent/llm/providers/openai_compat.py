@@ -191,6 +191,16 @@ class OpenAICompatChat(ChatOpenAI):
                 self.async_client = _PerLoop(clients, lambda c: c.chat.completions)
         return self
 
+    def to_json(self) -> Any:
+        """Serialized as LangChain's ChatOpenAI (the class load() allows): the model, server and sampling; this
+        class's bounds, retries and error wording are not part of it."""
+        out = super().to_json()
+        if out.get("type") == "constructor":
+            own = set(type(self).model_fields) - set(ChatOpenAI.model_fields)
+            out["id"] = ["langchain", "chat_models", "openai", "ChatOpenAI"]
+            out["kwargs"] = {k: v for k, v in out["kwargs"].items() if k not in own}
+        return out
+
     def _policy(self) -> RetryPolicy:
         # The openai SDK's own pacing: 0.5 s doubling up to 8 s, unless the server says when (Retry-After).
         return RetryPolicy(max_retries=self.max_retries or 0, base_delay=0.5, max_delay=8.0, jitter=0.25)
@@ -212,9 +222,10 @@ class OpenAICompatChat(ChatOpenAI):
 
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
-        if "response_format" in payload:
-            # Sent as a plain body field: ChatOpenAI would otherwise use the client's parse(), which
-            # raises on a reply cut off at max_tokens instead of returning it for repair.
+        if isinstance(payload.get("response_format"), dict):
+            # A schema as JSON is sent as a plain body field: ChatOpenAI would otherwise use the client's parse(),
+            # which raises on a reply cut off at max_tokens instead of returning it for repair. A pydantic class
+            # (with_structured_output(Model)) keeps parse(), which gives the model's object.
             payload["extra_body"] = {**(payload.get("extra_body") or {}), "response_format": payload.pop("response_format")}
         if self.legacy_max_tokens and "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
@@ -227,8 +238,10 @@ class OpenAICompatChat(ChatOpenAI):
     def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
         # Some servers reply with content blocks ({"text": null}, {"text": 5}); langchain-core's
         # ChatGeneration joins block texts and raises TypeError on a non-string, so flatten them first.
-        if hasattr(response, "model_dump"):
-            response = response.model_dump(warnings=False)  # extra fields such as `timings` stay
+        message = getattr((getattr(response, "choices", None) or [None])[0], "message", None)
+        parsed = getattr(message, "parsed", None)  # parse()'s object, for with_structured_output(Model)
+        if hasattr(response, "model_dump"):  # extra fields such as `timings` stay
+            response = response.model_dump(exclude={"choices": {"__all__": {"message": {"parsed"}}}}, warnings=False)
         check_completion(response, self.spec or f"openai:{self.model_name}",
                          E.redact_url(self.openai_api_base) or "api.openai.com")
         usage = response.get("usage")
@@ -239,6 +252,8 @@ class OpenAICompatChat(ChatOpenAI):
             if isinstance(message, dict) and isinstance(message.get("content"), list):
                 message["content"] = message_text(message["content"])
         result = super()._create_chat_result(response, generation_info)
+        if parsed is not None:
+            result.generations[0].message.additional_kwargs["parsed"] = parsed
         # llama.cpp servers time prompt reading and generation apart (`timings`); keep that for the run's records.
         timings = response.get("timings") if isinstance(response, dict) else None
         if isinstance(timings, dict):
