@@ -129,7 +129,7 @@ def model_reply(request: dict) -> dict:
             {"id": f"call_{len(messages)}", "type": "function", "function": {"name": tool["name"], "arguments": args}}]}
     fmt = request.get("response_format") or {}
     if fmt.get("type") == "json_schema":
-        return {"role": "assistant", "content": json.dumps(sample(fmt["json_schema"].get("schema") or {}))}
+        return {"role": "assistant", "content": json.dumps(sample(fmt["json_schema"].get("schema") or {}, word=word))}
     if fmt.get("type") == "json_object":
         return {"role": "assistant", "content": json.dumps({"setup": "three", "punchline": "three"})}
     return {"role": "assistant", "content": "Hello! The answer is three."}
