@@ -70,7 +70,7 @@ def test_the_root_error_is_exported_beside_agent_error():
 def test_stream_is_typed_by_default_and_langgraph_chunks_with_stream_mode(agent):
     assert [e.kind for e in agent.stream("About Brennick")][-1] == "answer"
     updates = list(agent.stream("About Brennick", stream_mode="updates"))
-    assert [next(iter(u)) for u in updates] == ["plan", "retrieve", "merge", "answer"]
+    assert [next(iter(u)) for u in updates] == ["begin", "plan", "retrieve", "merge", "answer"]
     pairs = list(agent.stream("About Brennick", stream_mode=["custom", "values"]))
     assert {mode for mode, _ in pairs} == {"custom", "values"} and pairs[-1][1]["answer"] == "Brennick"
 
@@ -171,3 +171,20 @@ def test_inside_a_users_state_graph_with_configurable_and_a_checkpointer(agent):
     out = graph.invoke({"question": "About Brennick"}, config)
     assert out == {"question": "About Brennick", "answer": "Brennick", "steps": 2}
     assert graph.get_state(config).values["answer"] == "Brennick"
+
+
+def test_two_questions_on_one_checkpointed_thread_each_start_from_their_own_state(tiny_retriever):
+    graph = build_graph(ScriptedLLM(responder=responder), tiny_retriever, config=AgentConfig(k=1, n=2, n_docs=2),
+                        checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t1"}}
+    first = graph.invoke({"question": "Where was Marta Kowalczyk born?"}, thread)
+    second = graph.invoke({"question": "Which river flows through Port Alder?"}, thread)
+    assert [s.step for s in first["steps"]] == [s.step for s in second["steps"]] == [1, 2]
+    assert first["answer"] == "Kowalczyk" and second["answer"] == "Alder"
+    titles = {d.title for entry in second["context"] for d in entry.documents}
+    assert "Marta Kowalczyk" not in titles and "Port Alder" in titles  # its own context, not the first one's
+    assert all("Kowalczyk" not in q for q in graph.get_state(thread).values["queries"])
+    # The thread keeps the questions and answers, as a chat agent's does.
+    assert [(m.type, m.content) for m in second["messages"]] == [
+        ("human", "Where was Marta Kowalczyk born?"), ("ai", "Kowalczyk"),
+        ("human", "Which river flows through Port Alder?"), ("ai", "Alder")]

@@ -189,7 +189,7 @@ def test_langgraph_stream_arguments_pass_through(store):
     agent = FramesAgent(ScriptedLLM(responder=plan_with_tool), store, [tool], AgentConfig(k=1, n=1, n_docs=2))
     items = list(agent.stream("About Brennick", stream_mode="updates", subgraphs=True))
     assert all(isinstance(i, tuple) and len(i) == 2 for i in items)
-    assert [next(iter(c)) for ns, c in items if ns == ()] == ["plan", "retrieve", "merge", "answer"]
+    assert [next(iter(c)) for ns, c in items if ns == ()] == ["begin", "plan", "retrieve", "merge", "answer"]
     assert any(ns and ns[0].startswith("retrieve:") and "write" in c for ns, c in items)  # the tool's own graph
     triples = list(agent.stream("About Brennick", stream_mode=["updates", "values"], subgraphs=True))
     assert {len(t) for t in triples} == {3} and triples[-1][:2] == ((), "values")
@@ -218,7 +218,7 @@ def test_build_graph_takes_the_usual_compile_settings(store):
     assert graph.name == "research"
     run = {"configurable": {"thread_id": "t1"}}
     paused = graph.invoke({"question": "About Olse"}, run)
-    assert "answer" not in paused and graph.get_state(run).next == ("answer",)
+    assert not paused.get("answer") and graph.get_state(run).next == ("answer",)
     assert graph.invoke(None, run)["answer"] == "Olse"  # resumed from the checkpoint
     after = build_graph(llm, store, config=AgentConfig(k=1, n=1, n_docs=2), checkpointer=InMemorySaver(),
                         interrupt_after=["plan"], debug=False)
