@@ -76,6 +76,15 @@ def _unpack(input: Question, variables: dict[str, str] | None, answer: bool) -> 
     return input.strip(), dict(variables or {}), answer
 
 
+def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any]) -> str | None:
+    """What a run given breakpoints (interrupt_before/after) did when it ended before its answer, else None."""
+    points = [f"{name}={extra[name]!r}" for name in ("interrupt_before", "interrupt_after") if extra.get(name)]
+    if not points or start.get("skip_answer") or final.get("answer") or final.get("final"):
+        return None
+    return (f"stopped at a breakpoint ({', '.join(points)}) after {len(final.get('steps') or [])} step(s), before "
+            "the answer (build_graph with a checkpointer resumes a thread from its breakpoint)")
+
+
 class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     """Multi-step retrieval agent: k queries per step, n steps, then a short answer.
 
@@ -194,7 +203,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         await run.on_chain_end(out)
 
     @staticmethod
-    def _result(state: Mapping[str, Any], tracker: UsageTracker, started: float, out: dict | None = None) -> AgentResult:
+    def _result(state: Mapping[str, Any], tracker: UsageTracker, started: float, out: dict | None = None,
+                error: str | None = None) -> AgentResult:
         usage = tracker.usage
         docs = [doc for entry in state.get("context", []) for doc in entry.documents]
         order = {doc_id: i for i, doc_id in enumerate(d for s in state.get("steps", []) for d in s.new_doc_ids)}
@@ -205,7 +215,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             tokens=TokenUsage(prompt=usage.prompt_tokens, completion=usage.completion_tokens),
             seconds=time.perf_counter() - started, stopped_early=bool(state.get("done")),
             answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls),
-            final=state.get("final"))
+            final=state.get("final"), error=error)
         if out is not None:
             out.update(result.summary())
         return result
@@ -219,7 +229,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         extra = graph_args(kwargs, stream=False)
         with agent._traced(config, state, tracker) as (run, out):
             final = call_within(lambda: agent.graph.invoke(state, config=run, **extra), agent.config.question_timeout)
-            return self._result(final, tracker, started, out)
+            return self._result(final, tracker, started, out, _paused(final, state, extra))
 
     async def ainvoke(self, input: Question, config: RunnableConfig | None = None, *,
                       variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
@@ -229,7 +239,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         extra = graph_args(kwargs, stream=False)
         async with agent._atraced(config, state, tracker) as (run, out):
             final = await await_within(agent.graph.ainvoke(state, config=run, **extra), agent.config.question_timeout)
-            return self._result(final, tracker, started, out)
+            return self._result(final, tracker, started, out, _paused(final, state, extra))
 
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
@@ -245,7 +255,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             for item in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes, **extra),
                                        agent.config.question_timeout):
                 yield from picker.take_item(item)
-            yield from picker.finish(self._answer_event(picker.final, tracker, started, out))
+            paused = _paused(picker.final, state, extra)
+            yield from picker.finish(self._answer_event(picker.final, tracker, started, out, paused))
 
     async def astream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                       variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
@@ -260,7 +271,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             async for chunk in aiterate_within(events, agent.config.question_timeout):
                 for item in picker.take_item(chunk):
                     yield item
-            for item in picker.finish(self._answer_event(picker.final, tracker, started, out)):
+            paused = _paused(picker.final, state, extra)
+            for item in picker.finish(self._answer_event(picker.final, tracker, started, out, paused)):
                 yield item
 
     def transform(self, input: Iterator[Question], config: RunnableConfig | None = None,
@@ -281,8 +293,9 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         if final is not None:
             yield await self.ainvoke(final, config, **kwargs)
 
-    def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float, out: dict) -> AnswerReady:
-        result = self._result(final, tracker, started, out)
+    def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float, out: dict,
+                      error: str | None = None) -> AnswerReady:
+        result = self._result(final, tracker, started, out, error)
         return AnswerReady(answer=result.answer, result=result)
 
     def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,

@@ -20,7 +20,8 @@ def json_kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true/false"
-    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), "a number")
+    kinds: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+    return kinds.get(type(value), "a number")
 
 
 def check_completion(response: Any, spec: str, where: str) -> None:

@@ -231,3 +231,12 @@ def test_pick_works_on_the_result(agent):
     picked = agent.pick(["answer", "llm_calls"]).invoke("About Olse")
     assert picked == {"answer": "Olse", "llm_calls": 2}
     assert asyncio.run(agent.pick("answer").ainvoke("About Olse")) == "Olse"
+
+
+def test_a_run_stopped_at_a_breakpoint_says_so_instead_of_an_empty_answer(agent):
+    result = agent.invoke("About Olse", interrupt_before=["answer"])
+    assert result.answer == "" and "stopped at a breakpoint (interrupt_before=['answer']) after 1 step(s)" in result.error
+    events = list(agent.stream("About Olse", interrupt_after=["plan"]))
+    assert "interrupt_after=['plan']" in events[-1].result.error
+    assert asyncio.run(agent.ainvoke("About Olse", interrupt_before=["answer"])).error == result.error
+    assert agent.invoke("About Olse", interrupt_after=["answer"]).error is None  # it answered before stopping

@@ -250,10 +250,10 @@ class OpenAICompatChat(ChatOpenAI):
         """Serialized as LangChain's ChatOpenAI (the class load() allows): the model, server and sampling; this
         class's bounds, retries and error wording are not part of it."""
         out = super().to_json()
-        if out.get("type") == "constructor":
+        if out["type"] == "constructor":
             own = set(type(self).model_fields) - set(ChatOpenAI.model_fields)
-            out["id"] = ["langchain", "chat_models", "openai", "ChatOpenAI"]
-            out["kwargs"] = {k: v for k, v in out["kwargs"].items() if k not in own}
+            kwargs = {k: v for k, v in out["kwargs"].items() if k not in own}
+            return {**out, "id": ["langchain", "chat_models", "openai", "ChatOpenAI"], "kwargs": kwargs}
         return out
 
     def _policy(self) -> RetryPolicy:
