@@ -42,6 +42,20 @@ def test_factory_named_by_langgraph_json_runs_a_question(tmp_path, tiny_index, m
     assert form["k"]["minimum"] == 1 and form["k"]["description"] and form["index"]["type"] == "string"
 
 
+def test_two_questions_on_one_server_thread_each_run_steps_1_to_n(tmp_path, tiny_index, monkeypatch):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    monkeypatch.setenv("FRAMES_AGENT_TEST_SCRIPT", str(write_script(tmp_path / "script.json")))
+    monkeypatch.setenv("FRAMES_AGENT_INDEX", str(tiny_index))
+    config = {"configurable": {"k": 1, "n": 2, "n_docs": 2, "thread_id": "t1"}}
+    # The server runs the factory's graph with its own checkpointer, so a thread's runs share one state.
+    graph = load_factory("frames_agent")(config).copy(update={"checkpointer": InMemorySaver()})
+    first = graph.invoke({"question": "Who is the mayor of Brennick?"}, config)
+    second = graph.invoke({"question": "Who was the mayor of Brennick in 2020?"}, config)
+    assert [s.step for s in first["steps"]] == [s.step for s in second["steps"]] == [1, 2]
+    assert second["answer"] == "Tomas Ferrante" and len(second["messages"]) == 4
+
+
 def test_settings_order_configurable_env_defaults():
     env = {"FRAMES_AGENT_MODEL": "gemini:gemini-2.5-flash", "FRAMES_AGENT_INDEX": "mine"}
     out = AgentSettings.from_runnable_config({"configurable": {"index": "theirs", "n": 3}}, env=env)
