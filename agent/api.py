@@ -108,7 +108,9 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
         self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config, encoder)
-        self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes)
+        # The inner graph's run, under the agent's own in a trace (LangGraph's default name is "LangGraph").
+        self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes,
+                                 name="frames_agent_graph")
         self._variants = Variants(_KEPT_VARIANTS)
 
     def with_settings(self, **changes: Any) -> FramesAgent:
@@ -302,8 +304,17 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
                 description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3,
                 handle_tool_error: ToolErrors = True) -> BaseTool:
         """A LangChain tool (question -> answer and top sources; the AgentResult as its artifact) for other agents;
-        a failure is the tool's message (status "error") unless handle_tool_error=False, which raises it."""
+        a failure is the tool's message (status "error") unless handle_tool_error=False, which raises it. arg_types,
+        as Runnable.as_tool takes it, may only name the one argument the tool has: {"question": str}."""
+        if arg_types is not None and arg_types != {"question": str}:
+            raise AgentError(f"arg_types {sorted(arg_types)}: the agent's tool takes one argument, question (str); "
+                             "pass args_schema for another schema with a question field")
         return agent_tool(self, args_schema, name, description, sources, handle_tool_error)
+
+    def assign(self, **kwargs: Any) -> RunnableSerializable[Any, Any]:
+        """The AgentResult's fields as a dict with more keys computed from it, as Runnable.assign gives of a dict
+        output."""
+        return (self | RunnableLambda(dict, name="fields")).assign(**kwargs)
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
     def _answer_state(self, question: str, documents: Sequence[Any],

@@ -240,3 +240,20 @@ def test_a_run_stopped_at_a_breakpoint_says_so_instead_of_an_empty_answer(agent)
     assert "interrupt_after=['plan']" in events[-1].result.error
     assert asyncio.run(agent.ainvoke("About Olse", interrupt_before=["answer"])).error == result.error
     assert agent.invoke("About Olse", interrupt_after=["answer"]).error is None  # it answered before stopping
+
+
+def test_unknown_arguments_and_arg_types_are_refused_assign_works_and_the_inner_run_is_named(agent):
+    from langchain_core.tracers.context import collect_runs
+
+    with pytest.raises(AgentError, match=r"unknown argument\(s\) varibles: the agent takes variables") as err:
+        agent.invoke("About Olse", varibles={"x": "y"})
+    assert "\n" not in str(err.value)
+    with pytest.raises(AgentError, match="takes one argument, question"):
+        agent.as_tool(arg_types={"query": str})
+    assert agent.as_tool(arg_types={"question": str}).name == "frames_research"
+    out = agent.assign(shout=lambda result: result["answer"].upper()).invoke("About Olse")
+    assert out["answer"] == "Olse" and out["shout"] == "OLSE"
+    with collect_runs() as runs:
+        agent.invoke("About Olse")
+    outer = next(r for r in runs.traced_runs if r.name == "FramesAgent")
+    assert [r.name for r in outer.child_runs] == ["frames_agent_graph"]
