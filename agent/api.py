@@ -1,6 +1,7 @@
 """FramesAgent: the one entry point for embedding the agent, a LangChain Runnable with typed results and events."""
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -16,7 +17,7 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
     patch_config,
 )
-from langchain_core.runnables.utils import ConfigurableFieldSpec
+from langchain_core.runnables.utils import ConfigurableField, ConfigurableFieldSpec
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
@@ -27,7 +28,9 @@ from frames_agent.agent.graph import build_graph, build_nodes
 from frames_agent.agent.llm.spec import ModelSpec
 from frames_agent.agent.llm.usage import UsageTracker
 from frames_agent.agent.runtime import (
+    CONFIG_KEY,
     Picker,
+    RunSettings,
     StreamMode,
     Variants,
     component_changes,
@@ -112,6 +115,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes,
                                  name="frames_agent_graph")
         self._variants = Variants(_KEPT_VARIANTS)
+        self._fields: dict[str, ConfigurableField] = {}  # run settings under the app's own configurable ids
 
     def with_settings(self, **changes: Any) -> FramesAgent:
         """The same model, retriever and tools with some AgentConfig fields changed (k=, n=, n_docs=, prompt=, ...).
@@ -136,12 +140,34 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     @property
     def config_specs(self) -> list[ConfigurableFieldSpec]:
         """What a run's `configurable` may set: one key, "frames_agent", holding RunSettings (k, n, n_docs, prompt,
-        answer_prompt, model, index)."""
-        return config_specs(self.config)
+        answer_prompt, model, index), and the ids configurable_fields gave some of them."""
+        named = [ConfigurableFieldSpec(id=field.id, name=field.name or name, description=field.description or
+                                       RunSettings.model_fields[name].description, default=None,
+                                       annotation=RunSettings.model_fields[name].annotation)
+                 for name, field in self._fields.items()]
+        return [*config_specs(self.config), *named]
+
+    def configurable_fields(self, **fields: ConfigurableField) -> FramesAgent:
+        """This agent reading some run settings (RunSettings' k, n, n_docs, prompt, answer_prompt, model, index) from
+        the app's own `configurable` ids too, as RunnableSerializable.configurable_fields does:
+        `agent.configurable_fields(k=ConfigurableField(id="search_k"))` reads `configurable["search_k"]` as k."""
+        unknown = sorted(set(fields) - set(RunSettings.model_fields))
+        if unknown:
+            raise AgentError(f"configurable_fields: {', '.join(unknown)} cannot be set per run; these can: "
+                             f"{', '.join(RunSettings.model_fields)}")
+        agent = copy.copy(self)
+        agent._fields = {**self._fields, **fields}
+        return agent
 
     def _configured(self, config: RunnableConfig | None) -> FramesAgent:
         """This agent, or its variant for the run's `configurable["frames_agent"]` settings and parts (a one-line
         error if invalid); another model or index keeps this agent's AgentConfig and tools."""
+        configurable = (config or {}).get("configurable") or {}
+        named = {name: configurable[field.id] for name, field in self._fields.items() if field.id in configurable}
+        if named:  # the app's own ids, under the agent's key (what is set there wins)
+            own = configurable.get(CONFIG_KEY) or {}
+            own = own.model_dump(exclude_none=True) if isinstance(own, RunSettings) else dict(own)
+            config = {**(config or {}), "configurable": {**configurable, CONFIG_KEY: {**named, **own}}}
         settings = run_settings(config, self.prompt_dirs)
         own_index = getattr(self.retriever, "name", None)
         agent, parts = self, component_changes(settings, str(ModelSpec.of(self.llm)), own_index)

@@ -257,3 +257,16 @@ def test_unknown_arguments_and_arg_types_are_refused_assign_works_and_the_inner_
         agent.invoke("About Olse")
     outer = next(r for r in runs.traced_runs if r.name == "FramesAgent")
     assert [r.name for r in outer.child_runs] == ["frames_agent_graph"]
+
+
+def test_configurable_fields_read_run_settings_from_the_apps_own_ids(agent):
+    from langchain_core.runnables import ConfigurableField
+
+    tuned = agent.configurable_fields(n=ConfigurableField(id="research_steps", name="steps"))
+    result = tuned.invoke("About Olse", config={"configurable": {"research_steps": 2}})
+    assert len(result.steps) == 2 and len(agent.invoke("About Olse").steps) == 1
+    assert {"research_steps", "frames_agent"} <= {spec.id for spec in tuned.config_specs}
+    with pytest.raises(AgentError, match="configurable.frames_agent.n"):
+        tuned.invoke("About Olse", config={"configurable": {"research_steps": 0}})
+    with pytest.raises(AgentError, match="stop_when_stale cannot be set per run"):
+        agent.configurable_fields(stop_when_stale=ConfigurableField(id="x"))
