@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import TypedDict
 
 import pytest
@@ -188,3 +192,33 @@ def test_two_questions_on_one_checkpointed_thread_each_start_from_their_own_stat
     assert [(m.type, m.content) for m in second["messages"]] == [
         ("human", "Where was Marta Kowalczyk born?"), ("ai", "Kowalczyk"),
         ("human", "Which river flows through Port Alder?"), ("ai", "Alder")]
+
+
+def test_checkpoints_read_back_without_unregistered_type_warnings_in_langgraphs_strict_mode(tmp_path):
+    # langgraph.json sets LANGGRAPH_STRICT_MSGPACK: LangGraph then allows the types of the graph's state schema.
+    script = tmp_path / "thread.py"
+    script.write_text(
+        "import logging\n"
+        "from langgraph.checkpoint.memory import InMemorySaver\n"
+        "from frames_agent.agent import AgentConfig, build_graph\n"
+        "from frames_agent.agent.llm.testing import ScriptedLLM\n"
+        "from tests.agent.test_api_langchain import responder\n"
+        "from frames_agent.retrieval.types import Document\n"
+        "class Wiki:\n"
+        "    name = 'wiki'\n"
+        "    def search(self, query, k=10): return [Document(id='b', title='Brennick', text='A city on the Olse.')]\n"
+        "    def batch_search(self, queries, k=10): return [self.search(q, k) for q in queries]\n"
+        "    def doc(self, doc_id): return None\n"
+        "    def by_title(self, title): return None\n"
+        "logging.basicConfig(level=logging.WARNING)\n"
+        "graph = build_graph(ScriptedLLM(responder=responder), Wiki(), config=AgentConfig(k=1, n=2),\n"
+        "                    checkpointer=InMemorySaver())\n"
+        "thread = {'configurable': {'thread_id': 't'}}\n"
+        "graph.invoke({'question': 'Where is Brennick?'}, thread)\n"
+        "print(graph.invoke({'question': 'Where is Olse?'}, thread)['answer'])\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONPATH": os.pathsep.join(
+        [os.environ.get("PYTHONPATH", ""), str(root)]).strip(os.pathsep)}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "Olse", out.stderr[-2000:]
+    assert "unregistered type" not in out.stderr and "Blocked" not in out.stderr, out.stderr[-2000:]

