@@ -52,13 +52,16 @@ def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
     return out
 
 
-def _checked(make: Callable[[], AgentConfig]) -> AgentConfig:
-    """The config `make` builds; a bad value becomes a one-line AgentError naming its flag (--n-docs: ...)."""
+def _checked(make: Callable[[], AgentConfig], flags: bool = True) -> AgentConfig:
+    """The config `make` builds; a bad value becomes a one-line AgentError naming its flag (--n-docs: ...), or its
+    `configurable` key (configurable.n_docs: ...) for a run's settings."""
     try:
         return make()
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise AgentError(f"--{'-'.join(map(str, err['loc'])).replace('_', '-')}: {err['msg']}") from None
+        where = "--" + "-".join(map(str, err["loc"])).replace("_", "-") if flags else \
+            "configurable." + ".".join(map(str, err["loc"]))
+        raise AgentError(f"{where}: {err['msg']}") from None
 
 
 class AgentSettings(BaseModel):
@@ -84,7 +87,7 @@ class AgentSettings(BaseModel):
 
     @classmethod
     def from_flags(cls, values: Mapping[str, Any], *, config: AgentConfig | None = None, cache: bool = True,
-                   **overrides: object) -> AgentSettings:
+                   flags: bool = True, **overrides: object) -> AgentSettings:
         """From flag values by name (`vars(args)`, or `dataclasses.asdict` of a run's settings; other names are
         ignored, missing ones take the CLI's defaults): k, n, n_docs, prompt, adaptive, timeout, question_timeout,
         answer_prompt, answer_budget, answer_passages, calculator, settings (--set KEY=VALUE pairs), model,
@@ -92,13 +95,14 @@ class AgentSettings(BaseModel):
 
         The AgentConfig gets the flags, then --set, then `overrides` (None values keep the model's defaults), with
         budgets sized for the model; `config`, when given, is used as it is (built before from the same flags).
-        `cache=False` turns the LLM call cache off whatever --no-cache says. Bad values are one-line AgentErrors.
+        `cache=False` turns the LLM call cache off whatever --no-cache says. Bad values are one-line AgentErrors
+        naming the flag (flags=False: the `configurable` key, for a run's settings).
         """
         model = values.get("model") or DEFAULT_MODEL
         if config is None:
             fields = {name: values[name] for name in CONFIG_FLAGS if name in values}
             fields.update(parse_settings(list(values.get("settings") or []), set(AgentConfig.model_fields)))
-            config = _checked(lambda: AgentConfig.for_model(model, **{**fields, **overrides}))
+            config = _checked(lambda: AgentConfig.for_model(model, **{**fields, **overrides}), flags)
         return cls(model=model, base_url=values.get("base_url"), index=values.get("index") or "default",
                    tools=values.get("tools") or "wiki", cache=cache and not values.get("no_cache"), config=config)
 
@@ -121,7 +125,7 @@ class AgentSettings(BaseModel):
         env = os.environ if env is None else env
         if asked.get("prompt") is not None:
             asked["prompt"] = run_prompt(str(asked["prompt"]))
-        return cls.from_flags({**{key: env[var] for key, var in ENV.items() if env.get(var)}, **asked})
+        return cls.from_flags({**{key: env[var] for key, var in ENV.items() if env.get(var)}, **asked}, flags=False)
 
     def build_agent(self) -> FramesAgent:
         """A FramesAgent wired from these settings: the model, the index (hybrid with dense vectors when the config's

