@@ -34,7 +34,16 @@ class _Runtime:
         return fake_url()
 
 
-class OpenAICompatParams:
+class RunOnce:
+    @pytest.fixture
+    def benchmark(self, benchmark: Any) -> Any:
+        """pytest-benchmark's fixture, off: test_init_time's inits run once (timing them took 15 s; nothing is
+        bounded by it)."""
+        benchmark.disabled = True
+        return benchmark
+
+
+class OpenAICompatParams(RunOnce):
     url = "http://127.0.0.1:8080/v1"  # unit tests send nothing (a fixed URL keeps the serialization snapshot stable)
 
     @property
@@ -103,7 +112,7 @@ class TestLocalIntegration(LocalParams, ChatModelIntegrationTests):
         return {**super().chat_model_params, "base_url": fake_url()}
 
 
-class TestGeminiUnit(ChatModelUnitTests):
+class TestGeminiUnit(RunOnce, ChatModelUnitTests):
     """GeminiChat speaks Google's API, not OpenAI's: unit tests only (tests/agent/llm/providers/test_gemini.py drives
     it against a fake of that API). It binds no tools and is not LangChain-serializable, so the standard tests of
     those features skip by the class's own flags (has_tool_calling is False; test_serdes skips without
