@@ -116,7 +116,8 @@ class TestGeminiUnit(RunOnce, ChatModelUnitTests):
     """GeminiChat speaks Google's API, not OpenAI's: unit tests only (tests/agent/llm/providers/test_gemini.py drives
     it against a fake of that API). It binds no tools and is not LangChain-serializable, so the standard tests of
     those features skip by the class's own flags (has_tool_calling is False; test_serdes skips without
-    is_lc_serializable)."""
+    is_lc_serializable), and test_init_from_env skips because the class takes its key as a parameter
+    (make_gemini_chat reads GEMINI_API_KEY / GOOGLE_API_KEY)."""
 
     @property
     def chat_model_class(self) -> type[BaseChatModel]:
