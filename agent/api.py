@@ -1,6 +1,7 @@
 """FramesAgent: the one entry point for embedding the agent, a LangChain Runnable with typed results and events."""
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -16,7 +17,7 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
     patch_config,
 )
-from langchain_core.runnables.utils import ConfigurableFieldSpec
+from langchain_core.runnables.utils import ConfigurableField, ConfigurableFieldSpec
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
@@ -27,7 +28,9 @@ from frames_agent.agent.graph import build_graph, build_nodes
 from frames_agent.agent.llm.spec import ModelSpec
 from frames_agent.agent.llm.usage import UsageTracker
 from frames_agent.agent.runtime import (
+    CONFIG_KEY,
     Picker,
+    RunSettings,
     StreamMode,
     Variants,
     check_listed,
@@ -77,6 +80,15 @@ def _unpack(input: Question, variables: dict[str, str] | None, answer: bool) -> 
     return input.strip(), dict(variables or {}), answer
 
 
+def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any]) -> str | None:
+    """What a run given breakpoints (interrupt_before/after) did when it ended before its answer, else None."""
+    points = [f"{name}={extra[name]!r}" for name in ("interrupt_before", "interrupt_after") if extra.get(name)]
+    if not points or start.get("skip_answer") or final.get("answer") or final.get("final"):
+        return None
+    return (f"stopped at a breakpoint ({', '.join(points)}) after {len(final.get('steps') or [])} step(s), before "
+            "the answer (build_graph with a checkpointer resumes a thread from its breakpoint)")
+
+
 class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     """Multi-step retrieval agent: k queries per step, n steps, then a short answer.
 
@@ -104,8 +116,11 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
         self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config, encoder)
-        self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes)
+        # The inner graph's run, under the agent's own in a trace (LangGraph's default name is "LangGraph").
+        self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes,
+                                 name="frames_agent_graph")
         self._variants = Variants(_KEPT_VARIANTS)
+        self._fields: dict[str, ConfigurableField] = {}  # run settings under the app's own configurable ids
 
     def with_settings(self, **changes: Any) -> FramesAgent:
         """The same model, retriever and tools with some AgentConfig fields changed (k=, n=, n_docs=, prompt=, ...).
@@ -130,12 +145,34 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     @property
     def config_specs(self) -> list[ConfigurableFieldSpec]:
         """What a run's `configurable` may set: one key, "frames_agent", holding RunSettings (k, n, n_docs, prompt,
-        answer_prompt, model, index)."""
-        return config_specs(self.config)
+        answer_prompt, model, index), and the ids configurable_fields gave some of them."""
+        named = [ConfigurableFieldSpec(id=field.id, name=field.name or name, description=field.description or
+                                       RunSettings.model_fields[name].description, default=None,
+                                       annotation=RunSettings.model_fields[name].annotation)
+                 for name, field in self._fields.items()]
+        return [*config_specs(self.config), *named]
+
+    def configurable_fields(self, **fields: ConfigurableField) -> FramesAgent:
+        """This agent reading some run settings (RunSettings' k, n, n_docs, prompt, answer_prompt, model, index) from
+        the app's own `configurable` ids too, as RunnableSerializable.configurable_fields does:
+        `agent.configurable_fields(k=ConfigurableField(id="search_k"))` reads `configurable["search_k"]` as k."""
+        unknown = sorted(set(fields) - set(RunSettings.model_fields))
+        if unknown:
+            raise AgentError(f"configurable_fields: {', '.join(unknown)} cannot be set per run; these can: "
+                             f"{', '.join(RunSettings.model_fields)}")
+        agent = copy.copy(self)
+        agent._fields = {**self._fields, **fields}
+        return agent
 
     def _configured(self, config: RunnableConfig | None) -> FramesAgent:
         """This agent, or its variant for the run's `configurable["frames_agent"]` settings and parts (a one-line
         error if invalid or not listed); another model or index keeps this agent's AgentConfig and tools."""
+        configurable = (config or {}).get("configurable") or {}
+        named = {name: configurable[field.id] for name, field in self._fields.items() if field.id in configurable}
+        if named:  # the app's own ids, under the agent's key (what is set there wins)
+            own = configurable.get(CONFIG_KEY) or {}
+            own = own.model_dump(exclude_none=True) if isinstance(own, RunSettings) else dict(own)
+            config = {**(config or {}), "configurable": {**configurable, CONFIG_KEY: {**named, **own}}}
         settings = run_settings(config, self.prompt_dirs)
         own_index = getattr(self.retriever, "name", None)
         agent, parts = self, component_changes(settings, str(ModelSpec.of(self.llm)), own_index)
@@ -200,7 +237,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         await run.on_chain_end(out)
 
     @staticmethod
-    def _result(state: Mapping[str, Any], tracker: UsageTracker, started: float, out: dict | None = None) -> AgentResult:
+    def _result(state: Mapping[str, Any], tracker: UsageTracker, started: float, out: dict | None = None,
+                error: str | None = None) -> AgentResult:
         usage = tracker.usage
         docs = [doc for entry in state.get("context", []) for doc in entry.documents]
         order = {doc_id: i for i, doc_id in enumerate(d for s in state.get("steps", []) for d in s.new_doc_ids)}
@@ -211,7 +249,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             tokens=TokenUsage(prompt=usage.prompt_tokens, completion=usage.completion_tokens),
             seconds=time.perf_counter() - started, stopped_early=bool(state.get("done")),
             answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls),
-            final=state.get("final"))
+            final=state.get("final"), error=error)
         if out is not None:
             out.update(result.summary())
         return result
@@ -225,7 +263,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         extra = graph_args(kwargs, stream=False)
         with agent._traced(config, state, tracker) as (run, out):
             final = call_within(lambda: agent.graph.invoke(state, config=run, **extra), agent.config.question_timeout)
-            return self._result(final, tracker, started, out)
+            return self._result(final, tracker, started, out, _paused(final, state, extra))
 
     async def ainvoke(self, input: Question, config: RunnableConfig | None = None, *,
                       variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
@@ -235,7 +273,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         extra = graph_args(kwargs, stream=False)
         async with agent._atraced(config, state, tracker) as (run, out):
             final = await await_within(agent.graph.ainvoke(state, config=run, **extra), agent.config.question_timeout)
-            return self._result(final, tracker, started, out)
+            return self._result(final, tracker, started, out, _paused(final, state, extra))
 
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
@@ -251,7 +289,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             for item in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes, **extra),
                                        agent.config.question_timeout):
                 yield from picker.take_item(item)
-            yield from picker.finish(self._answer_event(picker.final, tracker, started, out))
+            paused = _paused(picker.final, state, extra)
+            yield from picker.finish(self._answer_event(picker.final, tracker, started, out, paused))
 
     async def astream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                       variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
@@ -266,7 +305,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             async for chunk in aiterate_within(events, agent.config.question_timeout):
                 for item in picker.take_item(chunk):
                     yield item
-            for item in picker.finish(self._answer_event(picker.final, tracker, started, out)):
+            paused = _paused(picker.final, state, extra)
+            for item in picker.finish(self._answer_event(picker.final, tracker, started, out, paused)):
                 yield item
 
     def transform(self, input: Iterator[Question], config: RunnableConfig | None = None,
@@ -287,16 +327,26 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         if final is not None:
             yield await self.ainvoke(final, config, **kwargs)
 
-    def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float, out: dict) -> AnswerReady:
-        result = self._result(final, tracker, started, out)
+    def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float, out: dict,
+                      error: str | None = None) -> AnswerReady:
+        result = self._result(final, tracker, started, out, error)
         return AnswerReady(answer=result.answer, result=result)
 
     def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,
                 description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3,
                 handle_tool_error: ToolErrors = True) -> BaseTool:
         """A LangChain tool (question -> answer and top sources; the AgentResult as its artifact) for other agents;
-        a failure is the tool's message (status "error") unless handle_tool_error=False, which raises it."""
+        a failure is the tool's message (status "error") unless handle_tool_error=False, which raises it. arg_types,
+        as Runnable.as_tool takes it, may only name the one argument the tool has: {"question": str}."""
+        if arg_types is not None and arg_types != {"question": str}:
+            raise AgentError(f"arg_types {sorted(arg_types)}: the agent's tool takes one argument, question (str); "
+                             "pass args_schema for another schema with a question field")
         return agent_tool(self, args_schema, name, description, sources, handle_tool_error)
+
+    def assign(self, **kwargs: Any) -> RunnableSerializable[Any, Any]:
+        """The AgentResult's fields as a dict with more keys computed from it, as Runnable.assign gives of a dict
+        output."""
+        return (self | RunnableLambda(dict, name="fields")).assign(**kwargs)
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
     def _answer_state(self, question: str, documents: Sequence[Any],

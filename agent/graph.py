@@ -5,12 +5,13 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import RunnableLambda
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
-from langgraph.types import All, Checkpointer
+from langgraph.types import All, Checkpointer, Overwrite
 
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.nodes import Nodes
@@ -19,6 +20,21 @@ from frames_agent.agent.state import AgentInput, AgentOutput, AgentState
 from frames_agent.retrieval.bridges import as_retriever
 from frames_agent.retrieval.dense.encoder import Encoder
 from frames_agent.retrieval.types import Retriever
+
+
+def begin(state: AgentState) -> dict[str, Any]:
+    """A question's own start: on a thread whose checkpoint holds an earlier question, its step counter, queries,
+    context and answer stay behind; the thread keeps each question and answer as messages, as chat agents do."""
+    return {"step": 0, "queries": Overwrite([]), "steps": Overwrite([]), "context": Overwrite([]),
+            "pending_queries": [], "pending_tools": [], "retrieved": [], "done": False, "answer": "", "raw_answer": "",
+            "final": None, "answer_context": None, "messages": [HumanMessage(state["question"])]}
+
+
+def _answered(update: Any) -> Any:
+    """An answer node's update with the answer added to the thread's messages."""
+    if isinstance(update, dict) and isinstance(update.get("answer"), str):
+        return {**update, "messages": [AIMessage(update["answer"])]}
+    return update
 
 
 def after_plan(state: AgentState) -> Literal["retrieve", "answer", "__end__"]:
@@ -58,11 +74,20 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
     nodes = nodes or build_nodes(llm, retriever, tools, config)
     graph = StateGraph(AgentState, context_schema=context_schema, input_schema=AgentInput, output_schema=AgentOutput)
     # Each node has a sync and an async body, so ainvoke never parks LLM calls in a small thread pool.
+    graph.add_node("begin", begin)
     graph.add_node("plan", RunnableLambda(nodes.plan, afunc=nodes.aplan, name="plan"))
     graph.add_node("retrieve", RunnableLambda(nodes.retrieve, afunc=nodes.aretrieve, name="retrieve"))
     graph.add_node("merge", nodes.merge)
-    graph.add_node("answer", RunnableLambda(nodes.answer, afunc=nodes.aanswer, name="answer"))
-    graph.add_edge(START, "plan")
+
+    def answer(state: AgentState, config: RunnableConfig) -> Any:
+        return _answered(nodes.answer(state, config))
+
+    async def aanswer(state: AgentState, config: RunnableConfig) -> Any:
+        return _answered(await nodes.aanswer(state, config))
+
+    graph.add_node("answer", RunnableLambda(answer, afunc=aanswer, name="answer"))
+    graph.add_edge(START, "begin")
+    graph.add_edge("begin", "plan")
     graph.add_conditional_edges("plan", RunnableLambda(after_plan, name="after_plan"), ["retrieve", "answer", END])
     graph.add_edge("retrieve", "merge")
     graph.add_conditional_edges("merge", RunnableLambda(lambda state: after_merge(state, config.n), name="after_merge"),

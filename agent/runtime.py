@@ -147,8 +147,12 @@ _REFUSED_ARGS = ("output_keys", "version")
 
 
 def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]:
-    """The LangGraph arguments among a call's keyword arguments (other names are LangChain's and stay out); one the
-    agent cannot honour is a one-line AgentError."""
+    """The LangGraph arguments among a call's keyword arguments; an unknown name, or one the agent cannot honour, is a
+    one-line AgentError."""
+    unknown = sorted(set(kwargs) - set(GRAPH_ARGS) - set(_REFUSED_ARGS))
+    if unknown:
+        raise AgentError(f"unknown argument(s) {', '.join(unknown)}: the agent takes variables, answer, stream_mode "
+                         f"and LangGraph's {', '.join(GRAPH_ARGS)}")
     refused = [name for name in _REFUSED_ARGS if kwargs.get(name) is not None]
     if refused or (not stream and kwargs.get("subgraphs")):
         raise AgentError(f"{', '.join(refused or ['subgraphs'])}: not supported here (the agent reads its result from "

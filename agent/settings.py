@@ -59,13 +59,16 @@ def _listed(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _checked(make: Callable[[], AgentConfig]) -> AgentConfig:
-    """The config `make` builds; a bad value becomes a one-line AgentError naming its flag (--n-docs: ...)."""
+def _checked(make: Callable[[], AgentConfig], flags: bool = True) -> AgentConfig:
+    """The config `make` builds; a bad value becomes a one-line AgentError naming its flag (--n-docs: ...), or its
+    `configurable` key (configurable.n_docs: ...) for a run's settings."""
     try:
         return make()
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise AgentError(f"--{'-'.join(map(str, err['loc'])).replace('_', '-')}: {err['msg']}") from None
+        where = "--" + "-".join(map(str, err["loc"])).replace("_", "-") if flags else \
+            "configurable." + ".".join(map(str, err["loc"]))
+        raise AgentError(f"{where}: {err['msg']}") from None
 
 
 class AgentSettings(BaseModel):
@@ -91,7 +94,7 @@ class AgentSettings(BaseModel):
 
     @classmethod
     def from_flags(cls, values: Mapping[str, Any], *, config: AgentConfig | None = None, cache: bool = True,
-                   **overrides: object) -> AgentSettings:
+                   flags: bool = True, **overrides: object) -> AgentSettings:
         """From flag values by name (`vars(args)`, or `dataclasses.asdict` of a run's settings; other names are
         ignored, missing ones take the CLI's defaults): k, n, n_docs, prompt, adaptive, timeout, question_timeout,
         answer_prompt, answer_budget, answer_passages, calculator, settings (--set KEY=VALUE pairs), model,
@@ -99,13 +102,14 @@ class AgentSettings(BaseModel):
 
         The AgentConfig gets the flags, then --set, then `overrides` (None values keep the model's defaults), with
         budgets sized for the model; `config`, when given, is used as it is (built before from the same flags).
-        `cache=False` turns the LLM call cache off whatever --no-cache says. Bad values are one-line AgentErrors.
+        `cache=False` turns the LLM call cache off whatever --no-cache says. Bad values are one-line AgentErrors
+        naming the flag (flags=False: the `configurable` key, for a run's settings).
         """
         model = values.get("model") or DEFAULT_MODEL
         if config is None:
             fields = {name: values[name] for name in CONFIG_FLAGS if name in values}
             fields.update(parse_settings(list(values.get("settings") or []), set(AgentConfig.model_fields)))
-            config = _checked(lambda: AgentConfig.for_model(model, **{**fields, **overrides}))
+            config = _checked(lambda: AgentConfig.for_model(model, **{**fields, **overrides}), flags)
         return cls(model=model, base_url=values.get("base_url"), index=values.get("index") or "default",
                    tools=values.get("tools") or "wiki", cache=cache and not values.get("no_cache"), config=config)
 
@@ -136,7 +140,7 @@ class AgentSettings(BaseModel):
         defaults = {"model": own.get("model") or DEFAULT_MODEL, "index": own.get("index") or "default"}
         check_listed({key: str(asked[key]) for key in LISTED_ENV if key in asked and str(asked[key]) != defaults[key]},
                      listed)
-        return cls.from_flags({**own, **asked})
+        return cls.from_flags({**own, **asked}, flags=False)
 
     def build_agent(self) -> FramesAgent:
         """A FramesAgent wired from these settings: the model, the index (hybrid with dense vectors when the config's

@@ -5,6 +5,8 @@ import operator
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
@@ -159,6 +161,8 @@ class AgentOutput(TypedDict, total=False):
     done: bool  # stopped early (adaptive mode, or a step brought nothing worth reading)
     answer_context: ContextCut
     final: FinalAnswer
+    # The thread's questions and answers, one pair per run (a checkpointer keeps them across runs).
+    messages: Annotated[list[AnyMessage], add_messages]
 
 
 # mypy has no model of TypedDict's runtime merge (the output's optional question over the input's required one),

@@ -57,7 +57,13 @@ def run_tool(tools: dict[str, BaseTool], call: ToolCall, config: RunnableConfig 
     tool = tools.get(call.name)
     if tool is None:
         raise ValueError(f"unknown tool {call.name!r}")
-    return as_documents(call, tool.invoke(call.args, config=config))
+    if tool.response_format != "content_and_artifact":
+        return as_documents(call, tool.invoke(call.args, config=config))
+    # Called as a model's tool call, the tool returns a ToolMessage whose artifact is what enters the context.
+    message = tool.invoke({"type": "tool_call", "name": call.name, "args": call.args,
+                           "id": call_key(call.name, call.args)}, config=config)
+    artifact = getattr(message, "artifact", None)
+    return as_documents(call, artifact if artifact is not None else getattr(message, "content", message))
 
 
 def tool_text(result: Any, sources: int = 3) -> str:

@@ -59,6 +59,10 @@ def _args_json(message: AIMessage, name: str) -> str | None:
     for call in getattr(message, "tool_calls", None) or []:
         if call.get("name") == name:
             return json.dumps(call.get("args") or {}, ensure_ascii=False)
+    # Arguments LangChain could not read (not JSON, or no object) go to the tolerant parser as written.
+    for invalid in getattr(message, "invalid_tool_calls", None) or []:
+        if invalid.get("name") == name and isinstance(invalid.get("args"), str):
+            return invalid["args"]
     return None
 
 

@@ -14,14 +14,29 @@ def not_json(spec: str, where: str) -> E.MalformedReplyError:
                                  "(is it an OpenAI-compatible /v1 URL?)")
 
 
+def json_kind(value: Any) -> str:
+    """What a decoded JSON value is, in words ("null", "a list", ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    kinds: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+    return kinds.get(type(value), "a number")
+
+
 def check_completion(response: Any, spec: str, where: str) -> None:
     """Raise the BadReplyError that fits a chat.completion body (a dict) that cannot be read as a reply."""
-    if not isinstance(response, dict):
+    if isinstance(response, str):  # the SDK hands over a body it could not read as JSON as its text
         raise not_json(spec, where)
+    if not isinstance(response, dict):  # JSON, but no object: the server answered, the URL is not to blame
+        raise E.MalformedReplyError(f"{spec}: {where} answered with {json_kind(response)} in JSON, not a chat completion")
     if response.get("error"):
         raise E.BadReplyError(f"{spec}: {where} answered with an error: {E.redact(str(response['error']))}")
     choices = response.get("choices")
-    if not isinstance(choices, list) or not choices:
+    if choices is not None and not isinstance(choices, list):
+        raise E.MalformedReplyError(f"{spec}: {where} answered with 'choices' as {json_kind(choices)}, "
+                                    "not a list of choices")
+    if not choices:
         raise E.EmptyChoicesError(f"{spec}: {where} answered with no choices (an empty reply, not the model's answer)")
     for choice in choices:
         message = choice.get("message") if isinstance(choice, dict) else None

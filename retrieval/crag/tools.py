@@ -51,18 +51,21 @@ def result_document(ep: Endpoint, args: dict[str, Any], reply: dict[str, Any], c
 
 
 def make_tool(client: CRAGClient, ep: Endpoint, cap: int = CAP) -> StructuredTool:
-    """One endpoint as a StructuredTool returning a Document; failures raise CRAGToolError."""
+    """One endpoint as a StructuredTool: the model reads the result as text, the Document is its artifact (what
+    the agent adds to its context); failures raise CRAGToolError."""
 
-    def run(**kwargs: Any) -> Document:
+    def run(**kwargs: Any) -> tuple[str, Document]:
         args = {p.name: kwargs.get(p.name, None if p.required else p.default) for p in ep.params}
         try:
             reply = client.post(ep, ep.body(args))
         except CRAGError as exc:
             raise CRAGToolError(str(exc)) from None
-        return result_document(ep, args, reply, cap)
+        doc = result_document(ep, args, reply, cap)
+        return doc.text, doc
 
     return StructuredTool.from_function(func=run, name=ep.name, description=ep.description, args_schema=args_model(ep),
-                                        tags=["crag", ep.domain], metadata={"domain": ep.domain, "path": ep.path})
+                                        response_format="content_and_artifact", tags=["crag", ep.domain],
+                                        metadata={"domain": ep.domain, "path": ep.path})
 
 
 def crag_tools(client: CRAGClient, domains: str | Sequence[str] | None = "all", cap: int = CAP) -> list[StructuredTool]:

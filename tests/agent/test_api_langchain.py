@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import TypedDict
 
 import pytest
@@ -70,7 +74,7 @@ def test_the_root_error_is_exported_beside_agent_error():
 def test_stream_is_typed_by_default_and_langgraph_chunks_with_stream_mode(agent):
     assert [e.kind for e in agent.stream("About Brennick")][-1] == "answer"
     updates = list(agent.stream("About Brennick", stream_mode="updates"))
-    assert [next(iter(u)) for u in updates] == ["plan", "retrieve", "merge", "answer"]
+    assert [next(iter(u)) for u in updates] == ["begin", "plan", "retrieve", "merge", "answer"]
     pairs = list(agent.stream("About Brennick", stream_mode=["custom", "values"]))
     assert {mode for mode, _ in pairs} == {"custom", "values"} and pairs[-1][1]["answer"] == "Brennick"
 
@@ -186,3 +190,50 @@ def test_inside_a_users_state_graph_with_configurable_and_a_checkpointer(agent):
     out = graph.invoke({"question": "About Brennick"}, config)
     assert out == {"question": "About Brennick", "answer": "Brennick", "steps": 2}
     assert graph.get_state(config).values["answer"] == "Brennick"
+
+
+def test_two_questions_on_one_checkpointed_thread_each_start_from_their_own_state(tiny_retriever):
+    graph = build_graph(ScriptedLLM(responder=responder), tiny_retriever, config=AgentConfig(k=1, n=2, n_docs=2),
+                        checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "t1"}}
+    first = graph.invoke({"question": "Where was Marta Kowalczyk born?"}, thread)
+    second = graph.invoke({"question": "Which river flows through Port Alder?"}, thread)
+    assert [s.step for s in first["steps"]] == [s.step for s in second["steps"]] == [1, 2]
+    assert first["answer"] == "Kowalczyk" and second["answer"] == "Alder"
+    titles = {d.title for entry in second["context"] for d in entry.documents}
+    assert "Marta Kowalczyk" not in titles and "Port Alder" in titles  # its own context, not the first one's
+    assert all("Kowalczyk" not in q for q in graph.get_state(thread).values["queries"])
+    # The thread keeps the questions and answers, as a chat agent's does.
+    assert [(m.type, m.content) for m in second["messages"]] == [
+        ("human", "Where was Marta Kowalczyk born?"), ("ai", "Kowalczyk"),
+        ("human", "Which river flows through Port Alder?"), ("ai", "Alder")]
+
+
+def test_checkpoints_read_back_without_unregistered_type_warnings_in_langgraphs_strict_mode(tmp_path):
+    # langgraph.json sets LANGGRAPH_STRICT_MSGPACK: LangGraph then allows the types of the graph's state schema.
+    script = tmp_path / "thread.py"
+    script.write_text(
+        "import logging\n"
+        "from langgraph.checkpoint.memory import InMemorySaver\n"
+        "from frames_agent.agent import AgentConfig, build_graph\n"
+        "from frames_agent.agent.llm.testing import ScriptedLLM\n"
+        "from tests.agent.test_api_langchain import responder\n"
+        "from frames_agent.retrieval.types import Document\n"
+        "class Wiki:\n"
+        "    name = 'wiki'\n"
+        "    def search(self, query, k=10): return [Document(id='b', title='Brennick', text='A city on the Olse.')]\n"
+        "    def batch_search(self, queries, k=10): return [self.search(q, k) for q in queries]\n"
+        "    def doc(self, doc_id): return None\n"
+        "    def by_title(self, title): return None\n"
+        "logging.basicConfig(level=logging.WARNING)\n"
+        "graph = build_graph(ScriptedLLM(responder=responder), Wiki(), config=AgentConfig(k=1, n=2),\n"
+        "                    checkpointer=InMemorySaver())\n"
+        "thread = {'configurable': {'thread_id': 't'}}\n"
+        "graph.invoke({'question': 'Where is Brennick?'}, thread)\n"
+        "print(graph.invoke({'question': 'Where is Olse?'}, thread)['answer'])\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONPATH": os.pathsep.join(
+        [os.environ.get("PYTHONPATH", ""), str(root)]).strip(os.pathsep)}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "Olse", out.stderr[-2000:]
+    assert "unregistered type" not in out.stderr and "Blocked" not in out.stderr, out.stderr[-2000:]

@@ -189,7 +189,7 @@ def test_langgraph_stream_arguments_pass_through(store):
     agent = FramesAgent(ScriptedLLM(responder=plan_with_tool), store, [tool], AgentConfig(k=1, n=1, n_docs=2))
     items = list(agent.stream("About Brennick", stream_mode="updates", subgraphs=True))
     assert all(isinstance(i, tuple) and len(i) == 2 for i in items)
-    assert [next(iter(c)) for ns, c in items if ns == ()] == ["plan", "retrieve", "merge", "answer"]
+    assert [next(iter(c)) for ns, c in items if ns == ()] == ["begin", "plan", "retrieve", "merge", "answer"]
     assert any(ns and ns[0].startswith("retrieve:") and "write" in c for ns, c in items)  # the tool's own graph
     triples = list(agent.stream("About Brennick", stream_mode=["updates", "values"], subgraphs=True))
     assert {len(t) for t in triples} == {3} and triples[-1][:2] == ((), "values")
@@ -218,7 +218,7 @@ def test_build_graph_takes_the_usual_compile_settings(store):
     assert graph.name == "research"
     run = {"configurable": {"thread_id": "t1"}}
     paused = graph.invoke({"question": "About Olse"}, run)
-    assert "answer" not in paused and graph.get_state(run).next == ("answer",)
+    assert not paused.get("answer") and graph.get_state(run).next == ("answer",)
     assert graph.invoke(None, run)["answer"] == "Olse"  # resumed from the checkpoint
     after = build_graph(llm, store, config=AgentConfig(k=1, n=1, n_docs=2), checkpointer=InMemorySaver(),
                         interrupt_after=["plan"], debug=False)
@@ -231,3 +231,42 @@ def test_pick_works_on_the_result(agent):
     picked = agent.pick(["answer", "llm_calls"]).invoke("About Olse")
     assert picked == {"answer": "Olse", "llm_calls": 2}
     assert asyncio.run(agent.pick("answer").ainvoke("About Olse")) == "Olse"
+
+
+def test_a_run_stopped_at_a_breakpoint_says_so_instead_of_an_empty_answer(agent):
+    result = agent.invoke("About Olse", interrupt_before=["answer"])
+    assert result.answer == "" and "stopped at a breakpoint (interrupt_before=['answer']) after 1 step(s)" in result.error
+    events = list(agent.stream("About Olse", interrupt_after=["plan"]))
+    assert "interrupt_after=['plan']" in events[-1].result.error
+    assert asyncio.run(agent.ainvoke("About Olse", interrupt_before=["answer"])).error == result.error
+    assert agent.invoke("About Olse", interrupt_after=["answer"]).error is None  # it answered before stopping
+
+
+def test_unknown_arguments_and_arg_types_are_refused_assign_works_and_the_inner_run_is_named(agent):
+    from langchain_core.tracers.context import collect_runs
+
+    with pytest.raises(AgentError, match=r"unknown argument\(s\) varibles: the agent takes variables") as err:
+        agent.invoke("About Olse", varibles={"x": "y"})
+    assert "\n" not in str(err.value)
+    with pytest.raises(AgentError, match="takes one argument, question"):
+        agent.as_tool(arg_types={"query": str})
+    assert agent.as_tool(arg_types={"question": str}).name == "frames_research"
+    out = agent.assign(shout=lambda result: result["answer"].upper()).invoke("About Olse")
+    assert out["answer"] == "Olse" and out["shout"] == "OLSE"
+    with collect_runs() as runs:
+        agent.invoke("About Olse")
+    outer = next(r for r in runs.traced_runs if r.name == "FramesAgent")
+    assert [r.name for r in outer.child_runs] == ["frames_agent_graph"]
+
+
+def test_configurable_fields_read_run_settings_from_the_apps_own_ids(agent):
+    from langchain_core.runnables import ConfigurableField
+
+    tuned = agent.configurable_fields(n=ConfigurableField(id="research_steps", name="steps"))
+    result = tuned.invoke("About Olse", config={"configurable": {"research_steps": 2}})
+    assert len(result.steps) == 2 and len(agent.invoke("About Olse").steps) == 1
+    assert {"research_steps", "frames_agent"} <= {spec.id for spec in tuned.config_specs}
+    with pytest.raises(AgentError, match="configurable.frames_agent.n"):
+        tuned.invoke("About Olse", config={"configurable": {"research_steps": 0}})
+    with pytest.raises(AgentError, match="stop_when_stale cannot be set per run"):
+        agent.configurable_fields(stop_when_stale=ConfigurableField(id="x"))

@@ -36,7 +36,7 @@ def test_input_and_output_json_schemas(tiny_retriever):
     assert set(given["properties"]) == {"question", "variables", "skip_answer"} and given["required"] == ["question"]
     returned = compiled.get_output_jsonschema()
     assert set(returned["properties"]) == {"question", "answer", "raw_answer", "steps", "context", "done",
-                                           "answer_context", "final"}
+                                           "answer_context", "final", "messages"}
     assert "pending_queries" not in returned["properties"] and "retrieved" not in returned["properties"]
 
 

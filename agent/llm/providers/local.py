@@ -247,8 +247,8 @@ class LocalChat(OpenAICompatChat):
         return self._runtime
 
     def _ensure_server(self) -> None:
-        if self._runtime is None:
-            raise LLMError(f"{self.spec}: no local runtime attached")
+        if self._runtime is None:  # built directly (load(), a test): the server at its base_url
+            return
         url = self._runtime.base_url()
         for client in (self.root_client, self.root_async_client):
             if client is not None and str(client.base_url).rstrip("/") != url:

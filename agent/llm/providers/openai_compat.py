@@ -14,13 +14,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import openai
+from langchain_core.messages import AIMessage, InvalidToolCall
+from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr, model_validator
 
 from frames_agent.agent.llm import errors as E
 from frames_agent.agent.llm.calls import message_text
-from frames_agent.agent.llm.replies import check_completion, not_json
+from frames_agent.agent.llm.replies import check_completion, json_kind, not_json
 from frames_agent.agent.llm.retry import (
     RetryPolicy,
     acall_with_retries,
@@ -33,6 +35,8 @@ from frames_agent.retrieval.bounded_http import async_bounded_transport, bounded
 
 # A local server (llama.cpp, vLLM, Ollama) ignores the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
+# Longer integers in a reply are no count or id (2**64 has 20 digits).
+_MAX_INT_DIGITS = 20
 
 
 def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str | None = None) -> Exception:
@@ -70,6 +74,57 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
 
 def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
+
+
+def _not_object_calls(message: dict) -> list[InvalidToolCall]:
+    """Takes the tool calls whose arguments are JSON but no object (a list, a number, a string) out of a reply's
+    message, as invalid tool calls: the agent's tolerant parser reads them, where LangChain's AIMessage would reject
+    the whole reply."""
+    calls, bad = message.get("tool_calls"), []
+    if not isinstance(calls, list):
+        return []
+    kept = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        try:
+            decoded = json.loads(arguments) if isinstance(arguments, str) else {}
+        except ValueError:
+            decoded = {}  # not JSON at all: LangChain records it as an invalid call itself
+        if decoded is None or isinstance(decoded, dict):
+            kept.append(call)
+            continue
+        bad.append(invalid_tool_call(name=str(function.get("name") or ""), args=arguments,  # type: ignore[union-attr]
+                                     id=str(call.get("id") or "") or None,
+                                     error=f"the arguments are {json_kind(decoded)}, not a JSON object"))
+    message["tool_calls"] = kept or None
+    return bad
+
+
+def _bounded_int(digits: str) -> int | None:
+    """A JSON integer of a reply; one too long to be any count or id (a hostile usage figure) reads as null."""
+    return int(digits) if len(digits) <= _MAX_INT_DIGITS else None
+
+
+def _numbers_bounded(response: Any) -> Any:
+    """response, its JSON read with over-long integers as null (Python refuses integers of over 4,300 digits, which
+    would fail the whole reply over a usage figure)."""
+    response.json = lambda **kwargs: json.loads(response.content, parse_int=_bounded_int, **kwargs)
+    return response
+
+
+class _Client(openai.DefaultHttpxClient):
+    """The SDK's HTTP client whose replies read over-long integers as null."""
+
+    def send(self, *args: Any, **kwargs: Any) -> Any:
+        return _numbers_bounded(super().send(*args, **kwargs))
+
+
+class _AsyncClient(openai.DefaultAsyncHttpxClient):
+    """The async _Client."""
+
+    async def send(self, *args: Any, **kwargs: Any) -> Any:
+        return _numbers_bounded(await super().send(*args, **kwargs))
 
 
 def _body_not_json(exc: BaseException | None) -> bool:
@@ -132,7 +187,7 @@ class _LoopClients:
         with self._lock:
             client = self._clients.get(loop)
             if client is None:
-                http = openai.DefaultAsyncHttpxClient(timeout=self.template.timeout,
+                http = _AsyncClient(timeout=self.template.timeout,
                                                       transport=async_bounded_transport(_http_module()))
                 client = self._clients[loop] = self.template.copy(http_client=http)
             return client
@@ -174,14 +229,14 @@ class OpenAICompatChat(ChatOpenAI):
         retries are off, ours (which stop at the question deadline) take their place."""
         # Our transports bound every reply (size, nesting) and make the timeout a total deadline per request.
         if isinstance(self.root_client, openai.OpenAI):
-            own: dict[str, Any] = {} if self.http_client is not None else {"http_client": openai.DefaultHttpxClient(
+            own: dict[str, Any] = {} if self.http_client is not None else {"http_client": _Client(
                 timeout=self.root_client.timeout, transport=bounded_transport(_http_module()))}
             self.root_client = self.root_client.with_options(max_retries=0, **own)
             self.client = self.root_client.chat.completions
         root = self.root_async_client
         if isinstance(root, openai.AsyncOpenAI):
             own_async: dict[str, Any] = {} if self.http_async_client is not None else {
-                "http_client": openai.DefaultAsyncHttpxClient(timeout=root.timeout,
+                "http_client": _AsyncClient(timeout=root.timeout,
                                                               transport=async_bounded_transport(_http_module()))}
             root = root.with_options(max_retries=0, **own_async)
             self.root_async_client, self.async_client = root, root.chat.completions
@@ -190,6 +245,16 @@ class OpenAICompatChat(ChatOpenAI):
                 self.root_async_client = _PerLoop(clients, lambda c: c)
                 self.async_client = _PerLoop(clients, lambda c: c.chat.completions)
         return self
+
+    def to_json(self) -> Any:
+        """Serialized as LangChain's ChatOpenAI (the class load() allows): the model, server and sampling; this
+        class's bounds, retries and error wording are not part of it."""
+        out = super().to_json()
+        if out["type"] == "constructor":
+            own = set(type(self).model_fields) - set(ChatOpenAI.model_fields)
+            kwargs = {k: v for k, v in out["kwargs"].items() if k not in own}
+            return {**out, "id": ["langchain", "chat_models", "openai", "ChatOpenAI"], "kwargs": kwargs}
+        return out
 
     def _policy(self) -> RetryPolicy:
         # The openai SDK's own pacing: 0.5 s doubling up to 8 s, unless the server says when (Retry-After).
@@ -212,9 +277,10 @@ class OpenAICompatChat(ChatOpenAI):
 
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
-        if "response_format" in payload:
-            # Sent as a plain body field: ChatOpenAI would otherwise use the client's parse(), which
-            # raises on a reply cut off at max_tokens instead of returning it for repair.
+        if isinstance(payload.get("response_format"), dict):
+            # A schema as JSON is sent as a plain body field: ChatOpenAI would otherwise use the client's parse(),
+            # which raises on a reply cut off at max_tokens instead of returning it for repair. A pydantic class
+            # (with_structured_output(Model)) keeps parse(), which gives the model's object.
             payload["extra_body"] = {**(payload.get("extra_body") or {}), "response_format": payload.pop("response_format")}
         if self.legacy_max_tokens and "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
@@ -225,20 +291,30 @@ class OpenAICompatChat(ChatOpenAI):
         return payload
 
     def _create_chat_result(self, response: Any, generation_info: dict | None = None) -> ChatResult:
-        # Some servers reply with content blocks ({"text": null}, {"text": 5}); langchain-core's
-        # ChatGeneration joins block texts and raises TypeError on a non-string, so flatten them first.
-        if hasattr(response, "model_dump"):
-            response = response.model_dump(warnings=False)  # extra fields such as `timings` stay
+        choices = getattr(response, "choices", None)
+        message = getattr(choices[0], "message", None) if isinstance(choices, list) and choices else None
+        parsed = getattr(message, "parsed", None)  # parse()'s object, for with_structured_output(Model)
+        if hasattr(response, "model_dump"):  # extra fields such as `timings` stay
+            response = response.model_dump(exclude={"choices": {"__all__": {"message": {"parsed"}}}}, warnings=False)
         check_completion(response, self.spec or f"openai:{self.model_name}",
                          E.redact_url(self.openai_api_base) or "api.openai.com")
         usage = response.get("usage")
         if isinstance(usage, dict):  # counts only: a server's "eleven" must not reach the usage arithmetic
             response["usage"] = {k: v for k, v in usage.items() if _whole(v) or isinstance(v, dict)} or None
-        for choice in (response.get("choices") if isinstance(response, dict) else None) or []:
-            message = choice.get("message") if isinstance(choice, dict) else None
-            if isinstance(message, dict) and isinstance(message.get("content"), list):
+        invalid: list[list[InvalidToolCall]] = []
+        for choice in response["choices"]:
+            message = choice["message"]
+            # Some servers reply with content blocks ({"text": null}, {"text": 5}); langchain-core's
+            # ChatGeneration joins block texts and raises TypeError on a non-string, so flatten them first.
+            if isinstance(message.get("content"), list):
                 message["content"] = message_text(message["content"])
+            invalid.append(_not_object_calls(message))
         result = super()._create_chat_result(response, generation_info)
+        for generation, calls in zip(result.generations, invalid):
+            if calls and isinstance(generation.message, AIMessage):
+                generation.message.invalid_tool_calls.extend(calls)
+        if parsed is not None:
+            result.generations[0].message.additional_kwargs["parsed"] = parsed
         # llama.cpp servers time prompt reading and generation apart (`timings`); keep that for the run's records.
         timings = response.get("timings") if isinstance(response, dict) else None
         if isinstance(timings, dict):

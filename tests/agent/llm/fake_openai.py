@@ -1,11 +1,14 @@
 """A loopback OpenAI-compatible server for tests: scripted replies, and every way a hostile model server misbehaves.
 
 `FakeOpenAI().add(status, body)` queues one reply; `always(...)` sets the reply once the queue is empty;
-`HOSTILE[name]` is a ready reply for each misbehaviour (connection refused is `refused_url()`: nothing listens).
+`HOSTILE[name]` is a ready reply for each misbehaviour (connection refused is `refused_url()`: nothing listens);
+`FakeOpenAI(model=True)` answers like a model instead (LangChain's standard tests): it streams when asked, calls the
+tool it is given (arguments drawn from the tool's schema), and writes JSON of a response_format's schema.
 """
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -89,12 +92,76 @@ def refused_url() -> str:
         return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
 
 
+def sample(schema: dict, defs: dict | None = None, word: str = "three") -> object:
+    """A value that fits a JSON schema (required properties only; strings are `word`): what a model calling a tool
+    would write."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    if "$ref" in schema:
+        return sample(defs[schema["$ref"].split("/")[-1]], defs, word)
+    if "enum" in schema:
+        return schema["enum"][0]
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        return sample(next((o for o in options if o.get("type") != "null"), options[0]), defs, word)
+    kind = schema.get("type", "object")
+    kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: sample(props[name], defs, word) for name in schema.get("required", list(props)) if name in props}
+    if kind == "array":
+        return [sample(schema.get("items", {}), defs, word)]
+    return {"integer": 3, "number": 3.0, "boolean": True, "null": None}.get(kind, word)
+
+
+def model_reply(request: dict) -> dict:
+    """The assistant message a cooperative model sends for a chat.completions request."""
+    messages = request.get("messages") or []
+    tools, choice = request.get("tools") or [], request.get("tool_choice")
+    named = choice.get("function", {}).get("name") if isinstance(choice, dict) else None
+    answered = bool(messages) and messages[-1].get("role") == "tool"
+    # A name the user quoted is what a model copies into a string argument.
+    quoted = re.search(r"'([^']+)'", str(messages[-1].get("content") if messages else ""))
+    word = quoted.group(1) if quoted else "three"
+    if tools and choice != "none" and (not answered or named):
+        tool = next((t for t in tools if t["function"]["name"] == named), tools[0])["function"]
+        args = json.dumps(sample(tool.get("parameters") or {}, word=word), ensure_ascii=False)
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{len(messages)}", "type": "function", "function": {"name": tool["name"], "arguments": args}}]}
+    fmt = request.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return {"role": "assistant", "content": json.dumps(sample(fmt["json_schema"].get("schema") or {}, word=word))}
+    if fmt.get("type") == "json_object":
+        return {"role": "assistant", "content": json.dumps({"setup": "three", "punchline": "three"})}
+    return {"role": "assistant", "content": "Hello! The answer is three."}
+
+
+def model_response(request: dict) -> object:
+    """model_reply as a chat.completion body, or as stream chunks (usage last) when the request streams."""
+    message, model = model_reply(request), request.get("model", "fake")
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    if not request.get("stream"):
+        return {**completion(message["content"], finish=finish), "model": model,
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}]}
+    head = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": model}
+    if message.get("tool_calls"):
+        deltas = [{"role": "assistant", "tool_calls": [{"index": 0, **message["tool_calls"][0]}]}]
+    else:
+        text = message["content"]
+        deltas = [{"role": "assistant", "content": text[:len(text) // 2]}, {"content": text[len(text) // 2:]}]
+    chunks = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    if (request.get("stream_options") or {}).get("include_usage"):
+        chunks.append({**head, "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}})
+    return chunks
+
+
 class FakeOpenAI:
     """A loopback OpenAI-compatible server that plays scripted responses and records requests."""
 
-    def __init__(self, keep_alive: bool = False) -> None:
+    def __init__(self, keep_alive: bool = False, model: bool = False) -> None:
         self.script: list[tuple] = []  # (status, body, headers, delay)
         self.default: tuple = (200, completion("ok"), {}, 0.0)
+        self.model = model  # answer like a model once the script is empty
         self.requests: list[dict] = []
         self.headers: list[dict] = []
         self.times: list[float] = []  # time.monotonic() of each request's arrival
@@ -113,6 +180,9 @@ class FakeOpenAI:
                 fake.times.append(time.monotonic())
                 fake.requests.append(body)
                 fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if not fake.script and fake.model:
+                    self._reply(200, model_response(body), {})
+                    return
                 status, payload, headers, delay = fake.script.pop(0) if fake.script else fake.default
                 fake.closing.wait(None if delay == HANG else delay)  # close() ends a hang
                 try:

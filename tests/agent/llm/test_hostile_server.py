@@ -195,3 +195,49 @@ def test_a_compressed_reply_is_decoded_within_the_size_bound(fake):
         llm.invoke("x")
     with pytest.raises(E.MalformedReplyError, match="Content-Encoding 'br', which was not asked for"):
         llm.invoke("x")
+
+
+@pytest.mark.parametrize("body, words", [(b"null", "null in JSON"), (b"[]", "a list in JSON"),
+                                         (b"7", "a number in JSON")])
+def test_json_that_is_no_chat_completion_is_named_and_the_url_not_blamed(fake, body, words):
+    fake.always(200, Raw(body))
+    with pytest.raises(E.MalformedReplyError, match=words) as err:
+        resolve_model("openai:m", base_url=fake.url, max_retries=0).invoke("x")
+    assert "not a chat completion" in str(err.value) and "URL" not in str(err.value)
+
+
+def test_choices_that_are_no_list_say_what_they_are(fake):
+    fake.always(200, {**completion("x"), "choices": {"0": {"message": {"content": "x"}}}})
+    with pytest.raises(E.MalformedReplyError, match="'choices' as an object, not a list of choices"):
+        resolve_model("openai:m", base_url=fake.url, max_retries=0).invoke("x")
+
+
+def test_a_usage_figure_of_thousands_of_digits_is_ignored_and_the_reply_kept(fake):
+    body = json.dumps(completion("fine"))[:-1] + ', "usage": {"prompt_tokens": ' + "9" * 5000 + ', "completion_tokens": 3}}'
+    fake.always(200, Raw(body.encode()))
+    llm = resolve_model("openai:m", base_url=fake.url, max_retries=0)
+    for reply in (llm.invoke("x"), asyncio.run(llm.ainvoke("x"))):
+        assert reply.content == "fine"
+        assert not reply.usage_metadata or reply.usage_metadata["input_tokens"] < 10**20
+
+
+@pytest.mark.parametrize("arguments, queries, fallback", [
+    ('["a", "b"]', ["a", "b"], False),  # a bare list for the schema's one list field
+    ("7", ["fallback"], True),
+    ('{"queries": ["Brennick mayor"]', ["Brennick mayor"], False),  # cut off: repaired by the tolerant parser
+])
+def test_native_tool_arguments_that_are_no_json_object_reach_the_tolerant_parser(fake, arguments, queries, fallback):
+    from pydantic import BaseModel
+
+    from frames_agent.agent.llm.native import bind_with_tools, read_tool_reply, schema_tool
+
+    class Plan(BaseModel):
+        queries: list[str]
+
+    fake.always(200, {**completion(None), "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "plan", "arguments": arguments}}]}}]})
+    tool = schema_tool("plan", "the plan", Plan.model_json_schema())
+    message = bind_with_tools(resolve_model("openai:m", base_url=fake.url, max_retries=0), [tool]).invoke("x")
+    reply, others = read_tool_reply(message, "plan", Plan, lambda raw: Plan(queries=["fallback"]))
+    assert (reply.value.queries, reply.fallback, others) == (queries, fallback, [])

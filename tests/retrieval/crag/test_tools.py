@@ -93,9 +93,12 @@ def test_build_tools_from_a_cli_spec(client):
     assert build_tools("wiki") == (True, [])
 
 
-def test_tool_returns_a_document(client):
+def test_tool_gives_the_model_text_and_the_agent_a_document(client):
     tool = {t.name: t for t in crag_tools(client, ["finance"])}["finance_get_eps"]
-    doc = tool.invoke({"ticker_name": "META"})
+    assert tool.invoke({"ticker_name": "META"}) == "22.95"  # used directly: text, not a pydantic repr
+    message = tool.invoke({"type": "tool_call", "name": tool.name, "args": {"ticker_name": "META"}, "id": "c1"})
+    doc = message.artifact
+    assert message.content == "22.95"
     assert (doc.text, doc.title, doc.source) == ("22.95", 'finance_get_eps(ticker_name="META")', "crag:finance_get_eps")
 
 

@@ -211,3 +211,31 @@ def test_each_asyncio_run_gets_a_working_client():
         assert replies == ["first", "second", "third"]
     finally:
         server.close()
+
+
+class Joke(BaseModel):
+    setup: str
+    punchline: str
+
+
+def test_with_structured_output_of_a_pydantic_model_returns_the_models_object(env):
+    model_server = FakeOpenAI(model=True)
+    try:
+        llm = resolve_model("openai:m", base_url=model_server.url)
+        joke = llm.with_structured_output(Joke).invoke("Tell me a joke about 'cats'.")
+        assert joke == Joke(setup="cats", punchline="cats")
+        sent = model_server.requests[-1]["response_format"]
+        assert sent["type"] == "json_schema" and set(sent["json_schema"]["schema"]["properties"]) == {"setup", "punchline"}
+        assert asyncio.run(llm.with_structured_output(Joke).ainvoke("A joke about 'dogs'.")).setup == "dogs"
+    finally:
+        model_server.close()
+
+
+def test_serialized_model_loads_as_langchains_chat_openai(env):
+    from langchain_core.load import dumpd, load
+    from langchain_openai import ChatOpenAI
+
+    llm = resolve_model("openai:m", base_url="http://127.0.0.1:9/v1")
+    loaded = load(dumpd(llm), valid_namespaces=["langchain"], allowed_objects="all", secrets_from_env=True)
+    assert type(loaded) is ChatOpenAI and loaded.dict() == llm.dict()
+    assert loaded.openai_api_base == "http://127.0.0.1:9/v1" and loaded.model_name == "m"
