@@ -33,7 +33,7 @@ def _respond(messages) -> object:
 def _run(retriever, **overrides) -> dict:
     llm = ScriptedLLM(responder=_respond)
     # One hit a query and two for the question: the context grows a few articles a step.
-    config = AgentConfig(**{"n": 7, "n_docs": 1, "question_docs": 2, "proposer_docs": 1, **overrides})
+    config = AgentConfig(**{"n": 7, "n_docs": 1, "question_docs": 2, **overrides})
     result = FramesAgent(llm, retriever, config=config).invoke(QUESTION)
     return {"prompts": [hashlib.sha256(p.encode()).hexdigest()[:16] for p in llm.prompts],
             "steps": [(s.queries, s.origins, s.query_depths, s.new_doc_ids) for s in result.steps]}
@@ -56,10 +56,10 @@ EXPECTED: dict[str, dict] = {
              ['proposer'], [],
              ['kestrel-valley']),
             (['Port Alder football', 'Port Alder', 'Kestrel Valley FC', 'Brennick'],
-             ['model', 'repeat', 'repeat', 'repeat'], [0, 4, 4, 7],
+             ['model', 'repeat', 'repeat', 'repeat'], [0, 6, 6, 7],
              ['kowalczyk']),
             (['Port Alder', 'Kestrel Valley FC'],
-             ['repeat', 'repeat'], [7, 6],
+             ['repeat', 'repeat'], [9, 6],
              []),
             (['Port Alder', 'Kestrel Valley FC'],
              ['repeat', 'repeat'], [9, 6],
@@ -72,8 +72,7 @@ EXPECTED: dict[str, dict] = {
     "every_step": {
         "prompts": [
             "a3d0834fe9bd2e89", "e02e52fb961f7ebb", "e095b6ecf4b573d1", "5244c7e4ab723d31",
-            "b545663bf7ff2450", "230e0041e7df3ba1",
-            "5f26ca2f434da0bf", "5666197151947d5c",
+            "b545663bf7ff2450", "230e0041e7df3ba1", "5f26ca2f434da0bf", "5666197151947d5c",
         ],
         "steps": [
             (['Brennick mayor', 'Brennick', 'football stadium', QUESTION],
@@ -86,10 +85,10 @@ EXPECTED: dict[str, dict] = {
              ['proposer'], [],
              ['kestrel-valley']),
             (['Port Alder football', 'Port Alder', 'Kestrel Valley FC', 'Brennick'],
-             ['model', 'repeat', 'repeat', 'repeat'], [0, 4, 4, 7],
+             ['model', 'repeat', 'repeat', 'repeat'], [0, 6, 6, 7],
              ['kowalczyk']),
             (['Port Alder', 'Kestrel Valley FC'],
-             ['repeat', 'repeat'], [7, 6],
+             ['repeat', 'repeat'], [9, 6],
              []),
             (['Port Alder', 'Kestrel Valley FC'],
              ['repeat', 'repeat'], [9, 6],
@@ -115,10 +114,10 @@ EXPECTED: dict[str, dict] = {
              ['proposer'], [],
              ['kestrel-valley']),
             (['Port Alder football', 'Port Alder', 'Kestrel Valley FC', 'Brennick'],
-             ['model', 'repeat', 'repeat', 'repeat'], [0, 4, 4, 7],
+             ['model', 'repeat', 'repeat', 'repeat'], [0, 6, 6, 7],
              ['kowalczyk']),
             (['Port Alder', 'Kestrel Valley FC'],
-             ['repeat', 'repeat'], [7, 6],
+             ['repeat', 'repeat'], [9, 6],
              []),
             (['Port Alder', 'Kestrel Valley FC'],
              ['repeat', 'repeat'], [9, 6],
@@ -131,8 +130,7 @@ EXPECTED: dict[str, dict] = {
     "no_proposer": {
         "prompts": [
             "a3d0834fe9bd2e89", "e02e52fb961f7ebb", "264d7c8abbee4f6c", "e3677bf26e5e0716",
-            "b386b1126c24dd2b", "518a452067806580",
-            "5da4a0724f146efe", "330e859f7776e31a",
+            "b386b1126c24dd2b", "518a452067806580", "5da4a0724f146efe", "330e859f7776e31a",
         ],
         "steps": [
             (['Brennick mayor', 'Brennick', 'football stadium', QUESTION],
