@@ -83,22 +83,21 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     metadata, run_name, and `configurable["frames_agent"]` k, n, n_docs, prompt, answer_prompt, model, index: see
     config_specs; an app's other configurable keys are never read), and
     stream/astream yield typed AgentEvents, the last one AnswerReady, or with stream_mode= LangGraph's chunks.
-    In a chain (transform) the agent's output chunk is its AgentResult. encoder (a retrieval.dense Encoder) serves
-    `answer_dense_weight`; by default the hybrid retriever's, else all-MiniLM-L6-v2. prompt_dirs: the directories
+    In a chain (transform) the agent's output chunk is its AgentResult. prompt_dirs: the directories
     whose prompt files a run's config may name (none by default: shipped names and prompt text only).
     """
 
     name: str | None = "FramesAgent"
 
     def __init__(self, llm: BaseChatModel | str, retriever: Retriever | Any | None = None,
-                 tools: Sequence[BaseTool] = (), config: AgentConfig | None = None, encoder: Any = None, *,
+                 tools: Sequence[BaseTool] = (), config: AgentConfig | None = None, *,
                  prompt_dirs: Sequence[str | Path] = ()) -> None:
         self.config = config or AgentConfig.for_model(llm)
         self.prompt_dirs = [str(Path(d).expanduser().resolve()) for d in prompt_dirs]
         self.llm = _resolve(llm, self.config.timeout)
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
-        self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config, encoder)
+        self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config)
         self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes)
         self._variants = Variants(_KEPT_VARIANTS)
 
@@ -117,8 +116,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             except ValidationError as exc:
                 err = exc.errors()[0]
                 raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-            return FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder,
-                               prompt_dirs=self.prompt_dirs)
+            return FramesAgent(self.llm, self.retriever, self.tools, config, prompt_dirs=self.prompt_dirs)
 
         return self._variants.get(repr(sorted(changes.items())), make)
 
@@ -136,7 +134,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         agent, parts = self, component_changes(settings, str(ModelSpec.of(self.llm)), own_index)
         if parts:
             agent = self._variants.get(repr(sorted(parts.items())), lambda: FramesAgent(
-                *components(parts, self.config, self.llm, self.retriever), self.tools, self.config, self.nodes.encoder,
+                *components(parts, self.config, self.llm, self.retriever), self.tools, self.config,
                 prompt_dirs=self.prompt_dirs))
         return agent.with_settings(**runtime_changes(agent.config, settings))
 
@@ -203,7 +201,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             question=state["question"], answer=state.get("answer", ""), raw_answer=state.get("raw_answer", ""),
             steps=state.get("steps", []), documents=docs, llm_calls=usage.calls,
             tokens=TokenUsage(prompt=usage.prompt_tokens, completion=usage.completion_tokens),
-            seconds=time.perf_counter() - started, stopped_early=bool(state.get("done")),
+            seconds=time.perf_counter() - started,
             answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls),
             final=state.get("final"))
         if out is not None:

@@ -17,32 +17,23 @@ from frames_agent.agent.nodes import Nodes
 from frames_agent.agent.prompts import load_prompt
 from frames_agent.agent.state import AgentInput, AgentOutput, AgentState
 from frames_agent.retrieval.bridges import as_retriever
-from frames_agent.retrieval.dense.encoder import Encoder
 from frames_agent.retrieval.types import Retriever
 
 
-def after_plan(state: AgentState) -> Literal["retrieve", "answer", "__end__"]:
-    """Retrieve, unless the model already has what it needs (adaptive mode)."""
-    if state.get("done"):
-        return "__end__" if state.get("skip_answer") else "answer"  # END
-    return "retrieve"
-
-
 def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__"]:
-    """Plan again until n steps are done or a step brought nothing worth reading, then answer (or end, for
-    retrieval-only runs)."""
-    if state["step"] < n and not state.get("done"):
+    """Plan again until n steps are done, then answer (or end, for retrieval-only runs)."""
+    if state["step"] < n:
         return "plan"
     return "__end__" if state.get("skip_answer") else "answer"  # END
 
 
 def build_nodes(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Sequence[BaseTool],
-                config: AgentConfig, encoder: Encoder | None = None) -> Nodes:
-    """The nodes with their prompts loaded and checked (encoder: for answer passage re-ranking, if configured).
+                config: AgentConfig) -> Nodes:
+    """The nodes with their prompts loaded and checked.
 
     retriever: ours or a LangChain BaseRetriever (adapted); anything else is a one-line UsageError here."""
     return Nodes(llm, as_retriever(retriever), tools, config, load_prompt(config.prompt),
-                 load_prompt(config.answer_prompt), encoder)
+                 load_prompt(config.answer_prompt))
 
 
 def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Sequence[BaseTool] = (),
@@ -63,7 +54,7 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
     graph.add_node("merge", nodes.merge)
     graph.add_node("answer", RunnableLambda(nodes.answer, afunc=nodes.aanswer, name="answer"))
     graph.add_edge(START, "plan")
-    graph.add_conditional_edges("plan", RunnableLambda(after_plan, name="after_plan"), ["retrieve", "answer", END])
+    graph.add_edge("plan", "retrieve")
     graph.add_edge("retrieve", "merge")
     graph.add_conditional_edges("merge", RunnableLambda(lambda state: after_merge(state, config.n), name="after_merge"),
                                 ["plan", "answer", END])

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from frames_agent.retrieval.types import Retriever
 
 # The agent flags (agent.commands.add_agent_flags) that are AgentConfig fields; --set KEY=VALUE reaches any other.
-CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout", "answer_prompt",
+CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "timeout", "question_timeout", "answer_prompt",
                 "answer_budget", "answer_passages", "calculator")
 # What a run's `configurable` may set for the graph factory (agent/serve/studio.py declares them as StudioSettings),
 # and the environment variables read when it does not.
@@ -86,7 +86,7 @@ class AgentSettings(BaseModel):
     def from_flags(cls, values: Mapping[str, Any], *, config: AgentConfig | None = None, cache: bool = True,
                    **overrides: object) -> AgentSettings:
         """From flag values by name (`vars(args)`, or `dataclasses.asdict` of a run's settings; other names are
-        ignored, missing ones take the CLI's defaults): k, n, n_docs, prompt, adaptive, timeout, question_timeout,
+        ignored, missing ones take the CLI's defaults): k, n, n_docs, prompt, timeout, question_timeout,
         answer_prompt, answer_budget, answer_passages, calculator, settings (--set KEY=VALUE pairs), model,
         base_url, index, tools, no_cache.
 

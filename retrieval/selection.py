@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from frames_agent.retrieval.bm25 import OkapiBM25, terms
-from frames_agent.retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, split_passages
+from frames_agent.retrieval.passages import PASSAGE_WORDS, ShownPassages, split_passages
 from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 
 # Joining two parts can merge tokens across the seam; reserve a little for it.
@@ -74,8 +74,6 @@ class ContextSelection:
     words: int | None = PASSAGE_WORDS
     question_weight: int = 2
     first_sentence: bool = True
-    rerank: Rerank | None = None
-    candidates: int = 60  # passages the re-ranker re-orders (it is costly per passage)
     title_terms: bool = True  # each passage is scored with its article's title
     # Every shown article also shows its lead (it says who or what the article is about): True, False, or None = where
     # every article's lead fits in half the budget (few articles, as the oracle's and BM25-R(4)'s). Chosen by replay
@@ -103,9 +101,6 @@ def rank_passages(articles: Sequence[Article], passages: Sequence[Sequence[str]]
     scores = bm25.scores(selection.weighted_terms())
     ranked = sorted((i for i in range(len(flat)) if scores[i] > 0),
                     key=lambda i: (-scores[i], articles[flat[i][0]].order, flat[i][1]))
-    if selection.rerank is not None and ranked:
-        texts = [passages[flat[i][0]][flat[i][1]] for i in range(len(flat))]
-        ranked = replace(selection.rerank, candidates=selection.candidates).order(texts, ranked)
     return [Pick(flat[i][0], flat[i][1], float(scores[i])) for i in ranked]
 
 

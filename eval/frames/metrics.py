@@ -122,7 +122,7 @@ class RunSummary(BaseModel):
     covered_recall_by_step: list[float | None] = []
     articles_read: float | None = None  # mean distinct articles in the context at the end
     articles_by_step: list[float] = []  # mean distinct articles read after each step
-    # eval/frames/provenance.py: per query origin (model, proposer, question, fallback, feedback, repeat, tool)
+    # eval/frames/provenance.py: per query origin (model, proposer, question, fallback, repeat, tool)
     queries_by_origin: dict[str, int] = {}
     articles_by_origin: dict[str, int] = {}
     gold_by_origin: dict[str, int] = {}  # gold articles found, credited to the query that first brought them
