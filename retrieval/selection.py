@@ -76,10 +76,7 @@ class ContextSelection:
     first_sentence: bool = True
     title_terms: bool = True  # each passage is scored with its article's title
     # Every shown article also shows its lead (it says who or what the article is about): True, False, or None = where
-    # every article's lead fits in half the budget (few articles, as the oracle's and BM25-R(4)'s). Chosen by replay
-    # (bench/answer_context.py) on dev questions 41-120 (the first 40 are the ones README reports): with leads the
-    # oracle's prompts held the gold answer for 0.534 of questions against 0.485 without; BM25-R(70)'s (70 articles)
-    # for 0.262 against 0.272, and answer-context recall 0.75 against 0.83.
+    # every article's lead fits in half the budget (few articles). Measured: docs/measurements.md#leads
     lead: bool | None = None
 
     def weighted_terms(self) -> list[str]:

@@ -134,7 +134,7 @@ class RunSummary(BaseModel):
     answer_in_prompt: float | None = None
     answer_in_prompt_ci: tuple[float, float] | None = None
     gold_shown: float | None = None  # mean gold articles shown per question
-    # The answer reply's format (issue 31): share of answered questions whose reply followed it, and how many
+    # The answer reply's format: share of answered questions whose reply followed it, and how many
     # answers were read from a structured reply (config structured_answer) rather than by the "Answer:" parser.
     format_ok: float | None = None
     format_ok_ci: tuple[float, float] | None = None

@@ -60,10 +60,9 @@ def busy_cores(sample: float = 0.25) -> float:
 def default_threads() -> tuple[int, int]:
     """(generation, prompt) threads; FRAMES_AGENT_LLM_THREADS sets both.
 
-    Generation syncs its threads once per layer per token, so a single descheduled thread stalls all of them: on 2
-    busy cores, 2 threads fell to 0.5-2 tok/s where 1 kept 12 (Qwen 1.5B), while on 2 idle cores 2 threads wrote
-    31-33 tok/s against 21 for one. So generation takes the cores that are idle when the runtime starts (at least
-    one); prompt reading (large matrix products) uses every core.
+    Generation syncs its threads once per layer per token, so a single descheduled thread stalls all of them:
+    generation takes the cores that are idle when the runtime starts (at least one); prompt reading (large matrix
+    products) uses every core. Measured: docs/measurements.md#generation-threads
     """
     env = os.environ.get("FRAMES_AGENT_LLM_THREADS", "")
     if env.isdigit() and int(env) > 0:
