@@ -48,6 +48,7 @@ from frames_agent.agent.state import (
 from frames_agent.agent.tools import ToolErrors, agent_tool
 from frames_agent.retrieval import context as ctx
 from frames_agent.retrieval.bridges import as_documents, as_retriever
+from frames_agent.retrieval.errors import first_line
 from frames_agent.retrieval.types import Document, Retriever
 
 # Room for n steps of plan/retrieve/merge plus the answer, with margin.
@@ -114,8 +115,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             try:
                 config = AgentConfig.model_validate({**current, **changes})
             except ValidationError as exc:
-                err = exc.errors()[0]
-                raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+                raise AgentError(first_line(exc)) from None
             return FramesAgent(self.llm, self.retriever, self.tools, config, prompt_dirs=self.prompt_dirs)
 
         return self._variants.get(repr(sorted(changes.items())), make)

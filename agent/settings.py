@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.llm.spec import DEFAULT_MODEL
+from frames_agent.retrieval.errors import validation_error
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -57,8 +58,8 @@ def _checked(make: Callable[[], AgentConfig]) -> AgentConfig:
     try:
         return make()
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise AgentError(f"--{'-'.join(map(str, err['loc'])).replace('_', '-')}: {err['msg']}") from None
+        where, message = validation_error(exc)
+        raise AgentError(f"--{where.replace('.', '-').replace('_', '-')}: {message}") from None
 
 
 class AgentSettings(BaseModel):

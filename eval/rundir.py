@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from frames_agent.eval.errors import EvalError
+from frames_agent.retrieval.errors import validation_error
 
 CONFIG_FILE, RESULTS_FILE, LOCK_FILE = "config.json", "results.jsonl", ".lock"
 R = TypeVar("R", bound=BaseModel)
@@ -50,9 +51,8 @@ def read_config(path: Path) -> dict | None:
 
 def _why(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"]))
-        return f"not a valid record ({where + ': ' if where else ''}{err['msg']})"
+        where, message = validation_error(exc)
+        return f"not a valid record ({where + ': ' if where else ''}{message})"
     if isinstance(exc, json.JSONDecodeError):
         return f"not valid JSON ({exc.msg})"
     return f"not a record ({exc})"

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from frames_agent.agent.limits import MAX_BODY_BYTES, MIN_BODY_BYTES, BodyTooLarge, Busy, InvalidRequest
 from frames_agent.retrieval.bounded import JSONOutOfBounds, check_json
+from frames_agent.retrieval.errors import validation_error
 
 TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
 M = TypeVar("M", bound=BaseModel)
@@ -81,6 +82,5 @@ async def read_body(request: Request, model: type[M], limit: int) -> M:
     except JSONOutOfBounds as exc:
         raise InvalidRequest(f"body: {exc}") from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"])) or "body"
-        raise InvalidRequest(f"{where}: {err['msg']}") from None
+        where, message = validation_error(exc)
+        raise InvalidRequest(f"{where or 'body'}: {message}") from None
