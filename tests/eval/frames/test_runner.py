@@ -435,7 +435,7 @@ def test_bad_concurrency_is_one_line(tmp_path, tiny_retriever):
         run(tmp_path, tiny_retriever, concurrency=0)
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_real_local_model_bm25_on_the_default_index(tmp_path, capsys):
     code = cli.main(["frames", "--system", "bm25", "--limit", "1", "--out", str(tmp_path / "real"), "--no-progress"])
     out = capsys.readouterr().out

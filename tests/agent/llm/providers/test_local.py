@@ -1,4 +1,4 @@
-"""The real local runtime (opt in: -m slow). SmolLM2-135M keeps it to seconds."""
+"""The real local runtime (opt in: -m model). SmolLM2-135M keeps it to seconds."""
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from frames_agent.agent.llm import UsageTracker, astructured, resolve_model, structured, weights
 from frames_agent.agent.llm.providers.local import RuntimePool
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.model
 
 
 class Queries(BaseModel):
