@@ -199,7 +199,7 @@ def test_the_questions_own_hits_are_in_step_1_by_default(tiny_retriever):
     question = "Who is the mayor of Brennick?"
     result = FramesAgent(ScriptedLLM([plan("Marta Kowalczyk")]), tiny_retriever, config=AgentConfig(k=1, n=1)).invoke(
         question, answer=False)
-    assert AgentConfig().question_query and result.steps[0].queries == ["Marta Kowalczyk", question]
+    assert result.steps[0].queries == ["Marta Kowalczyk", question]
     assert result.steps[0].origins == ["model", "question"] and "brennick" in result.steps[0].new_doc_ids
 
 
