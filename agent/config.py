@@ -78,7 +78,7 @@ RETIRED: dict[str, object] = {
     "drop_fanout": False, "max_query_words": 12,
 }
 # Hits fetched per proposer query: it names an article, which the exact-title path brings first.
-PROPOSER_DOCS = RETIRED["proposer_docs"]
+PROPOSER_DOCS = 3
 
 
 def retired_at_default(settings: Mapping[str, object]) -> list[str]:
@@ -198,7 +198,7 @@ class AgentConfig(BaseModel):
             # The fallback searches the question again: deeper each step, so that it brings the next n_docs of the
             # question's own list instead of the hits already read.
             return self.n_docs * step + ((self.question_docs or self.n_docs) if self.question_query else 0)
-        sizes = {"proposer": PROPOSER_DOCS, "question": self.question_docs}
+        sizes: dict[str, int | None] = {"proposer": PROPOSER_DOCS, "question": self.question_docs}
         return sizes.get(origin) or self.n_docs
 
     def step_hits(self, count: int, origins: Sequence[str], depths: Sequence[int], step: int = 1) -> list[int]:

@@ -291,7 +291,7 @@ def _wrap_backend(transport: Any, wrapper: type) -> None:
         core = importlib.import_module(type(pool).__module__.split(".")[0]) if pool is not None else None
         raise InstallError(f"httpcore {getattr(core, '__version__', '?')} has no network backend to bound; install "
                            "the httpcore release pyproject.toml pins (pip install 'httpcore>=1.0,<1.1')")
-    pool._network_backend = wrapper(backend, _Errors(importlib.import_module(type(pool).__module__.split(".")[0])))
+    pool._network_backend = wrapper(backend, _Errors(importlib.import_module(type(pool).__module__.split(".")[0])))  # type: ignore[union-attr]
 
 
 def bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,
