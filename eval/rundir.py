@@ -110,12 +110,26 @@ class RunDir(Generic[R]):
             return
         before, now = _flatten(old), _flatten(json.loads(json.dumps(config)))
         for key in sorted(set(before) | set(now)):
-            if key.startswith("info.") or key in unknown:
+            if key.startswith("info.") or key in unknown or self._retired(key, before.get(key), key in now):
                 continue
             if before.get(key) != now.get(key):
                 raise EvalError(
                     f"{self.path} holds results of a different configuration ({key} was {before.get(key)!r}, "
                     f"now {now.get(key)!r}); refusing to mix them: use another --out or delete that directory")
+
+    def _retired(self, key: str, value: object, still: bool) -> bool:
+        """Whether `key` is a retired agent setting the run recorded at the value that does what the agent does now
+        (so it resumes); at any other value the run is refused, naming it."""
+        from frames_agent.agent.config import RETIRED
+
+        name = key.removeprefix("agent.")
+        if still or not key.startswith("agent.") or name not in RETIRED:
+            return False
+        if value != RETIRED[name]:
+            raise EvalError(f"{self.path} was run with {name}={json.dumps(value)}, a retired setting (tried and not "
+                            "kept: docs/measurements.md#tried-and-not-kept); resume it with the commit listed there, "
+                            "or use another --out")
+        return True
 
     def write_config(self, config: dict) -> dict:
         """Record config (its info merged into the old one's: a rejudge's record stays) and return what was written;

@@ -6,8 +6,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from frames_agent.agent.config import retired_at_default
-from frames_agent.agent.errors import AgentError
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
 from frames_agent.eval.frames.estimate import default_concurrency, estimate
@@ -92,17 +90,12 @@ def open_run(settings: RunSettings, agent_config, echo: Echo) -> Iterator[OpenRu
 def added_at_default(old: dict | None, config: dict, agent_config) -> tuple[str, ...]:
     """Settings a run started before they existed did not record: at the value that does what it did (their
     default, or AgentConfig.BEFORE_FIELD's where the default changed the behaviour) they are no change, so it
-    resumes; any other value is refused by check_config as usual. A retired setting the run recorded resumes at the
-    value that does what the agent does now, and is otherwise refused naming it."""
+    resumes; any other value is refused by check_config as usual."""
     if old is None:
         return ()
     fields, before = type(agent_config).model_fields, getattr(type(agent_config), "BEFORE_FIELD", {})
     added = [] if "split" in old or config["split"] != "all" else ["split"]
-    try:
-        retired = retired_at_default(old.get("agent") or {})
-    except AgentError as exc:
-        raise EvalError(f"cannot resume this run directory: {exc}") from None
-    return (*added, *(f"agent.{k}" for k in retired), *(f"agent.{k}" for k, v in config["agent"].items()
+    return (*added, *(f"agent.{k}" for k, v in config["agent"].items()
                       if k not in old.get("agent", {}) and k in fields and v == before.get(k, fields[k].default)))
 
 
