@@ -81,17 +81,17 @@ RETIRED: dict[str, object] = {
 PROPOSER_DOCS = 3
 
 
-def retired_at_default(settings: Mapping[str, object]) -> list[str]:
-    """The retired settings named in `settings` (a recorded config), all at the value that does what the agent does
-    now; any other value is an AgentError naming the setting."""
+def retired(name: str, value: object) -> bool:
+    """Whether `name` is a retired setting at the value that does what the agent does now (so a recorded config
+    naming it still reads); at any other value it is an AgentError naming the setting."""
     from frames_agent.agent.errors import AgentError
 
-    named = [key for key in settings if key in RETIRED]
-    for key in named:
-        if settings[key] != RETIRED[key]:
-            raise AgentError(f"{key}={json.dumps(settings[key])} is a retired setting (tried and not kept: "
-                             "docs/measurements.md#tried-and-not-kept); run it with the commit listed there")
-    return named
+    if name not in RETIRED:
+        return False
+    if value != RETIRED[name]:
+        raise AgentError(f"{name}={json.dumps(value)}: a retired setting (tried and not kept: "
+                         "docs/measurements.md#tried-and-not-kept); run it with the commit listed there")
+    return True
 
 
 class AgentConfig(BaseModel):
@@ -188,8 +188,7 @@ class AgentConfig(BaseModel):
     def _retired(cls, data: Any) -> Any:
         """A retired setting at the value that does what the agent does now is dropped; any other is refused."""
         if isinstance(data, Mapping) and any(key in RETIRED for key in data):
-            named = retired_at_default(data)
-            return {key: value for key, value in data.items() if key not in named}
+            return {key: value for key, value in data.items() if not retired(key, value)}
         return data
 
     def hits_for(self, origin: str, step: int = 1) -> int:

@@ -120,16 +120,15 @@ class RunDir(Generic[R]):
     def _retired(self, key: str, value: object, still: bool) -> bool:
         """Whether `key` is a retired agent setting the run recorded at the value that does what the agent does now
         (so it resumes); at any other value the run is refused, naming it."""
-        from frames_agent.agent.config import RETIRED
+        from frames_agent.agent.config import retired
+        from frames_agent.agent.errors import AgentError
 
-        name = key.removeprefix("agent.")
-        if still or not key.startswith("agent.") or name not in RETIRED:
+        if still or not key.startswith("agent."):
             return False
-        if value != RETIRED[name]:
-            raise EvalError(f"{self.path} was run with {name}={json.dumps(value)}, a retired setting (tried and not "
-                            "kept: docs/measurements.md#tried-and-not-kept); resume it with the commit listed there, "
-                            "or use another --out")
-        return True
+        try:
+            return retired(key.removeprefix("agent."), value)
+        except AgentError as exc:
+            raise EvalError(f"{self.path} was run with {exc}, or use another --out") from None
 
     def write_config(self, config: dict) -> dict:
         """Record config (its info merged into the old one's: a rejudge's record stays) and return what was written;

@@ -81,8 +81,8 @@ def test_a_retired_setting_resumes_at_the_value_that_does_what_the_agent_does_an
     run_dir.write_config({"agent": {"k": 5, "drop_fanout": False, "context_selection": "context"}})
     run_dir.check_config({"agent": {"k": 5}})
     run_dir.write_config({"agent": {"k": 5, "drop_fanout": True}})
-    with pytest.raises(EvalError, match=r"was run with drop_fanout=true, a retired setting \(tried and not kept: "
-                       r"docs/measurements.md#tried-and-not-kept\); resume it with the commit listed there") as caught:
+    with pytest.raises(EvalError, match=r"was run with drop_fanout=true: a retired setting \(tried and not kept: "
+                       r"docs/measurements.md#tried-and-not-kept\); run it with the commit listed there") as caught:
         run_dir.check_config({"agent": {"k": 5}})
     assert "\n" not in str(caught.value)
     run_dir.write_config({"agent": {"k": 5, "drop_fanout": False}})

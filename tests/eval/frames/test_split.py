@@ -109,7 +109,7 @@ def test_a_run_recorded_with_a_retired_setting_resumes_only_at_the_value_that_do
     path.write_text(json.dumps({**config, "agent": {**config["agent"], "drop_fanout": False, "max_articles": None}}))
     assert run(tmp_path, tiny_retriever, limit=3)[0].ran == 1
     path.write_text(json.dumps({**config, "agent": {**config["agent"], "proposer_rank": "specificity"}}))
-    with pytest.raises(FramesAgentError, match=r"was run with proposer_rank=\"specificity\", a retired setting "
+    with pytest.raises(FramesAgentError, match=r"was run with proposer_rank=\"specificity\": a retired setting "
                        r"\(tried and not kept: docs/measurements.md#tried-and-not-kept\)") as caught:
         run(tmp_path, tiny_retriever, limit=4)
     assert "\n" not in str(caught.value)
