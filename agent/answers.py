@@ -127,14 +127,14 @@ def _tail(text: str) -> str:
     return " ".join(kept)
 
 
-def parse_reply(reply: str, calculator: bool = True) -> FinalAnswer:
+def parse_reply(reply: str, calculator: bool = False) -> FinalAnswer:
     """The final answer of a reply: its last "Answer:" line, else a tolerant guess; arithmetic redone by the tool."""
     answer, reasoning, ok = _final_line((reply or "")[-MAX_REPLY_CHARS:])
     reasoning = _REASONING.sub("", reasoning)
     return _finish(FinalAnswer(answer=answer, reasoning=reasoning, format_ok=ok, model_answer=answer), calculator)
 
 
-def read_structured(reply: Structured[AnswerReply], calculator: bool = True) -> FinalAnswer:
+def read_structured(reply: Structured[AnswerReply], calculator: bool = False) -> FinalAnswer:
     """The final answer of a structured reply: its answer field; an unusable one (no JSON, no answer) is read by
     parse_reply from what it has, its reasoning or its raw text, and is not format_ok."""
     value = reply.value

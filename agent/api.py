@@ -52,6 +52,7 @@ from frames_agent.agent.state import (
 from frames_agent.agent.tools import ToolErrors, agent_tool
 from frames_agent.retrieval import context as ctx
 from frames_agent.retrieval.bridges import as_documents, as_retriever
+from frames_agent.retrieval.errors import first_line
 from frames_agent.retrieval.types import Document, Retriever
 
 # Room for n steps of plan/retrieve/merge plus the answer, with margin.
@@ -96,17 +97,15 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     metadata, run_name, and `configurable["frames_agent"]` k, n, n_docs, prompt, answer_prompt, model, index: see
     config_specs; an app's other configurable keys are never read), and
     stream/astream yield typed AgentEvents, the last one AnswerReady, or with stream_mode= LangGraph's chunks.
-    In a chain (transform) the agent's output chunk is its AgentResult. encoder (a retrieval.dense Encoder) serves
-    `answer_dense_weight`; by default the hybrid retriever's, else all-MiniLM-L6-v2. prompt_dirs: the directories
-    whose prompt files a run's config may name (none by default: shipped names and prompt text only); models and
-    indexes: the model specs and index names or directories a run's config may choose besides the agent's own (none
-    by default).
+    In a chain (transform) the agent's output chunk is its AgentResult. prompt_dirs: the directories whose prompt
+    files a run's config may name (none by default: shipped names and prompt text only); models and indexes: the model
+    specs and index names or directories a run's config may choose besides the agent's own (none by default).
     """
 
     name: str | None = "FramesAgent"
 
     def __init__(self, llm: BaseChatModel | str, retriever: Retriever | Any | None = None,
-                 tools: Sequence[BaseTool] = (), config: AgentConfig | None = None, encoder: Any = None, *,
+                 tools: Sequence[BaseTool] = (), config: AgentConfig | None = None, *,
                  prompt_dirs: Sequence[str | Path] = (), models: Sequence[str] = (),
                  indexes: Sequence[str] = ()) -> None:
         self.config = config or AgentConfig.for_model(llm)
@@ -115,7 +114,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self.llm = _resolve(llm, self.config.timeout)
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
-        self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config, encoder)
+        self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config)
         # The inner graph's run, under the agent's own in a trace (LangGraph's default name is "LangGraph").
         self.graph = build_graph(self.llm, self.retriever, self.tools, self.config, nodes=self.nodes,
                                  name="frames_agent_graph")
@@ -135,10 +134,9 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             try:
                 config = AgentConfig.model_validate({**current, **changes})
             except ValidationError as exc:
-                err = exc.errors()[0]
-                raise AgentError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-            return FramesAgent(self.llm, self.retriever, self.tools, config, self.nodes.encoder,
-                               prompt_dirs=self.prompt_dirs, models=self.listed["model"], indexes=self.listed["index"])
+                raise AgentError(first_line(exc)) from None
+            return FramesAgent(self.llm, self.retriever, self.tools, config, prompt_dirs=self.prompt_dirs,
+                               models=self.listed["model"], indexes=self.listed["index"])
 
         return self._variants.get(repr(sorted(changes.items())), make)
 
@@ -179,7 +177,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         check_listed(parts, self.listed)
         if parts:
             agent = self._variants.get(repr(sorted(parts.items())), lambda: FramesAgent(
-                *components(parts, self.config, self.llm, self.retriever), self.tools, self.config, self.nodes.encoder,
+                *components(parts, self.config, self.llm, self.retriever), self.tools, self.config,
                 prompt_dirs=self.prompt_dirs, models=self.listed["model"], indexes=self.listed["index"]))
         return agent.with_settings(**runtime_changes(agent.config, settings))
 
@@ -247,7 +245,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             question=state["question"], answer=state.get("answer", ""), raw_answer=state.get("raw_answer", ""),
             steps=state.get("steps", []), documents=docs, llm_calls=usage.calls,
             tokens=TokenUsage(prompt=usage.prompt_tokens, completion=usage.completion_tokens),
-            seconds=time.perf_counter() - started, stopped_early=bool(state.get("done")),
+            seconds=time.perf_counter() - started,
             answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls),
             final=state.get("final"), error=error)
         if out is not None:

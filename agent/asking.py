@@ -45,9 +45,8 @@ class PlanCall:
             native_tools(llm) if self.tools else native_structured(llm))
         bound_tools = self.native and bool(self.tools) and config.max_tool_calls > 0
         in_json = bool(self.tools) and not bound_tools
-        self.schema = plan_schema(config.k, config.max_tool_calls if in_json else 0, config.adaptive,
-                                  config.plan_thought_chars)
-        self.reply_extras = reply_extras(in_json, config.adaptive)
+        self.schema = plan_schema(config.k, config.max_tool_calls if in_json else 0, config.plan_thought_chars)
+        self.reply_extras = reply_extras(in_json)
         self.tools_text = describe_tools(self.tools, config.max_tool_calls, native=bound_tools)
         self.bound: Runnable | None = None
         if bound_tools:

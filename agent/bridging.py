@@ -143,19 +143,19 @@ def _is_date(words: list[str]) -> bool:
     return all(w.lower() in _CALENDAR or w.isdigit() for w in words)
 
 
-def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Iterable[str],
-            is_title: Callable[[str], bool], limit: int, question: str = "", min_shared: int = 0,
-            titles_only: bool = False, specificity: Specificity | None = None) -> list[str]:
-    """Up to `limit` new entity queries from the matched sentences, best first.
+# A context sentence sharing fewer content words with the question matched a query word, not the question's subject.
+MIN_SHARED = 2
 
-    Article titles named in a sentence come before other spans; among equals, spans from sentences that matched
-    more query terms, then multi-word spans, then spans seen in more sentences, then the earlier one. Titles already
-    read and spans that repeat an earlier query in substance are skipped; so are sentences of the context sharing
-    fewer than `min_shared` content words (theirs or their article title's) with the question: they matched a
-    query word, not the question's subject. With `specificity`, that order only picks the candidates, which are then
-    ranked by specificity (Specificity.rank).
+
+def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Iterable[str],
+            is_title: Callable[[str], bool], limit: int, question: str = "") -> list[str]:
+    """Up to `limit` new article titles named in the matched sentences, best first.
+
+    Spans from sentences that matched more query terms come first, then multi-word spans, then spans seen in more
+    sentences, then the earlier one. Titles already read and spans that repeat an earlier query in substance are
+    skipped; so are sentences of the context sharing fewer than MIN_SHARED content words (theirs or their article
+    title's) with the question. Measured: docs/measurements.md#the-query-proposer
     """
-    read_titles = list(read_titles)
     skip = {substance(t) for t in read_titles} | {substance(q) for q in asked}
     wanted = terms(question)
     seen: dict[frozenset[str], list] = {}
@@ -164,73 +164,21 @@ def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Ite
         # A sentence speaks of its article's subject ("She was born in ..."): the title's words count too.
         about = terms(ev.title) & wanted
         for sentence, hits in zip(ev.sentences, ev.scores):
-            shared = about | (terms(sentence) & wanted)
-            if ev.key and len(shared) < min_shared:
+            if ev.key and len(about | (terms(sentence) & wanted)) < MIN_SHARED:
                 continue
             for span in entity_spans(sentence):
                 key = substance(span)
                 if not key or key in skip:
                     continue
                 if key not in seen:
-                    seen[key] = [span, 0, 0, order, len(span.split()) > 1, set()]
+                    seen[key] = [span, 0, 0, order, len(span.split()) > 1]
                     order += 1
                 entry = seen[key]
                 entry[1] = max(entry[1], hits)
                 entry[2] += 1
-                entry[5] |= shared | (key & wanted)
     # Several words name something more specific than one ("Nuclear Blast" before "Norway").
-    ranked = [e for e in sorted(seen.values(), key=lambda e: (-e[1], -e[4], -e[2], e[3]))]
-    pool = [e for e in ranked[: limit * 8] if is_title(e[0])]  # title lookups are cheap, not free
-    others = [] if titles_only else [e for e in ranked if not any(e is t for t in pool)]
-    if specificity is not None:
-        covered = set().union(*(terms(t) for t in read_titles)) & wanted if read_titles else set()
-        return [*specificity.rank(pool, covered), *specificity.rank(others[: limit * 8], covered)][:limit]
-    return [e[0] for e in [*pool, *others]][:limit]
-
-
-@dataclass
-class Specificity:
-    """The proposer's specificity ranking: a title named in few articles' text, whose sentences answer question
-    words no article read so far is titled with, before a common one; a hub (in more than `hub_share` of the
-    index's articles, or with no indexed word) is never proposed.
-
-    Score: log(total / articles holding the phrase) × (1 + question words answered and not yet covered).
-    """
-
-    doc_freq: Callable[[str], int | None]
-    total: int
-    hub_share: float = 0.01
-
-    def rank(self, candidates: Sequence[list], covered: set[str]) -> list[str]:
-        """Candidate spans (proposer entries: span first, question words answered last) best first, hubs dropped."""
-        scored = []
-        for position, entry in enumerate(candidates):
-            df = self.doc_freq(entry[0])
-            if df is None or df > self.hub_share * self.total:
-                continue
-            fresh = len(entry[-1] - covered)
-            scored.append((-math.log(self.total / max(1, df)) * (1 + fresh), position, entry[0]))
-        return [span for _, _, span in sorted(scored)]
-
-
-def feedback_queries(evidence: Sequence[Evidence], question: str, asked: Iterable[str], count: int,
-                     max_words: int) -> list[str]:
-    """Pseudo-relevance feedback in the manner of IRCoT: the matched sentences of the context that share most words
-    with the question, each as a query of its content words (at most max_words), best first; a sentence whose
-    query repeats an earlier one in substance is skipped."""
-    wanted, skip = terms(question), {substance(q) for q in asked}
-    scored = []
-    for order, ev in enumerate(evidence):
-        for position, sentence in enumerate(ev.sentences if ev.key else ()):  # context sentences, not the question
-            words = [w for w in _WORD.findall(sentence) if w.lower() not in FUNCTION_WORDS and len(w) > 1]
-            query = " ".join(words[:max_words])
-            if substance(query) and substance(query) not in skip:
-                scored.append((-len(terms(sentence) & wanted), order, position, query))
-    chosen: list[str] = []
-    for *_, query in sorted(scored):
-        if len(chosen) < count and substance(query) not in {substance(q) for q in chosen}:
-            chosen.append(query)
-    return chosen
+    ranked = sorted(seen.values(), key=lambda e: (-e[1], -e[4], -e[2], e[3]))
+    return [e[0] for e in ranked[: limit * 8] if is_title(e[0])][:limit]  # title lookups are cheap, not free
 
 
 def question_evidence(question: str, thought: str = "") -> list[Evidence]:

@@ -30,7 +30,6 @@ def add_agent_flags(parser: argparse.ArgumentParser, cache: bool = True) -> None
     parser.add_argument("--prompt", default="planning", help="planning prompt: vanilla, planning, or a file path")
     parser.add_argument("--index", default="default", help="index name or directory (default: the embedded index)")
     parser.add_argument("--tools", default="wiki", help="wiki, crag, crag:<domain>, comma-separated (default wiki)")
-    parser.add_argument("--adaptive", action="store_true", help="stop early when the model says it has enough")
     # default=None: argparse would otherwise print "(default: ...)" of the stored no_cache, the opposite word.
     parser.add_argument("--cache", action=CacheFlag, dest="no_cache", default=None,
                         help=f"read and write the on-disk LLM call cache (default: {'on' if cache else 'off'}"

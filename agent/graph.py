@@ -18,7 +18,6 @@ from frames_agent.agent.nodes import Nodes
 from frames_agent.agent.prompts import load_prompt
 from frames_agent.agent.state import AgentInput, AgentOutput, AgentState
 from frames_agent.retrieval.bridges import as_retriever
-from frames_agent.retrieval.dense.encoder import Encoder
 from frames_agent.retrieval.types import Retriever
 
 
@@ -26,7 +25,7 @@ def begin(state: AgentState) -> dict[str, Any]:
     """A question's own start: on a thread whose checkpoint holds an earlier question, its step counter, queries,
     context and answer stay behind; the thread keeps each question and answer as messages, as chat agents do."""
     return {"step": 0, "queries": Overwrite([]), "steps": Overwrite([]), "context": Overwrite([]),
-            "pending_queries": [], "pending_tools": [], "retrieved": [], "done": False, "answer": "", "raw_answer": "",
+            "pending_queries": [], "pending_tools": [], "retrieved": [], "answer": "", "raw_answer": "",
             "final": None, "answer_context": None, "messages": [HumanMessage(state["question"])]}
 
 
@@ -37,28 +36,20 @@ def _answered(update: Any) -> Any:
     return update
 
 
-def after_plan(state: AgentState) -> Literal["retrieve", "answer", "__end__"]:
-    """Retrieve, unless the model already has what it needs (adaptive mode)."""
-    if state.get("done"):
-        return "__end__" if state.get("skip_answer") else "answer"  # END
-    return "retrieve"
-
-
 def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__"]:
-    """Plan again until n steps are done or a step brought nothing worth reading, then answer (or end, for
-    retrieval-only runs)."""
-    if state["step"] < n and not state.get("done"):
+    """Plan again until n steps are done, then answer (or end, for retrieval-only runs)."""
+    if state["step"] < n:
         return "plan"
     return "__end__" if state.get("skip_answer") else "answer"  # END
 
 
 def build_nodes(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Sequence[BaseTool],
-                config: AgentConfig, encoder: Encoder | None = None) -> Nodes:
-    """The nodes with their prompts loaded and checked (encoder: for answer passage re-ranking, if configured).
+                config: AgentConfig) -> Nodes:
+    """The nodes with their prompts loaded and checked.
 
     retriever: ours or a LangChain BaseRetriever (adapted); anything else is a one-line UsageError here."""
     return Nodes(llm, as_retriever(retriever), tools, config, load_prompt(config.prompt),
-                 load_prompt(config.answer_prompt), encoder)
+                 load_prompt(config.answer_prompt))
 
 
 def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Sequence[BaseTool] = (),
@@ -88,7 +79,7 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
     graph.add_node("answer", RunnableLambda(answer, afunc=aanswer, name="answer"))
     graph.add_edge(START, "begin")
     graph.add_edge("begin", "plan")
-    graph.add_conditional_edges("plan", RunnableLambda(after_plan, name="after_plan"), ["retrieve", "answer", END])
+    graph.add_edge("plan", "retrieve")
     graph.add_edge("retrieve", "merge")
     graph.add_conditional_edges("merge", RunnableLambda(lambda state: after_merge(state, config.n), name="after_merge"),
                                 ["plan", "answer", END])

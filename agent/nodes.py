@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -16,7 +16,7 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
 from frames_agent.agent.asking import AnswerCall, PlanCall
-from frames_agent.agent.bridging import matched_sentences, names, render_evidence, substance
+from frames_agent.agent.bridging import Evidence, matched_sentences, names, render_evidence, substance
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.llm.calls import Structured
@@ -38,9 +38,7 @@ from frames_agent.agent.tools import run_tool
 from frames_agent.retrieval import context as ctx
 from frames_agent.retrieval.bm25 import terms
 from frames_agent.retrieval.bridges import traced_batch_search
-from frames_agent.retrieval.dense.encoder import Encoder
 from frames_agent.retrieval.errors import FramesAgentError
-from frames_agent.retrieval.passages import PASSAGE_WORDS, Rerank, query_terms
 from frames_agent.retrieval.selection import ContextSelection
 from frames_agent.retrieval.types import Document, Retriever
 
@@ -55,20 +53,56 @@ def _emit(event: BaseModel) -> None:
     get_stream_writer()(event)
 
 
+@dataclass(frozen=True)
+class PlanInput:
+    """What a plan step reads: the state, the step number, the matched sentences (evidence), the planner's view of
+    the context and the names in it (those no earlier prompt showed: new_names), and the last plan when it is
+    replayed instead of asking the model (plan_calls)."""
+
+    state: AgentState
+    step: int
+    evidence: list[Evidence]
+    view: str
+    shown: set[str]
+    new_names: list[str]
+    replay: Structured[PlanReply] | None
+
+
+@dataclass
+class StepQueries:
+    """A step's queries as its sources add them, each with its origin and hits to fetch (0: its origin's count),
+    and the plan's repeats of earlier queries (`repeated`)."""
+
+    repeated: list[str]
+    queries: list[str] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+    depths: list[int] = field(default_factory=list)
+
+    def add(self, queries: Iterable[str] | Mapping[str, int], origin: str) -> None:
+        """Queries of one source (a mapping: query -> hits to fetch)."""
+        for query in queries:
+            self.queries.append(query)
+            self.origins.append(origin)
+            self.depths.append(queries[query] if isinstance(queries, Mapping) else 0)
+
+    def dropped(self) -> list[str]:
+        """The repeats not searched again: a repeat read deeper is listed once, as searched."""
+        again = {substance(q) for q, o in zip(self.queries, self.origins) if o == "repeat"}
+        return [q for q in self.repeated if substance(q) not in again]
+
+
 class Nodes:
     """The four nodes of FRAMES Algorithm 1, bound to their injected dependencies."""
 
     def __init__(self, llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool],
-                 config: AgentConfig, plan_prompt: Prompt, answer_prompt: Prompt, encoder: Encoder | None = None) -> None:
+                 config: AgentConfig, plan_prompt: Prompt, answer_prompt: Prompt) -> None:
         self.llm, self.retriever, self.config = llm, retriever, config
-        # Passage re-ranking's encoder: the one given, else the hybrid retriever's, else all-MiniLM-L6-v2 on first use.
-        self.encoder = encoder or getattr(retriever, "encoder", None)
         self.tools = {tool.name: tool for tool in tools}
         # Structured replies where the backend can give them (agent/asking.py): the answer may ask with its JSON twin.
         self.plan_call, self.answer_call = PlanCall(llm, tools, config), AnswerCall(llm, config, answer_prompt)
         self.tools_text = self.plan_call.tools_text
         self.plan_prompt, self.answer_prompt = plan_prompt, self.answer_call.prompt
-        self.proposer = Proposer(retriever, config)
+        self.proposer = Proposer(retriever, config.k)
         # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
         # calls well below what callers ask for, so the agent brings its own (threads start on demand).
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
@@ -84,33 +118,30 @@ class Nodes:
         return {"max_tokens": max_tokens} if max_tokens else {}
 
     # --- plan -------------------------------------------------------------------------------------
-    def _evidence(self, state: AgentState) -> list:
+    def _evidence(self, state: AgentState) -> list[Evidence]:
         """The sentences that matched the question and earlier queries: shown to the planner and mined by the
         proposer (once per step; both read the same context)."""
         cfg = self.config
-        if not (cfg.plan_sentences or cfg.propose_queries or cfg.feedback_queries):
+        if not (cfg.plan_sentences or cfg.propose_queries):
             return []
         return matched_sentences(state.get("context", []), [state["question"], *state.get("queries", [])],
                                  max(1, cfg.plan_sentences))
 
-    def _plan_view(self, state: AgentState, evidence: list) -> str:
+    def _plan_view(self, state: AgentState, evidence: list[Evidence]) -> str:
         """The documents the planner is shown this step (its prompt's {context})."""
         cfg = self.config
         if cfg.plan_sentences:
             return render_evidence(evidence, cfg.plan_budget, cfg.plan_doc_tokens)
-        if cfg.context_selection == "context":
-            return ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens,
-                              selection=self._selection(state["question"], state.get("queries", []),
-                                                        per_article=1)).text
-        return ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens).text
+        return ctx.render(state.get("context", []), cfg.plan_budget, cfg.plan_doc_tokens,
+                          selection=self._selection(state["question"], state.get("queries", []), per_article=1)).text
 
-    def _plan_text(self, state: AgentState, step: int, shown: str) -> str:
-        cfg = self.config
+    def _plan_text(self, inp: PlanInput) -> str:
+        cfg, state = self.config, inp.state
         earlier = state.get("queries", [])
         return self.plan_prompt.render(
-            **{**cfg.variables, **state.get("variables", {})}, question=state["question"], context=shown,
+            **{**cfg.variables, **state.get("variables", {})}, question=state["question"], context=inp.view,
             previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
-            k=cfg.k, step=step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
+            k=cfg.k, step=inp.step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
 
     def _replay(self, state: AgentState, step: int, shown: set[str]) -> tuple[Structured[PlanReply] | None, list[str]]:
         """The last plan, when asking the model again cannot change what is searched (plan_calls 'when_new'), and
@@ -134,67 +165,72 @@ class Nodes:
             return None, new
         return Structured(PlanReply(queries=wrote, thought=last.thought), ""), new
 
-    def _plan_update(self, state: AgentState, step: int, reply: Structured[PlanReply], evidence: list,
-                     shown: Iterable[str] = (), new_names: Sequence[str] = (), skipped: bool = False) -> dict:
-        cfg, plan = self.config, reply.value
-        earlier = state.get("queries", [])
-        model, dropped = clean_queries(plan.queries, earlier, cfg.k, cfg.max_query_words, cfg.drop_fanout)
-        repeats = deeper_repeats(state, dropped, cfg.k - len(model), cfg.repeat_docs)
-        queries, origins = self.proposer.choose(state, evidence, [*model, *repeats], plan.thought)
-        origins = ["repeat" if o == "model" and q in repeats else o for q, o in zip(queries, origins)]
-        calls = [c for c in plan.tool_calls if c.name in self.tools][: cfg.max_tool_calls] if self.tools else []
-        fallback = reply.fallback
-        question = " ".join(state["question"].split()[:32])
-        if not queries and not calls:
-            # A model that gives nothing usable still searches: the question itself, as BM25-R would.
-            queries, origins, fallback = [question], ["fallback"], True
-        elif step == 1 and cfg.question_query:
-            queries, origins = [*queries, question], [*origins, "question"]
-        fed = self.proposer.feedback(state, evidence, step, queries)
-        queries, origins = [*queries, *fed], [*origins, *["feedback"] * len(fed)]
-        filled = [q for q, o in zip(queries, origins) if o == "proposer"]
-        depths = [repeats[q] if o == "repeat" else 0 for q, o in zip(queries, origins)]
-        # A repeat searched deeper is listed once, as searched (origin 'repeat'), not also as dropped.
-        again = {substance(q) for q, o in zip(queries, origins) if o == "repeat"}
-        dropped = [q for q in dropped if substance(q) not in again]
-        record = StepRecord(step=step, queries=queries, tool_calls=calls, thought=plan.thought[:500],
-                            query_depths=depths if any(depths) else [],
-                            fallback=fallback, dropped_queries=dropped, filled_queries=filled, origins=origins,
-                            errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [],
-                            plan_skipped=skipped, names_shown=[] if skipped else sorted(shown),
-                            new_names=list(new_names))
-        _emit(QueriesPlanned(step=step, queries=queries, tool_calls=calls, fallback=fallback, replayed=skipped))
-        done = cfg.adaptive and plan.enough and step > 1
-        return {"step": step, "pending_queries": [] if done else queries, "pending_tools": [] if done else calls,
-                "queries": queries, "steps": [record], "done": done}
-
-    def _plan_input(self, state: AgentState) -> tuple[int, list, str, set[str], Structured[PlanReply] | None, list[str]]:
+    def _plan_input(self, state: AgentState) -> PlanInput:
         """The step, its evidence, the planner's view and the names in it, and the replay decision."""
         step = state.get("step", 0) + 1
         _emit(StepStarted(step=step))
         evidence = self._evidence(state)
         view = self._plan_view(state, evidence)
         shown = names(view)
-        return (step, evidence, view, shown, *self._replay(state, step, shown))
+        replay, new = self._replay(state, step, shown)
+        return PlanInput(state, step, evidence, view, shown, new, replay)
+
+    def _step_queries(self, inp: PlanInput, plan: PlanReply, calls: Sequence[ToolCall]) -> StepQueries:
+        """The step's queries, source by source in this order, each with the setting that turns it off:
+
+        1. model     the plan's queries new in substance, at most k (Algorithm 1's k searches)
+        2. repeat    the plan's repeats of earlier queries, read deeper within k          (repeat_docs=0)
+        3. proposer  article titles named in the matched sentences, filling up to k      (propose_queries=False)
+        4. question  the whole question at step 1, beyond k                             (question_query=False)
+        5. fallback  the question, deeper each step, when no query and no tool call came from the plan
+        """
+        cfg, state = self.config, inp.state
+        model, repeated = clean_queries(plan.queries, state.get("queries", []), cfg.k)
+        step = StepQueries(repeated=repeated)
+        step.add(model, "model")
+        step.add(deeper_repeats(state, repeated, cfg.k - len(model), cfg.repeat_docs), "repeat")
+        if cfg.propose_queries:
+            step.add(self.proposer.fill(state, inp.evidence, step.queries, plan.thought), "proposer")
+        question = " ".join(state["question"].split()[:32])
+        if not step.queries and not calls:
+            step.add([question], "fallback")  # a model that gives nothing usable still searches, as BM25-R would
+        elif inp.step == 1 and cfg.question_query:
+            step.add([question], "question")
+        return step
+
+    def _plan_update(self, inp: PlanInput, reply: Structured[PlanReply], skipped: bool = False) -> dict:
+        """The plan node's update: the step's queries and tool calls, and its record."""
+        plan, step = reply.value, inp.step
+        calls = [c for c in plan.tool_calls if c.name in self.tools][: self.config.max_tool_calls] if self.tools else []
+        found = self._step_queries(inp, plan, calls)
+        fallback = reply.fallback or "fallback" in found.origins
+        record = StepRecord(step=step, queries=found.queries, tool_calls=calls, thought=plan.thought[:500],
+                            query_depths=found.depths if any(found.depths) else [],
+                            fallback=fallback, dropped_queries=found.dropped(), origins=found.origins,
+                            filled_queries=[q for q, o in zip(found.queries, found.origins) if o == "proposer"],
+                            errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [],
+                            plan_skipped=skipped, names_shown=[] if skipped else sorted(inp.shown),
+                            new_names=list(inp.new_names))
+        _emit(QueriesPlanned(step=step, queries=found.queries, tool_calls=calls, fallback=fallback, replayed=skipped))
+        return {"step": step, "pending_queries": found.queries, "pending_tools": calls, "queries": found.queries,
+                "steps": [record]}
 
     def plan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Ask the model for k queries (and tool calls) from the question and the context so far, unless its last
         plan would only be written again (plan_calls)."""
-        step, evidence, view, shown, replay, new = self._plan_input(state)
-        if replay is not None:
-            return self._plan_update(state, step, replay, evidence, shown, new, skipped=True)
-        reply = self.plan_call.invoke(self._plan_text(state, step, view), config,
-                                      **self._cap(self.config.plan_max_tokens))
-        return self._plan_update(state, step, reply, evidence, shown, new)
+        inp = self._plan_input(state)
+        if inp.replay is not None:
+            return self._plan_update(inp, inp.replay, skipped=True)
+        reply = self.plan_call.invoke(self._plan_text(inp), config, **self._cap(self.config.plan_max_tokens))
+        return self._plan_update(inp, reply)
 
     async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async plan."""
-        step, evidence, view, shown, replay, new = self._plan_input(state)
-        if replay is not None:
-            return self._plan_update(state, step, replay, evidence, shown, new, skipped=True)
-        reply = await self.plan_call.ainvoke(self._plan_text(state, step, view), config,
-                                             **self._cap(self.config.plan_max_tokens))
-        return self._plan_update(state, step, reply, evidence, shown, new)
+        inp = self._plan_input(state)
+        if inp.replay is not None:
+            return self._plan_update(inp, inp.replay, skipped=True)
+        reply = await self.plan_call.ainvoke(self._plan_text(inp), config, **self._cap(self.config.plan_max_tokens))
+        return self._plan_update(inp, reply)
 
     # --- retrieve ---------------------------------------------------------------------------------
     def retrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
@@ -268,8 +304,8 @@ class Nodes:
 
     def _groups(self, queries: list[str], origins: Sequence[str], step: int,
                 depths: Sequence[int]) -> dict[int, list[int]]:
-        """The query positions by hit count: n_docs hits per query, proposer_docs per proposer query, question_docs
-        for the question query, feedback_docs per feedback query, a repeat's own depth (one batch for each size)."""
+        """The query positions by hit count: n_docs hits per query, fewer per proposer query, question_docs for the
+        question query, a repeat's own depth (one batch for each size)."""
         sizes = self.config.step_hits(len(queries), origins, depths, step)
         return {size: [i for i, n in enumerate(sizes) if n == size] for size in dict.fromkeys(sizes)}
 
@@ -302,26 +338,15 @@ class Nodes:
 
     # --- merge ------------------------------------------------------------------------------------
     def merge(self, state: AgentState) -> dict:
-        """C <- C ∪ (D \\ C): only documents not yet in the context enter, deduped per article (at most max_articles)."""
+        """C <- C ∪ (D \\ C): only documents not yet in the context enter, deduped per article."""
         context = [replace(entry, documents=list(entry.documents)) for entry in state.get("context", [])]
-        added = ctx.merge(context, ctx.within(context, state.get("retrieved", []), self.config.max_articles),
-                          state["step"])
+        added = ctx.merge(context, state.get("retrieved", []), state["step"])
         record = state["steps"][-1]
         origins = doc_origins(record, state.get("retrieved", []))
         record = record.model_copy(update={"new_doc_ids": [d.id for d in added],
                                            "new_doc_origins": [origins.get(d.id, "tool") for d in added]})
         _emit(DocumentsAdded(step=state["step"], documents=added))
-        update = {"context": context, "steps": [record], "retrieved": []}
-        return {**update, "done": True} if self._stale(state, context, added) else update
-
-    def _stale(self, state: AgentState, context: list[ctx.ContextEntry], added: list[Document]) -> bool:
-        """Whether this step (2 or later) brought no article the question's own passage selection would show
-        (stop_when_stale)."""
-        if not self.config.stop_when_stale or state["step"] < 2 or state["step"] >= self.config.n:
-            return False
-        # The question alone, not the step queries: every new article matches the query that found it.
-        shown = self._passages(state["question"], context, (), self.config.answer_budget)
-        return not {d.key for d in added} & set(shown.shown_keys)
+        return {"context": context, "steps": [record], "retrieved": []}
 
     # --- answer -----------------------------------------------------------------------------------
     def answer_text(self, question: str, context: Sequence[ctx.ContextEntry], variables: dict[str, str],
@@ -331,7 +356,7 @@ class Nodes:
         shown = self._passages(question, context, queries, cfg.answer_budget)
         body = shown.text + render_findings(findings)
         text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question, context=body)
-        mode = cfg.context_selection if cfg.answer_passages else "lead"
+        mode = "context" if cfg.answer_passages else "lead"
         return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut,
                                 prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles,
                                 shown_titles=shown.shown_titles, selection=mode,
@@ -340,36 +365,17 @@ class Nodes:
     def _passages(self, question: str, context: Sequence[ctx.ContextEntry], queries: Sequence[str],
                   budget: int) -> ctx.RenderedContext:
         cfg = self.config
-        selection: ctx.Selection | ContextSelection | None = None
-        if cfg.answer_passages and cfg.context_selection == "context":
-            selection = self._selection(question, queries, cfg.answer_passages, rerank=self._rerank(question))
-        elif cfg.answer_passages:
-            # The question and the step queries pick each article's passages: FRAMES facts sit deep in long articles.
-            selection = ctx.Selection(query_terms(question, queries), cfg.answer_passages,
-                                      cfg.passage_words or PASSAGE_WORDS,
-                                      rerank=self._rerank(question))
+        selection = self._selection(question, queries, cfg.answer_passages) if cfg.answer_passages else None
         return ctx.render(context, budget, cfg.answer_doc_tokens, empty="(no documents)", selection=selection)
 
-    def _selection(self, question: str, queries: Sequence[str], per_article: int,
-                   rerank: Rerank | None = None) -> ContextSelection:
+    def _selection(self, question: str, queries: Sequence[str], per_article: int) -> ContextSelection:
         """Context-wide selection for a prompt: the question's terms, then the step queries' (retrieval/selection.py)."""
         return ContextSelection(terms(question), [t for q in queries for t in terms(q)], per_article,
-                                self.config.passage_words, rerank=rerank)
+                                self.config.passage_words)
 
     def _sub_passages(self, state: AgentState) -> Callable[[str, Sequence[str]], str]:
         context, budget = state.get("context", []), self.config.sub_answer_budget
         return lambda sub, names: self._passages(sub, context, names, budget).text
-
-    def _rerank(self, question: str) -> Rerank | None:
-        """Embedding similarity to the question, fused with BM25 to order each article's passages (when configured)."""
-        if not self.config.answer_dense_weight:
-            return None
-        if self.encoder is None:
-            from frames_agent.retrieval.dense import MiniLMEncoder
-
-            self.encoder = MiniLMEncoder()
-        encoder, target = self.encoder, self.encoder.encode([question])[0]
-        return Rerank(lambda texts: encoder.encode(texts) @ target, self.config.answer_dense_weight)
 
     def _answer_input(self, state: AgentState, findings: Sequence[Finding] = ()) -> tuple[str, ContextCut]:
         return self.answer_text(state["question"], state.get("context", []), state.get("variables", {}),

@@ -19,7 +19,6 @@ class PlanReply(BaseModel):
     # maxLength steers constrained decoding towards short entity-style queries; validation stays lenient.
     queries: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "maxLength": 60}})
     tool_calls: list[ToolCall] = Field(default_factory=list)
-    enough: bool = False
 
     @field_validator("queries", mode="before")
     @classmethod
@@ -29,11 +28,11 @@ class PlanReply(BaseModel):
         return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
 
 
-def plan_schema(k: int, max_tool_calls: int, adaptive: bool = True, thought_chars: int = 300) -> dict:
+def plan_schema(k: int, max_tool_calls: int, thought_chars: int = 300) -> dict:
     """PlanReply's JSON schema bounded to k queries, max_tool_calls calls and a short thought (none at 0).
 
     A grammar-constrained model then closes the list after k queries instead of writing on to its token limit, and
-    writes no field the run does not use (tool_calls without tools, enough without --adaptive): every generated
+    writes no field the run does not use (tool_calls without tools): every generated
     token costs ~50 ms on 2 cores.
     """
     schema = PlanReply.model_json_schema()
@@ -48,22 +47,16 @@ def plan_schema(k: int, max_tool_calls: int, adaptive: bool = True, thought_char
     else:
         del props["tool_calls"]
         schema.pop("$defs", None)
-    if not adaptive:
-        del props["enough"]
     schema["additionalProperties"] = False
     return schema
 
 
-def reply_extras(tools: bool, adaptive: bool) -> dict[str, str]:
+def reply_extras(tools: bool) -> dict[str, str]:
     """The {more_fields} and {more_rules} of a planning prompt: only the reply fields this run reads."""
-    fields, rules = "", ""
-    if tools:
-        fields += ', "tool_calls": [{"name": "<tool>", "args": {"<arg>": "<value>"}}]'
-        rules += '\nUse "tool_calls": [] when no tool fits.'
-    if adaptive:
-        fields += ', "enough": false'
-        rules += '\nSet "enough" to true only if what was found already holds every fact needed to answer.'
-    return {"more_fields": fields, "more_rules": rules}
+    if not tools:
+        return {"more_fields": "", "more_rules": ""}
+    return {"more_fields": ', "tool_calls": [{"name": "<tool>", "args": {"<arg>": "<value>"}}]',
+            "more_rules": '\nUse "tool_calls": [] when no tool fits.'}
 
 
 _QUOTED = re.compile(r"[\"“]([^\"”\n]{2,80})[\"”]")
@@ -84,27 +77,24 @@ def normalise_query(query: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
 
 
-def _fans_out(key: frozenset[str], seen: set[frozenset[str]]) -> bool:
-    """An earlier query plus one more word ("X" then "X history"): BM25 mostly finds the same articles again."""
-    return any(len(key) == len(old) + 1 and old < key for old in seen if old)
+# BM25 wants short entity-style queries: longer ones are cut.
+MAX_QUERY_WORDS = 12
 
 
-def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int, max_words: int,
-                  fanout: bool = False) -> tuple[list[str], list[str]]:
+def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int) -> tuple[list[str], list[str]]:
     """At most k short, distinct, new queries; returns (kept, dropped repeats).
 
     A query repeats an earlier one in substance when its content words are the same (order, case, plurals and
-    function words ignored); with fanout, also when it only adds one word to an earlier query. A query with no
-    content word at all (a bare number or function word) is dropped.
+    function words ignored). A query with no content word at all (a bare number or function word) is dropped.
     """
     seen = {substance(q) or frozenset([normalise_query(q)]) for q in earlier}
     kept, dropped = [], []
     for query in raw:
-        query = " ".join(_BULLET.sub("", query).strip(" \"'`").split()[:max_words])
+        query = " ".join(_BULLET.sub("", query).strip(" \"'`").split()[:MAX_QUERY_WORDS])
         key = substance(query)
         if not normalise_query(query):
             continue
-        if not key or key in seen or (fanout and _fans_out(key, seen)):
+        if not key or key in seen:
             dropped.append(query)
             continue
         seen.add(key)

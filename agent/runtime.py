@@ -21,6 +21,7 @@ from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.prompts import run_prompt
 from frames_agent.agent.state import AgentEvent
+from frames_agent.retrieval.errors import validation_error
 from frames_agent.retrieval.plain import plain
 
 # The one `configurable` key the agent reads: an app's own keys (model, k, prompt, thread_id, ...) stay the app's.
@@ -68,9 +69,8 @@ def run_settings(run: RunnableConfig | None, prompt_dirs: Sequence[str] = ()) ->
     try:
         settings = raw if isinstance(raw, RunSettings) else RunSettings.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"]))
-        raise AgentError(f"configurable.{CONFIG_KEY}{'.' + where if where else ''}: {err['msg']}") from None
+        where, message = validation_error(exc)
+        raise AgentError(f"configurable.{CONFIG_KEY}{'.' + where if where else ''}: {message}") from None
     prompts = {name: run_prompt(value, prompt_dirs, name) for name in ("prompt", "answer_prompt")
                if (value := getattr(settings, name)) is not None}
     return settings.model_copy(update=prompts) if prompts else settings

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.llm.spec import DEFAULT_MODEL
+from frames_agent.retrieval.errors import validation_error
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from frames_agent.retrieval.types import Retriever
 
 # The agent flags (agent.commands.add_agent_flags) that are AgentConfig fields; --set KEY=VALUE reaches any other.
-CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "adaptive", "timeout", "question_timeout", "answer_prompt",
+CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "timeout", "question_timeout", "answer_prompt",
                 "answer_budget", "answer_passages", "calculator")
 # What a run's `configurable` may set for the graph factory (agent/serve/studio.py declares them as StudioSettings),
 # and the environment variables read when it does not.
@@ -65,10 +66,9 @@ def _checked(make: Callable[[], AgentConfig], flags: bool = True) -> AgentConfig
     try:
         return make()
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = "--" + "-".join(map(str, err["loc"])).replace("_", "-") if flags else \
-            "configurable." + ".".join(map(str, err["loc"]))
-        raise AgentError(f"{where}: {err['msg']}") from None
+        where, message = validation_error(exc)
+        where = "--" + where.replace(".", "-").replace("_", "-") if flags else f"configurable.{where}"
+        raise AgentError(f"{where}: {message}") from None
 
 
 class AgentSettings(BaseModel):
@@ -96,7 +96,7 @@ class AgentSettings(BaseModel):
     def from_flags(cls, values: Mapping[str, Any], *, config: AgentConfig | None = None, cache: bool = True,
                    flags: bool = True, **overrides: object) -> AgentSettings:
         """From flag values by name (`vars(args)`, or `dataclasses.asdict` of a run's settings; other names are
-        ignored, missing ones take the CLI's defaults): k, n, n_docs, prompt, adaptive, timeout, question_timeout,
+        ignored, missing ones take the CLI's defaults): k, n, n_docs, prompt, timeout, question_timeout,
         answer_prompt, answer_budget, answer_passages, calculator, settings (--set KEY=VALUE pairs), model,
         base_url, index, tools, no_cache.
 

@@ -24,10 +24,10 @@ class ToolCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-# Where a step's query came from: the planner model, the deterministic proposer, the fallback when the plan was
-# unusable, the whole question (question_query), pseudo-relevance feedback from what was read (feedback_queries), or a
-# model query that repeats an earlier one, searched deeper (repeat_docs).
-QueryOrigin = Literal["model", "proposer", "fallback", "question", "feedback", "repeat"]
+# Where a step's query came from (agent/nodes.py, Nodes._step_queries): the planner model, a model query that repeats
+# an earlier one searched deeper (repeat_docs), the deterministic proposer, the whole question (question_query), or
+# the fallback when nothing else was searched.
+QueryOrigin = Literal["model", "repeat", "proposer", "question", "fallback"]
 
 
 class StepRecord(BaseModel):
@@ -99,7 +99,6 @@ class AgentResult(BaseModel):
     llm_calls: int = 0
     tokens: TokenUsage = Field(default_factory=TokenUsage)
     seconds: float = 0.0
-    stopped_early: bool = False
     answer_context: ContextCut = Field(default_factory=ContextCut)
     calls: list[CallTiming] = Field(default_factory=list, description="one timing record per LLM call")
     final: FinalAnswer | None = Field(None, description="how the answer was read from raw_answer: reasoning, "
@@ -158,7 +157,6 @@ class AgentOutput(TypedDict, total=False):
     raw_answer: str
     steps: Annotated[list[StepRecord], upsert_steps]
     context: Annotated[list[ContextEntry], upsert_context]
-    done: bool  # stopped early (adaptive mode, or a step brought nothing worth reading)
     answer_context: ContextCut
     final: FinalAnswer
     # The thread's questions and answers, one pair per run (a checkpointer keeps them across runs).

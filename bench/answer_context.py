@@ -2,7 +2,7 @@
 prompt's passages under other selection settings.
 
 Run: python bench/answer_context.py RUN_DIR [RUN_DIR ...] [--index default] [--grid per_article=1,2,3,4]
-     [--grid passage_words=60,80,120] [--grid context_selection=context,article] [--grid answer_budget=1600] ...
+     [--grid passage_words=60,80,120] [--grid answer_budget=1600] ...
      [--report-only]
 
 A run directory of `frames` (multistep, bm25 or oracle; retrieval-only is enough) gives, per question, its steps'
@@ -67,7 +67,7 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
         for query, size in zip(queries_run, sizes):
             found += list(enumerate(retriever.search(query, size)))
         # As the merge node reads them: a repeat's own depth, and the context's bound when the run set one.
-        ctx.merge(context, ctx.within(context, found, cfg.max_articles), step=step.get("step", 1))
+        ctx.merge(context, found, step=step.get("step", 1))
         queries += [q for q in queries_run if system != "bm25"]
     return context, queries
 

@@ -1,7 +1,7 @@
 """Hybrid search cost on the embedded default index: BM25 + dense (RRF) against BM25 alone, and the dense build's
 encoding rate against raw sentence-transformers on the same texts.
 
-Run: python bench/hybrid.py [--index default] [--rounds 5] [--k 10] [--weight 0.5] [--units 1024]
+Run: python bench/hybrid.py [--index default] [--rounds N] [--k 10] [--weight 0.5] [--units 1024]
 Prints p50 of a batch of 5 queries for both, and the ratios with their targets: hybrid within 10x of BM25 alone (it
 adds a query encoding, a product with every unit vector, BM25 at twice the depth and fetches of dense-only hits: ~0.2 s
 a step on 2 cores, where one plan call of the embedded model takes ~10 s), our encoding within 1.2x of

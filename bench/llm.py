@@ -2,7 +2,7 @@
 
 Both paths hit the same xllamacpp server in the same run, alternating, greedy, same prompt, a fixed
 number of generated tokens (ignore_eos) and no prompt caching, so the ratio isolates our overhead.
-Target: overhead <= 5%.   python bench/llm.py [--model smollm2|qwen] [--rounds 5] [--tokens 64]
+Target: overhead <= 5%.   python bench/llm.py [--model smollm2|qwen] [--rounds N] [--tokens 64]
 """
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""Model-free replay of multistep retrieval with proposer and feedback variants, on tune questions only.
+"""Model-free replay of multistep retrieval with proposer and question-query variants, on tune questions only.
 
 Run: python bench/replay_retrieval.py [RUN_DIR] --baseline BM25_100_DIR [--split tune] [--index default]
-     [--grid proposer_rank=order,specificity] [--grid feedback_queries=0,1] [--limit N] [--json] [--report-only]
+     [--grid propose_queries=true,false] [--grid repeat_docs=0,3] [--limit N] [--json] [--report-only]
 
 With RUN_DIR (a recorded `frames` multistep run), each question's recorded model queries are replayed step by step
 through the real agent (a scripted planner writes them again; the records keep no thoughts, so the proposer reads
-none), and the variant's proposer, question query and feedback add theirs to what those queries find: the model's
+none), and the variant's proposer and question query add theirs to what those queries find: the model's
 queries stay as recorded, everything else follows the variant. Without RUN_DIR the planner writes nothing: step 1
-searches the question itself (the fallback, n_docs hits), then the proposer and the feedback queries fill every later
+searches the question itself (the fallback, n_docs hits), then the proposer fills every later
 step, a system without any model, on the questions of --data. A dense_weight above 0 searches through the hybrid
 retriever (BM25 fused with the index's MiniLM vectors: `python cli.py index dense` builds them). For each AgentConfig
 combination of the grid it prints covered recall (95% bootstrap interval) after each step, articles read, gold found
@@ -91,7 +91,7 @@ def replay(questions, scripts: dict, settings: dict, override: dict, retriever) 
     from frames_agent.eval.frames.systems import CoverageChecker, SystemOutput
 
     known = {k: v for k, v in settings.items() if k in AgentConfig.model_fields}
-    config = AgentConfig(**{**known, "prompt": "planning", "adaptive": False, **override})
+    config = AgentConfig(**{**known, "prompt": "planning", **override})
     searcher = retriever
     if config.dense_weight > 0:
         from frames_agent.retrieval.dense import open_hybrid
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         depth = int((base.read_config() or {}).get("agent", {}).get("n_docs", 100))
         curve = bm25_curve(base.load_records()[0].values(), depth)
     retriever = open_index(args.index, progress=False)
-    source = f"model queries of {args.run}" if args.run else "no model (question, then proposer and feedback)"
+    source = f"model queries of {args.run}" if args.run else "no model (question, then proposer)"
     print(f"{len(questions)} {args.split} question(s); {source}", file=sys.stderr)
     for override in grid(args.grid):
         try:

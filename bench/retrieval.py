@@ -1,6 +1,6 @@
 """Retrieval latency on the embedded default index: our BM25Retriever vs raw Anserini (jnius) vs bm25s.
 
-Run: python bench/retrieval.py [--index default] [--rounds 5] [--k 10] [--no-bm25s]
+Run: python bench/retrieval.py [--index default] [--rounds N] [--k 10] [--no-bm25s]
 Prints p50/p95 of one query and of a batch of 5, queries/s, and the ratios with their targets:
 a batch of 5 within 2x one query, our wrapper within 1.5x of raw Anserini.
 """

@@ -1,14 +1,13 @@
-"""Benchmark: the embedded model's runtime settings (speculative decoding, generation threads) on the agent's own
+"""Benchmark: the embedded model's runtime settings (generation threads, flash attention, batch sizes) on the agent's own
 calls, each arm on its own llama.cpp runtime, interleaved question by question in one run.
 
 For each of the first --questions tuning questions (the split's rule, not a pick): a two-step plan (retrieval only,
 k=5, n=2: the first plan and one with documents) and an answer from the question's BM25 top --n-docs. Every arm
 runs the same calls greedily; the bench prints each arm's seconds, generated tokens and generation tok/s, its
-ratio against the first arm, and whether its replies are identical to the first arm's (they must be: speculative
-decoding only changes how fast the same tokens come). Take figures on an idle machine.
+ratio against the first arm, and whether its replies are identical to the first arm's (runtime settings only change
+how fast the same tokens come). Take figures on an idle machine.
 
-    python bench/runtime.py [--questions 4] [--arms "base:speculative=none;ngram:speculative=ngram"]
-                            [--draft-model PATH]
+    python bench/runtime.py [--questions 4] [--arms "one:threads=1;two:threads=2"]
 """
 from __future__ import annotations
 
@@ -26,15 +25,15 @@ from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
 from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model  # noqa: E402
 from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
 
-DEFAULT_ARMS = "base:speculative=none;ngram:speculative=ngram;draft:speculative=draft"
+DEFAULT_ARMS = "one:threads=1;two:threads=2"
 
 
-def parse_arms(text: str, draft_model: str | None) -> dict[str, RuntimeSettings]:
+def parse_arms(text: str) -> dict[str, RuntimeSettings]:
     """'name:key=value,key=value;name2:...' -> settings per arm (values typed by the RuntimeSettings field)."""
     types = {f.name: f.type for f in fields(RuntimeSettings)}
     arms = {}
     for name, assigns in arm_overrides(text).items():
-        values: dict = {"draft_model": draft_model} if draft_model else {}
+        values: dict = {}
         for key, value in assigns.items():
             kind = str(types[key])
             values[key] = int(value) if "int" in kind and value.isdigit() else value
@@ -60,7 +59,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=4)
     parser.add_argument("--arms", default=DEFAULT_ARMS)
-    parser.add_argument("--draft-model", default=None, help="GGUF of the draft model (speculative=draft)")
     parser.add_argument("--n-docs", type=int, default=10)
     parser.add_argument("--index", default="default")
     args = parser.parse_args()
@@ -70,7 +68,7 @@ def main() -> int:
 
     questions = select(load_questions(None, None).questions, "tune")[: args.questions]
     retriever = open_index(args.index)
-    arms = parse_arms(args.arms, args.draft_model)
+    arms = parse_arms(args.arms)
     pools = {name: RuntimePool(settings) for name, settings in arms.items()}
     config = AgentConfig.for_model(DEFAULT_MODEL, n=2, plan_calls="every_step")
     agents = {name: FramesAgent(resolve_model(DEFAULT_MODEL, runtime_pool=pool, cache=False), retriever, config=config)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from frames_agent.eval.errors import EvalError
 from frames_agent.retrieval.bounded import OutOfBounds, load_file, read_file
 from frames_agent.retrieval.bounded import loads as bounded_loads
+from frames_agent.retrieval.errors import validation_error
 
 CONFIG_FILE, RESULTS_FILE, LOCK_FILE = "config.json", "results.jsonl", ".lock"
 # A run's identity, in config.json's info and on every results line, so a line copied from another run is told apart.
@@ -73,9 +74,8 @@ def _unwritable(path: Path, exc: OSError) -> Exception:
 
 def _why(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"]))
-        return f"not a valid record ({where + ': ' if where else ''}{err['msg']})"
+        where, message = validation_error(exc)
+        return f"not a valid record ({where + ': ' if where else ''}{message})"
     if isinstance(exc, json.JSONDecodeError):
         return f"not valid JSON ({exc.msg})"
     return f"not a record ({exc})"
@@ -142,12 +142,25 @@ class RunDir(Generic[R]):
             return
         before, now = _flatten(old), _flatten(json.loads(json.dumps(config)))
         for key in sorted(set(before) | set(now)):
-            if key.startswith("info.") or key in unknown:
+            if key.startswith("info.") or key in unknown or self._retired(key, before.get(key), key in now):
                 continue
             if before.get(key) != now.get(key):
                 raise EvalError(
                     f"{self.path} holds results of a different configuration ({key} was {before.get(key)!r}, "
                     f"now {now.get(key)!r}); refusing to mix them: use another --out or delete that directory")
+
+    def _retired(self, key: str, value: object, still: bool) -> bool:
+        """Whether `key` is a retired agent setting the run recorded at the value that does what the agent does now
+        (so it resumes); at any other value the run is refused, naming it."""
+        from frames_agent.agent.config import retired
+        from frames_agent.agent.errors import AgentError
+
+        if still or not key.startswith("agent."):
+            return False
+        try:
+            return retired(key.removeprefix("agent."), value)
+        except AgentError as exc:
+            raise EvalError(f"{self.path} was run with {exc}, or use another --out") from None
 
     def write_config(self, config: dict) -> dict:
         """Record config (its info merged into the old one's: a rejudge's record stays) and return what was written;

@@ -212,8 +212,7 @@ def _sync_transport(http: ModuleType) -> type:
     class BoundedTransport(http.BaseTransport):  # type: ignore[name-defined]
         def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any]) -> None:
             self.inner, self.max_bytes, self.max_depth = http.HTTPTransport(**options), max_bytes, max_depth
-            pool = self.inner._pool  # httpx builds its pool without a backend argument; every socket goes through it
-            pool._network_backend = _Backend(pool._network_backend, _errors_of(pool))
+            _wrap_backend(self.inner, _Backend)
 
         def handle_request(self, request: Any) -> Any:
             request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
@@ -254,8 +253,7 @@ def _async_transport(http: ModuleType) -> type:
     class AsyncBoundedTransport(http.AsyncBaseTransport):  # type: ignore[name-defined]
         def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any]) -> None:
             self.inner, self.max_bytes, self.max_depth = http.AsyncHTTPTransport(**options), max_bytes, max_depth
-            pool = self.inner._pool
-            pool._network_backend = _AsyncBackend(pool._network_backend, _errors_of(pool))
+            _wrap_backend(self.inner, _AsyncBackend)
 
         async def handle_async_request(self, request: Any) -> Any:
             request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
@@ -279,8 +277,21 @@ def _async_transport(http: ModuleType) -> type:
     return AsyncBoundedTransport
 
 
-def _errors_of(pool: Any) -> _Errors:
-    return _Errors(importlib.import_module(type(pool).__module__.split(".")[0]))
+def _wrap_backend(transport: Any, wrapper: type) -> None:
+    """Route every socket of the transport's pool through `wrapper` (the deadline cuts each operation's timeout).
+
+    httpx builds its httpcore pool without a backend argument, so the pool's backend attribute is replaced: httpcore is
+    pinned in pyproject.toml to the releases that have it, and a release without it is refused here, not ignored.
+    """
+    pool = getattr(transport, "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if backend is None or not callable(getattr(backend, "connect_tcp", None)):
+        from frames_agent.retrieval.errors import InstallError
+
+        core = importlib.import_module(type(pool).__module__.split(".")[0]) if pool is not None else None
+        raise InstallError(f"httpcore {getattr(core, '__version__', '?')} has no network backend to bound; install "
+                           "the httpcore release pyproject.toml pins (pip install 'httpcore>=1.0,<1.1')")
+    pool._network_backend = wrapper(backend, _Errors(importlib.import_module(type(pool).__module__.split(".")[0])))  # type: ignore[union-attr]
 
 
 def bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from frames_agent.retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, select, split_passages
+from frames_agent.retrieval.passages import ShownPassages
 from frames_agent.retrieval.selection import SEPARATOR_TOKENS, Article, ContextSelection, choose
 from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 from frames_agent.retrieval.types import Document
@@ -77,22 +77,6 @@ def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], st
     return added
 
 
-def within(context: Sequence[ContextEntry], found: Sequence[tuple[int, Document]],
-           limit: int | None) -> list[tuple[int, Document]]:
-    """`found` without the hits of new articles that would take the context past `limit` articles; the new articles
-    kept are the best-ranked (every query's top hit before any second hit, then query order), as `ordered` ranks."""
-    if limit is None:
-        return list(found)
-    known = {entry.key for entry in context}
-    first: dict[str, tuple[int, int]] = {}
-    for position, (rank, doc) in enumerate(found):
-        if doc.key not in known:
-            first[doc.key] = min(first.get(doc.key, (rank, position)), (rank, position))
-    room = max(0, limit - len(known))
-    kept = known | set(sorted(first, key=first.__getitem__)[:room])
-    return [(rank, doc) for rank, doc in found if doc.key in kept]
-
-
 def _whole(entry: ContextEntry) -> bool:
     """The entry holds its whole article: no passage of it is news."""
     return any(d.id == entry.key for d in entry.documents)
@@ -106,80 +90,27 @@ def ordered(context: Sequence[ContextEntry]) -> list[ContextEntry]:
     return sorted(context, key=lambda e: (e.rank, e.step))
 
 
-@dataclass
-class Selection:
-    """Passage mode: show each article's `passages` passages most relevant to the query terms, not its lead."""
-
-    query: Sequence[str]
-    passages: int = 3
-    words: int = PASSAGE_WORDS
-    # With few articles the budget has room to spare: each article may then take an even share of what is
-    # left, with as many of its relevant passages as fit (the oracle's 2-3 gold articles show far more).
-    fill: bool = True
-    # Re-ranks each article's BM25 passages (e.g. by embedding similarity to the question); None: BM25 alone.
-    rerank: Rerank | None = None
-
-
 def _lead(entry: ContextEntry, index: int, limit: int) -> str:
     # Cut by characters first so that long articles are never tokenised whole.
     return f"[{index}] {entry.title}\n{entry.text()}"[: limit * 8]
 
 
-def _fit(costs: dict[int, int], order: Sequence[int], used: int, limit: int) -> list[int]:
-    kept = []
-    for i in order:
-        if used + costs[i] <= limit:
-            kept.append(i)
-            used += costs[i]
-    return sorted(kept)
-
-
-def _selected(entry: ContextEntry, index: int, doc_tokens: int, base: int, room: int,
-              selection: Selection) -> tuple[str, int, ShownPassages]:
-    """(text, tokens it wanted, what it shows): the best passages that fit (taken best first), in article order.
-
-    doc_tokens is this article's share; above the configured `base` it takes every relevant passage that fits.
-    """
-    text = entry.text()
-    parts = split_passages(text, selection.words) or [""]
-    head = f"[{index}] {entry.title}\n"
-    more = selection.fill and doc_tokens > base
-    order = select(parts, selection.query, len(parts) if more else selection.passages, rerank=selection.rerank)
-    costs = {i: count_tokens(parts[i]) + SEPARATOR_TOKENS for i in order}
-    start = count_tokens(head)
-    want = start + sum(costs[i] for i in _fit(costs, order, start, doc_tokens))
-    kept = _fit(costs, order, start, min(doc_tokens, room))
-    cut = not kept  # not even the best passage fits whole: show its beginning
-    if cut:
-        kept = order[:1]
-    body = head + "\n…\n".join(parts[i] for i in kept)
-    shown = ShownPassages(key=entry.key, title=entry.title, passages=kept, of=len(parts), cut=cut,
-                          article_tokens=count_tokens(text))
-    return body, min(want, doc_tokens), shown
-
-
 def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty: str = "(no documents yet)",
-           selection: Selection | ContextSelection | None = None) -> RenderedContext:
+           selection: ContextSelection | None = None) -> RenderedContext:
     """Render the context under `budget` tokens.
 
     A ContextSelection ranks the passages of every article together and shows the best (retrieval/selection.py);
-    otherwise entries go best first by search rank, each cut to doc_tokens: without a selection each article shows
-    its beginning, with a per-article Selection its passages most relevant to the query.
+    without one, entries go best first by search rank, each its beginning cut to doc_tokens.
     """
-    if isinstance(selection, ContextSelection):
+    if selection is not None:
         return select_context(context, budget, selection, empty)
     parts: list[str] = []
     out = RenderedContext(text=empty)
     remaining = budget
-    entries = ordered(context)
-    for position, entry in enumerate(entries):
+    for entry in ordered(context):
         room = remaining - SEPARATOR_TOKENS
-        if selection is None:
-            head, shown = _lead(entry, len(parts) + 1, doc_tokens), None
-            want = min(doc_tokens, count_tokens(head))
-        else:
-            share = max(doc_tokens, room // (len(entries) - position)) if selection.fill else doc_tokens
-            head, want, shown = _selected(entry, len(parts) + 1, share, doc_tokens, room, selection)
+        head = _lead(entry, len(parts) + 1, doc_tokens)
+        want = min(doc_tokens, count_tokens(head))
         if room < min(want, _MIN_PARTIAL_TOKENS):
             out.cut += 1
             out.tokens_cut += want
@@ -190,8 +121,6 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
         parts.append(body)
         out.shown_keys.append(entry.key)
         out.shown_titles.append(entry.title)
-        if shown is not None:
-            out.articles.append(shown.model_copy(update={"tokens": used}))
         remaining -= used + SEPARATOR_TOKENS
         out.tokens += used + SEPARATOR_TOKENS
     out.shown = len(parts)

@@ -24,3 +24,24 @@ class RetrievalError(FramesAgentError):
 
 class Terminated(BaseException):  # noqa: N818 - a signal, as KeyboardInterrupt is, not an error
     """SIGTERM arrived: unwind as for Ctrl-C (finished work saved, workers stopped); the CLI exits 143."""
+
+
+def validation_error(exc: Exception) -> tuple[str, str]:
+    """A pydantic ValidationError's first error as (where, message): its location dotted ('' at the top level)."""
+    errors = exc.errors() if callable(getattr(exc, "errors", None)) else []  # type: ignore[attr-defined]
+    if not errors:
+        return "", str(exc)
+    return ".".join(map(str, errors[0]["loc"])), errors[0]["msg"]
+
+
+def first_line(exc: BaseException, limit: int | None = None) -> str:
+    """An error on one line (at most `limit` characters): a pydantic ValidationError's first error as 'where: message',
+    else the message's first line, else the error's type name."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):
+        where, message = validation_error(exc)
+        text = f"{where or 'value'}: {message}"
+    else:
+        text = str(exc).strip()
+    return text.splitlines()[0][:limit] if text else type(exc).__name__

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from frames_agent.retrieval.bm25 import OkapiBM25, terms
-from frames_agent.retrieval.passages import PASSAGE_WORDS, Rerank, ShownPassages, split_passages
+from frames_agent.retrieval.passages import PASSAGE_WORDS, ShownPassages, split_passages
 from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 
 # Joining two parts can merge tokens across the seam; reserve a little for it.
@@ -63,7 +63,6 @@ class ContextSelection:
 
     per_article caps the passages one article may take while others still have relevant ones; spare budget after
     that goes to the next best passages of any article (few articles, as the oracle has, then show more of each).
-    question_weight counts the question's own terms that many times against the step queries' terms.
     """
 
     question: Sequence[str]
@@ -72,23 +71,15 @@ class ContextSelection:
     # None: PASSAGE_WORDS where every article's lead fits in half the budget (few articles), LARGE_CONTEXT_WORDS
     # otherwise (many articles: shorter passages put more distinct pieces of evidence in the same budget).
     words: int | None = PASSAGE_WORDS
-    question_weight: int = 2
-    first_sentence: bool = True
-    rerank: Rerank | None = None
-    candidates: int = 60  # passages the re-ranker re-orders (it is costly per passage)
-    title_terms: bool = True  # each passage is scored with its article's title
     # Every shown article also shows its lead (it says who or what the article is about): True, False, or None = where
-    # every article's lead fits in half the budget (few articles, as the oracle's and BM25-R(4)'s). Chosen by replay
-    # (bench/answer_context.py) on dev questions 41-120 (the first 40 are the ones README reports): with leads the
-    # oracle's prompts held the gold answer for 0.534 of questions against 0.485 without; BM25-R(70)'s (70 articles)
-    # for 0.262 against 0.272, and answer-context recall 0.75 against 0.83.
+    # every article's lead fits in half the budget (few articles). Measured: docs/measurements.md#leads
     lead: bool | None = None
 
     def weighted_terms(self) -> list[str]:
-        """Query terms: the question's `question_weight` times, then the step queries' other terms once."""
+        """Query terms: the question's twice (they outweigh the step queries'), then the step queries' other terms."""
         own = list(dict.fromkeys(self.question))
         extra = [t for t in dict.fromkeys(self.queries) if t not in set(own)]
-        return own * max(1, self.question_weight) + extra
+        return own * 2 + extra
 
 
 def rank_passages(articles: Sequence[Article], passages: Sequence[Sequence[str]], selection: ContextSelection) -> list[Pick]:
@@ -98,14 +89,11 @@ def rank_passages(articles: Sequence[Article], passages: Sequence[Sequence[str]]
     if not flat:
         return []
     # The title travels with each passage: "He was born in ..." belongs to the article it is about.
-    title_terms = [terms(article.title) if selection.title_terms else [] for article in articles]
+    title_terms = [terms(article.title) for article in articles]
     bm25 = OkapiBM25([title_terms[a] + terms(passages[a][p]) for a, p in flat], k1=1.2, idf="lucene")
     scores = bm25.scores(selection.weighted_terms())
     ranked = sorted((i for i in range(len(flat)) if scores[i] > 0),
                     key=lambda i: (-scores[i], articles[flat[i][0]].order, flat[i][1]))
-    if selection.rerank is not None and ranked:
-        texts = [passages[flat[i][0]][flat[i][1]] for i in range(len(flat))]
-        ranked = replace(selection.rerank, candidates=selection.candidates).order(texts, ranked)
     return [Pick(flat[i][0], flat[i][1], float(scores[i])) for i in ranked]
 
 
@@ -162,8 +150,6 @@ class _Budget:
     def add_first_sentences(self) -> dict[int, str]:
         """Each shown article's first sentence, where its lead is not shown and the room is left (best first)."""
         out: dict[int, str] = {}
-        if not self.selection.first_sentence:
-            return out
         for a, shown in self.taken.items():
             if 0 in shown:
                 continue

@@ -17,6 +17,8 @@ import pytest
 
 from frames_agent.retrieval.paths import project_root
 
+pytestmark = pytest.mark.slow  # a CLI subprocess per bad input
+
 FIXTURES = Path(__file__).parent / "fixtures"
 OFFLINE = ["--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1"]  # never reached: input fails first
 

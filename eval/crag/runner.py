@@ -91,10 +91,9 @@ def answer_row(row: CragRow, llm: BaseChatModel, tools: Sequence[BaseTool], sett
     if settings.agent_loop:
         result = agent.invoke(row.query, variables=variables)
     else:
-        # Context-wide selection ranks every chunk of the five pages and fills the answer budget (issue 27); the
-        # older per-article mode reads the n_docs chunks BM25 ranks first.
-        given = (page_articles(docs) if config.context_selection == "context" and config.answer_passages
-                 else retriever.search(row.query, config.n_docs))
+        # Context-wide selection ranks every chunk of the five pages and fills the answer budget; without passages
+        # the answer reads the n_docs chunks BM25 ranks first.
+        given = page_articles(docs) if config.answer_passages else retriever.search(row.query, config.n_docs)
         result = agent.answer_from(row.query, given, variables=variables)
     return {"prediction": result.answer, "raw_answer": result.raw_answer[:4000],
             "documents": [{"id": d.id, "title": d.title[:100], "source": d.source} for d in result.documents],

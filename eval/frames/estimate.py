@@ -35,26 +35,21 @@ def calls_per_question(settings, agent_config=None) -> tuple[int, int]:
     return system, judges
 
 
-# Measured here for the embedded 1.5B model on 2 cores (llama.cpp, bench/question.py and report.md's per-node
-# timing): prompts read at 52-88 tok/s, replies generated at 18-20 tok/s. Per-call records of 60-question runs
-# (sessions 4 and 6): a plan reply is ~80 tokens (its thought is held to one sentence), an answer ~130; after step 1
-# llama.cpp's prompt cache reuses the plan prompt's stable head (instructions and question, ~500 of ~920 tokens), so
-# a later plan call reads only its documents and earlier queries (~10 s a plan call, ~37 s a retrieval-only question).
+# The embedded 1.5B model on 2 cores; a later plan call reads only what follows the prompt's cached head.
+# Measured: docs/measurements.md#estimates
 LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 70.0, 19.0
 PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 80, 130, 50, 45
 PREVIOUS_QUERIES_TOKENS = 60
-# Self-ask (session 7's oracle run): sub-answers averaged ~40 tokens.
 SUB_QUESTIONS_OUTPUT_TOKENS, SUB_ANSWER_OUTPUT_TOKENS = 60, 40
 HOSTED_SECONDS_PER_CALL = 3.0
 
 
-# plan_calls 'when_new' (issue 48): a question asks the planner at step 1, at step 2 and then only when its view names
-# something new; the embedded model was asked at 10 of 15 steps on 3 tuning questions (docs/speed.md).
+# plan_calls 'when_new': the share of steps that ask the planner. Measured: docs/measurements.md#estimates
 WHEN_NEW_PLAN_SHARE = 0.67
-# The default index's build, measured here: 75 s for its 195 MB of compressed JSONL (74.5k articles) on 2 cores.
+# The default index's build on 2 cores. Measured: docs/measurements.md#estimates
 BUILD_BYTES_PER_SECOND = 2.6e6
-# Opening the index and the model clients before the first question (Java, the searcher, the clients): ~3 s of CPU
-# on 2 idle cores, whatever the model (docs/speed.md).
+# Opening the index and the model clients before the first question, whatever the model. Measured:
+# docs/measurements.md#estimates
 OPEN_SECONDS = 4.0
 RATES_FILE = "local-rates.json"  # under the cache directory: this machine's measured rates per local model
 

@@ -17,6 +17,7 @@ from frames_agent.eval.errors import EvalError, MissingExtraError
 from frames_agent.eval.frames.opening import Echo, OpenRun, open_run
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.frames.runner import Components, RunOutcome, RunSettings, failed_record, run_frames
+from frames_agent.retrieval.errors import first_line
 from frames_agent.retrieval.lucene.jvm import java_signals_kept
 
 Build = Callable[[RunSettings, object], Components]
@@ -96,7 +97,7 @@ class RayCluster:
                 ray.init(**target, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = self.address or "a local cluster"
-            raise EvalError(f"cannot reach the Ray cluster at {where}: {_first_line(exc)} (start one with "
+            raise EvalError(f"cannot reach the Ray cluster at {where}: {first_line(exc, 300)} (start one with "
                             "`ray start --head`, or leave out --address for a local one)") from None
         return True
 
@@ -198,12 +199,9 @@ def _portable(settings: RunSettings, agent_config) -> tuple[RunSettings, object]
     return shipped, agent_config.model_copy(update=update)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
 def _cause(exc: BaseException) -> str:
     """The worker-side error (a RayTaskError wraps it), on one line."""
     cause = getattr(exc, "cause", None)
-    return f"{type(cause).__name__}: {_first_line(cause)}" if isinstance(cause, BaseException) else _first_line(exc)
+    return f"{type(cause).__name__}: {first_line(cause, 300)}" if isinstance(cause, BaseException) else first_line(exc, 300)

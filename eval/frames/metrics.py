@@ -122,7 +122,7 @@ class RunSummary(BaseModel):
     covered_recall_by_step: list[float | None] = []
     articles_read: float | None = None  # mean distinct articles in the context at the end
     articles_by_step: list[float] = []  # mean distinct articles read after each step
-    # eval/frames/provenance.py: per query origin (model, proposer, question, fallback, feedback, repeat, tool)
+    # eval/frames/provenance.py: per query origin (model, proposer, question, fallback, repeat, tool)
     queries_by_origin: dict[str, int] = {}
     articles_by_origin: dict[str, int] = {}
     gold_by_origin: dict[str, int] = {}  # gold articles found, credited to the query that first brought them
@@ -134,7 +134,7 @@ class RunSummary(BaseModel):
     answer_in_prompt: float | None = None
     answer_in_prompt_ci: tuple[float, float] | None = None
     gold_shown: float | None = None  # mean gold articles shown per question
-    # The answer reply's format (issue 31): share of answered questions whose reply followed it, and how many
+    # The answer reply's format: share of answered questions whose reply followed it, and how many
     # answers were read from a structured reply (config structured_answer) rather than by the "Answer:" parser.
     format_ok: float | None = None
     format_ok_ci: tuple[float, float] | None = None

@@ -1,5 +1,5 @@
 """Where the gold came from: for each gold article, the step, the number of articles read and the query origin
-(model, proposer, question, fallback, feedback, repeat) with which it entered the context; per run, totals per origin."""
+(model, proposer, question, fallback, repeat) with which it entered the context; per run, totals per origin."""
 from __future__ import annotations
 
 from collections import Counter
@@ -11,7 +11,7 @@ from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.figures import num
 from frames_agent.eval.frames.records import QuestionRecord
 
-ORIGINS = ("model", "proposer", "question", "fallback", "feedback", "repeat", "tool")
+ORIGINS = ("model", "proposer", "question", "fallback", "repeat", "tool")
 
 
 class Arrival(NamedTuple):

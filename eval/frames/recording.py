@@ -43,6 +43,6 @@ def result_fields(output: SystemOutput, covered: list[str] | None, question: Que
         "truncated_queries": truncated_queries([s.model_dump() for s in result.steps]),
         "covered_titles": covered, **figures, **seen,
         "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(), "calls": result.calls,
-        "answer_context": recorded_context(context), "stopped_early": result.stopped_early,
+        "answer_context": recorded_context(context),
         "oracle": output.oracle, "final": result.final.model_dump() if result.final else None,
     }

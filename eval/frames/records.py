@@ -61,7 +61,6 @@ class QuestionRecord(BaseModel):
     shown_recall: float | None = None
     answer_in_prompt: bool | None = None
     final: dict | None = None  # AgentResult.final: reasoning, whether the answer line was followed, calculation
-    stopped_early: bool = False
     oracle: dict | None = None
     exact_match: bool | None = None
     verdict: Verdict | None = None

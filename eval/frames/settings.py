@@ -41,7 +41,6 @@ class RunSettings:
     retrieval_only: bool = False
     index: str = "default"
     tools: str = "wiki"
-    adaptive: bool = False
     answer_prompt: str | None = None
     answer_budget: int | None = None
     answer_passages: int | None = None
@@ -82,7 +81,7 @@ def _slug(text: str) -> str:
 
 
 def default_out(settings: RunSettings) -> Path:
-    """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-adaptive][-<split>][-idx<index>] under
+    """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-<split>][-idx<index>] under
     the cwd."""
     parts = [settings.system]
     if settings.system == "multistep":
@@ -91,7 +90,6 @@ def default_out(settings: RunSettings) -> Path:
         parts.append(f"d{settings.n_docs}")
     parts.append(_slug(settings.model))
     parts += ["retrieval"] if settings.retrieval_only else []
-    parts += ["adaptive"] if settings.adaptive else []
     parts += [settings.split] if settings.split != "all" else []
     parts += [f"idx{_slug(Path(settings.index).name)}"] if settings.index != "default" else []
     return Path("runs") / "-".join(parts)

@@ -15,7 +15,7 @@ from frames_agent.retrieval.errors import UsageError
 # an AgentConfig field, passed on as --set KEY=VALUE.
 RUN_AXES: dict[str, type] = {
     "system": str, "k": int, "n": int, "n_docs": int, "prompt": str, "answer_prompt": str, "model": str,
-    "base_url": str, "index": str, "tools": str, "adaptive": bool, "answer_budget": int, "answer_passages": int,
+    "base_url": str, "index": str, "tools": str, "answer_budget": int, "answer_passages": int,
     "calculator": bool, "judge": str, "judge_prompt": str, "split": str,
 }
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}

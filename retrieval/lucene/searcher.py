@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.retrieval.errors import RetrievalError, first_line
 from frames_agent.retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
 from frames_agent.retrieval.lucene.fields import (  # noqa: F401 (re-exported)
     DEFAULT_TITLE_BOOST,
@@ -79,7 +79,7 @@ class BM25Retriever:
             try:
                 self._searcher = autoclass("io.anserini.search.SimpleSearcher")(str(self.index_dir))
             except JavaException as exc:
-                raise RetrievalError(open_error(self.index_dir, _first_line(exc))) from exc
+                raise RetrievalError(open_error(self.index_dir, first_line(exc))) from exc
         self._reader = hold_reader(self.index_dir)  # until close(), rebuilding this index is refused
         # Where every document is a whole article of its own, top-k needs no over-fetch to be k articles.
         self._distinct = bool((self.manifest or {}).get("one_doc_per_article"))
@@ -175,7 +175,7 @@ class BM25Retriever:
                 return [_hit_tuple(hit) for hit in hits]
             except self._java_error as exc:
                 shown = query if len(query) <= 80 else query[:77] + "..."
-                raise RetrievalError(f"search failed for {shown!r}: {_first_line(exc)[:200]}") from exc
+                raise RetrievalError(f"search failed for {shown!r}: {first_line(exc)[:200]}") from exc
 
     def _java_batch(self, queries: list[str], k: int) -> list[list[tuple[str, float, str | None]]]:
         with self._lock:
@@ -188,7 +188,7 @@ class BM25Retriever:
                 results = (self._searcher.batch_search_fields(texts, qids, k, threads, self._fields)
                            if self._fields is not None else self._searcher.batch_search(texts, qids, k, threads))
             except self._java_error as exc:
-                raise RetrievalError(f"batch search failed: {_first_line(exc)[:200]}") from exc
+                raise RetrievalError(f"batch search failed: {first_line(exc)[:200]}") from exc
             return [[_hit_tuple(hit) for hit in (results.get(str(i)) or [])] for i in range(len(queries))]
 
     def _java_raw(self, doc_id: str) -> str | None:
@@ -307,6 +307,3 @@ def open_error(index_dir: Path, java_error: str) -> str:
     return f"corrupt index {index_dir}: Lucene cannot open it ({java_error})"
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -37,35 +37,36 @@ def test_broken_format_falls_back(reply, answer):
     assert final.answer == answer and not final.format_ok
 
 
-def test_shown_arithmetic_is_redone_by_the_calculator():
-    final = parse_reply("Reasoning: born 1912, died 1989.\nAnswer: 1989 - 1912 = 78 years")
+def test_shown_arithmetic_keeps_the_models_result_unless_the_calculator_is_on():
+    assert parse_reply("Answer: 1989 - 1912 = 78 years").answer == "78 years"
+    final = parse_reply("Reasoning: born 1912, died 1989.\nAnswer: 1989 - 1912 = 78 years", calculator=True)
     assert final.answer == "77 years" and final.calculation == "1989 - 1912 = 77"
     assert final.model_answer == "1989 - 1912 = 78 years"
-    assert parse_reply("Answer: 1989 - 1912 = 78 years", calculator=False).answer == "78 years"
 
 
 def test_bare_expression_is_computed_but_ranges_and_plain_numbers_are_not():
-    assert parse_reply("Answer: 365 * 4 + 1").answer == "1461"
-    assert parse_reply("Answer: 365 * 4 + 1", calculator=False).answer == "365 * 4 + 1"
-    assert parse_reply("Answer: 1914-1918").answer == "1914-1918"
-    assert parse_reply("Answer: 18,500").answer == "18,500" and parse_reply("Answer: 18,500").calculation is None
+    assert parse_reply("Answer: 365 * 4 + 1", calculator=True).answer == "1461"
+    assert parse_reply("Answer: 365 * 4 + 1").answer == "365 * 4 + 1"
+    assert parse_reply("Answer: 1914-1918", calculator=True).answer == "1914-1918"
+    plain = parse_reply("Answer: 18,500", calculator=True)
+    assert plain.answer == "18,500" and plain.calculation is None
 
 
 def test_unparseable_expression_keeps_the_models_result():
-    final = parse_reply("Answer: 12 / (3 - 3) = 4")
+    final = parse_reply("Answer: 12 / (3 - 3) = 4", calculator=True)
     assert final.answer == "4" and final.calculation is None
 
 
 def test_repeated_labels_and_chains_end_in_the_result():
     # Real replies of the embedded model: the label written twice, and "<entity> = <answer>" chains copied from
     # the prompt's "<the arithmetic> = <its result>" format.
-    final = parse_reply("Reasoning: 3 titles, 6 titles, 4 titles.\n\nFinal answer: Answer: 3 * 6 * 4 = 72", calculator=False)
+    final = parse_reply("Reasoning: 3 titles, 6 titles, 4 titles.\n\nFinal answer: Answer: 3 * 6 * 4 = 72")
     assert final.answer == "72" and final.model_answer == "3 * 6 * 4 = 72"
     final = parse_reply("Answer: Varn Stadium = Emperor Hollin")
     assert final.answer == "Emperor Hollin" and final.model_answer == "Varn Stadium = Emperor Hollin"
     # A name with its number: the question may want either, so neither is dropped.
     assert parse_reply("Final line: Answer: The Battle of Varn = 1066").answer == "The Battle of Varn = 1066"
-    assert parse_reply("Answer: 113,000 = 96,598,047", calculator=False).answer == "96,598,047"
+    assert parse_reply("Answer: 113,000 = 96,598,047").answer == "96,598,047"
 
 
 def test_a_long_paragraph_without_an_answer_line_keeps_its_closing_sentences():

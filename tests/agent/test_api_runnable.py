@@ -62,7 +62,7 @@ def test_invoke_config_reaches_a_tracer_with_tool_retriever_and_edge_runs(agent)
     assert retrievers and retrievers[0].inputs["query"] == "Brennick"
     assert retrievers[0].name == "tiny" and retrievers[0].outputs["documents"][0].metadata["title"] == "Brennick"
     names = {r.name for r in runs}
-    assert {"after_plan", "after_merge", "plan", "retrieve", "answer"} <= names and "RunnableCallable" not in names
+    assert {"after_merge", "plan", "retrieve", "answer"} <= names and "RunnableCallable" not in names
     assert sum(r.run_type == "llm" for r in runs) == 3
 
 

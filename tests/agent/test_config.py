@@ -52,3 +52,14 @@ def test_a_local_model_object_keeps_small_budgets_whatever_its_window():
     chat = make_local_chat("qwen2.5-coder-1.5b", runtime)
     assert budgets(AgentConfig.for_model(chat)) == SMALL_MODEL_BUDGETS  # though qwen2.5 names a 32k window
     assert not runtime.started
+
+
+def test_a_retired_setting_reads_at_the_value_that_does_what_the_agent_does_and_is_refused_otherwise():
+    import pytest
+
+    from frames_agent.agent.errors import AgentError
+
+    assert AgentConfig(drop_fanout=False, proposer_rank="order", k=3) == AgentConfig(k=3)
+    with pytest.raises(AgentError, match=r"^adaptive=true: a retired setting \(tried and not kept: "
+                       r"docs/measurements.md#tried-and-not-kept\); run it with the commit listed there$"):
+        AgentConfig(adaptive=True)

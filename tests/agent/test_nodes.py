@@ -24,7 +24,7 @@ def test_plan_and_answer_calls_are_capped_and_timed_per_node(tiny_retriever):
     assert plan_request["max_tokens"] == 200 and answer_request["max_tokens"] == 90
     schema = plan_request["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["queries"]["maxItems"] == 3 and schema["properties"]["thought"]["maxLength"] == 160
-    # No tools and no --adaptive: the grammar leaves out the fields nothing reads, and allows no others.
+    # No tools: the grammar leaves out the fields nothing reads, and allows no others.
     assert set(schema["properties"]) == {"thought", "queries"} and schema["additionalProperties"] is False
     assert result.answer == "Brennick"
     assert [c.node for c in result.calls] == ["plan", "answer"] and all(c.prompt_tokens > 0 for c in result.calls)
@@ -108,12 +108,13 @@ def test_budget_room_goes_to_more_passages_when_few_articles(tiny_retriever):
     doc = _long_brennick(tiny_retriever)
     question = "Which architect designed the opera house of Brennick, and when did the first railway reach it?"
     llm = ScriptedLLM(["Answer: x", "Answer: x"])
-    few = AgentConfig(answer_budget=2000, answer_doc_tokens=300, answer_passages=2, context_selection="article")
+    few = AgentConfig(answer_budget=2000, answer_doc_tokens=300, answer_passages=2)
     result = FramesAgent(llm, tiny_retriever, config=few).answer_from(question, [doc])
-    assert len(result.answer_context.passages[0].passages) > 2, "one article may use the whole budget"
+    roomy = len(result.answer_context.passages[0].passages)
+    assert roomy > 2 + 1, "one article may use the whole budget (beyond its lead and 2 passages)"
     fixed = few.model_copy(update={"answer_budget": 300})
     result = FramesAgent(llm, tiny_retriever, config=fixed).answer_from(question, [doc])
-    assert len(result.answer_context.passages[0].passages) <= 2
+    assert len(result.answer_context.passages[0].passages) < roomy
 
 
 def test_consecutive_plan_prompts_share_their_prefix_through_the_earlier_queries(tiny_retriever):
@@ -128,53 +129,20 @@ def test_consecutive_plan_prompts_share_their_prefix_through_the_earlier_queries
     assert "Step 2 of 3" not in shared and "Step 3 of 3" in step3
 
 
-def test_tools_and_adaptive_bring_their_fields_back():
+def test_tools_bring_their_field_back():
     from frames_agent.agent.queries import plan_schema, reply_extras
 
-    schema = plan_schema(4, 2, adaptive=True)
-    assert schema["properties"]["tool_calls"]["maxItems"] == 2 and "enough" in schema["properties"]
-    assert '"tool_calls"' in reply_extras(True, True)["more_fields"] and reply_extras(False, False) == {
+    assert plan_schema(4, 2)["properties"]["tool_calls"]["maxItems"] == 2
+    assert '"tool_calls"' in reply_extras(True)["more_fields"] and reply_extras(False) == {
         "more_fields": "", "more_rules": ""}
 
 
 def test_plan_thought_chars_zero_leaves_the_thought_out_of_the_grammar():
     from frames_agent.agent.queries import plan_schema
 
-    assert plan_schema(5, 0, adaptive=False, thought_chars=160)["properties"]["thought"]["maxLength"] == 160
-    schema = plan_schema(5, 0, adaptive=False, thought_chars=0)
+    assert plan_schema(5, 0, thought_chars=160)["properties"]["thought"]["maxLength"] == 160
+    schema = plan_schema(5, 0, thought_chars=0)
     assert set(schema["properties"]) == {"queries"} and schema["additionalProperties"] is False
-    assert AgentConfig(plan_thought_chars=0).plan_thought_chars == 0
-
-
-def test_answer_dense_weight_reranks_passages_with_the_injected_encoder(tiny_retriever):
-    import numpy as np
-
-    class Cellar:
-        """A stand-in encoder: the question and passages about a cellar point one way, everything else another."""
-
-        name, dim = "cellar", 2
-
-        def __init__(self):
-            self.seen = []
-
-        def encode(self, texts):
-            self.seen += list(texts)
-            return np.array([[1.0, 0.0] if ("cellar" in t or "kept" in t) else [0.0, 1.0] for t in texts])
-
-    doc = tiny_retriever.by_title("Brennick").model_copy(update={"text": (
-        "Brennick is a city.\nThe Brennick guild records are in the town hall of Brennick.\n"
-        "The archive keeps the guild ledger in its cellar.")})
-    question = "Where are the Brennick guild records kept?"
-    config = AgentConfig(answer_budget=300, answer_doc_tokens=300, answer_passages=2, passage_words=10,
-                         context_selection="article")
-    llm = ScriptedLLM(["Answer: x"] * 2)
-    plain = FramesAgent(llm, tiny_retriever, config=config).answer_from(question, [doc])
-    assert plain.answer_context.passages[0].passages == [0, 1]
-    encoder = Cellar()
-    dense = config.model_copy(update={"answer_dense_weight": 2.0})
-    agent = FramesAgent(llm, tiny_retriever, config=dense, encoder=encoder)
-    assert agent.answer_from(question, [doc]).answer_context.passages[0].passages == [0, 2]
-    assert encoder.seen[0] == question and agent.with_settings(k=2).nodes.encoder is encoder
 
 
 def test_context_selection_reads_a_deep_gold_passage_of_the_40th_of_60_articles(tiny_retriever):
@@ -194,6 +162,3 @@ def test_context_selection_reads_a_deep_gold_passage_of_the_40th_of_60_articles(
     assert "Kestrel Valley FC" not in section, "the top-ranked irrelevant article takes no room"
     cut = result.answer_context
     assert cut.selection == "context" and cut.shown_titles[0] == "Brennick" and FACT in cut.text
-    old = FramesAgent(ScriptedLLM(["Answer: x"]), tiny_retriever,
-                      config=AgentConfig(context_selection="article")).answer_from(question, docs)
-    assert FACT not in old.answer_context.text and "Kestrel Valley FC" in old.answer_context.shown_titles

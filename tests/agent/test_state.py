@@ -35,7 +35,7 @@ def test_input_and_output_json_schemas(tiny_retriever):
     given = compiled.get_input_jsonschema()
     assert set(given["properties"]) == {"question", "variables", "skip_answer"} and given["required"] == ["question"]
     returned = compiled.get_output_jsonschema()
-    assert set(returned["properties"]) == {"question", "answer", "raw_answer", "steps", "context", "done",
+    assert set(returned["properties"]) == {"question", "answer", "raw_answer", "steps", "context",
                                            "answer_context", "final", "messages"}
     assert "pending_queries" not in returned["properties"] and "retrieved" not in returned["properties"]
 

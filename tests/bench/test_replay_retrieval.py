@@ -40,10 +40,10 @@ def _run_dir(tmp_path):
 
 def test_replaying_a_recorded_run_keeps_its_model_queries(tmp_path, tiny_index, capsys):
     code = main([str(_run_dir(tmp_path)), "--index", str(tiny_index), "--split", "check", "--report-only", "--json",
-                 "--grid", "proposer_rank=order,specificity"])
+                 "--grid", "propose_queries=true,false"])
     assert code == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["setting"] for r in rows] == ['{"proposer_rank": "order"}', '{"proposer_rank": "specificity"}']
+    assert [r["setting"] for r in rows] == ['{"propose_queries": true}', '{"propose_queries": false}']
     for r in rows:
         assert r["questions"] == 1 and r["queries_by_origin"]["model"] == 2 and r["articles"] > 0
         assert sum(r["gold_by_origin"].values()) >= 2, "Tomas Ferrante and Kestrel Valley FC, at least"
@@ -53,7 +53,7 @@ def test_without_a_run_the_question_and_the_proposer_search_alone(tmp_path, tiny
     assert main(["--data", TINY, "--index", str(tiny_index), "--json", "--grid", "n=3"]) == 0
     (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert row["questions"] == 1, "one tune question in the tiny data"
-    assert set(row["queries_by_origin"]) <= {"fallback", "proposer", "feedback", "question"}
+    assert set(row["queries_by_origin"]) <= {"fallback", "proposer", "question"}
     assert row["queries_by_origin"].get("fallback", 0) + row["queries_by_origin"].get("question", 0) >= 1
 
 

@@ -29,6 +29,8 @@ from markdown_it import MarkdownIt
 
 from tests.agent.serve.conftest import serving
 
+pytestmark = pytest.mark.slow  # every page's commands as subprocesses
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 MARKER = re.compile(r"<!--\s*example:\s*(?P<kind>skip|against serve)\s*\((?P<reason>.+)\)\s*-->\s*$")

@@ -76,6 +76,20 @@ def test_config_mismatch_names_the_key_and_both_values(tmp_path):
         run_dir.check_config({"index_fingerprint": "bbb"})
 
 
+def test_a_retired_setting_resumes_at_the_value_that_does_what_the_agent_does_and_is_refused_otherwise(tmp_path):
+    run_dir = frames_run_dir(tmp_path)  # the same check serves CRAG and tune run directories
+    run_dir.write_config({"agent": {"k": 5, "drop_fanout": False, "context_selection": "context"}})
+    run_dir.check_config({"agent": {"k": 5}})
+    run_dir.write_config({"agent": {"k": 5, "drop_fanout": True}})
+    with pytest.raises(EvalError, match=r"was run with drop_fanout=true: a retired setting \(tried and not kept: "
+                       r"docs/measurements.md#tried-and-not-kept\); run it with the commit listed there") as caught:
+        run_dir.check_config({"agent": {"k": 5}})
+    assert "\n" not in str(caught.value)
+    run_dir.write_config({"agent": {"k": 5, "drop_fanout": False}})
+    with pytest.raises(EvalError, match=r"\(agent.k was 5, now 6\)"):  # a setting still there is compared as ever
+        run_dir.check_config({"agent": {"k": 6}})
+
+
 def test_a_second_writer_is_refused_by_the_lock(tmp_path):
     run_dir = frames_run_dir(tmp_path)
     with run_dir.locked(), pytest.raises(EvalError, match="another run is writing"), frames_run_dir(tmp_path).locked():

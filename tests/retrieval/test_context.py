@@ -1,7 +1,7 @@
 """The context's C <- C ∪ (D \\ C) by article identity (retrieval/context.py merge)."""
 from __future__ import annotations
 
-from frames_agent.retrieval.context import merge, within
+from frames_agent.retrieval.context import merge
 from frames_agent.retrieval.types import Document
 
 
@@ -33,14 +33,3 @@ def test_a_passage_of_an_article_read_whole_adds_nothing():
     assert context[0].text() == "the whole article"
 
 
-def test_a_full_context_takes_the_best_ranked_new_articles_and_every_known_one():
-    context = []
-    merge(context, [(0, _doc("a", "a")), (1, _doc("b", "b"))], step=1)
-    # Two queries' hits: c and d top their lists, e is second, b is already read (found again, it still moves up).
-    found = [(0, _doc("c", "c")), (1, _doc("e", "e")), (0, _doc("d", "d")), (1, _doc("b", "b"))]
-    kept = within(context, found, limit=4)
-    assert [d.id for _, d in kept] == ["c", "d", "b"], "room for 2: the two top hits; e waits; b is no new article"
-    assert within(context, found, limit=None) == found and [d.id for _, d in within(context, found, 2)] == ["b"]
-    # An article found second by one query and first by another counts at its best rank.
-    assert [d.id for _, d in within(context, [(1, _doc("x", "x")), (2, _doc("y", "y")), (0, _doc("y", "y"))], 3)] == [
-        "y", "y"]

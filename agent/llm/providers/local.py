@@ -60,10 +60,9 @@ def busy_cores(sample: float = 0.25) -> float:
 def default_threads() -> tuple[int, int]:
     """(generation, prompt) threads; FRAMES_AGENT_LLM_THREADS sets both.
 
-    Generation syncs its threads once per layer per token, so a single descheduled thread stalls all of them: on 2
-    busy cores, 2 threads fell to 0.5-2 tok/s where 1 kept 12 (Qwen 1.5B), while on 2 idle cores 2 threads wrote
-    31-33 tok/s against 21 for one. So generation takes the cores that are idle when the runtime starts (at least
-    one); prompt reading (large matrix products) uses every core.
+    Generation syncs its threads once per layer per token, so a single descheduled thread stalls all of them:
+    generation takes the cores that are idle when the runtime starts (at least one); prompt reading (large matrix
+    products) uses every core. Measured: docs/measurements.md#generation-threads
     """
     env = os.environ.get("FRAMES_AGENT_LLM_THREADS", "")
     if env.isdigit() and int(env) > 0:
@@ -73,14 +72,11 @@ def default_threads() -> tuple[int, int]:
 
 
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
-# Speculative decoding (llama.cpp): 'ngram' drafts from n-grams of the prompt and the reply so far (queries and
-# answers copy names and phrases from the context); 'draft' asks a small model of the same tokenizer.
-SPECULATIVE = ("none", "ngram", "draft")
 
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    """How llama.cpp runs a local model: threads, flash attention, batch sizes, context, slots and speculation."""
+    """How llama.cpp runs a local model: threads, flash attention, batch sizes, context and slots."""
 
     threads: int | None = None  # generation threads (None: default_threads())
     batch_threads: int | None = None  # prompt-reading threads (None: default_threads())
@@ -90,29 +86,17 @@ class RuntimeSettings:
     n_ubatch: int = 512
     n_ctx: int = DEFAULT_CTX
     parallel: int = 1
-    speculative: str = "none"
-    draft_model: str | None = None  # GGUF of the draft model ('draft'; None: the embedded 0.5B when installed)
-    draft_max: int = 8  # tokens drafted per step at most
 
     @classmethod
     def from_env(cls, **overrides: Any) -> RuntimeSettings:
-        """Defaults, FRAMES_AGENT_LLM_FLASH_ATTN (auto/on/off) and FRAMES_AGENT_LLM_SPECULATIVE (none/ngram/draft),
-        then explicit overrides."""
+        """Defaults, FRAMES_AGENT_LLM_FLASH_ATTN (auto/on/off), then explicit overrides."""
         env: dict[str, Any] = {}
         flash = os.environ.get("FRAMES_AGENT_LLM_FLASH_ATTN", "").strip().lower()
         if flash and flash not in FLASH_ATTN:
             raise LLMError(f"FRAMES_AGENT_LLM_FLASH_ATTN must be auto, on or off, not {flash!r}")
         if flash:
             env["flash_attn"] = flash
-        speculative = os.environ.get("FRAMES_AGENT_LLM_SPECULATIVE", "").strip().lower()
-        if speculative and speculative not in SPECULATIVE:
-            raise LLMError(f"FRAMES_AGENT_LLM_SPECULATIVE must be {', '.join(SPECULATIVE)}, not {speculative!r}")
-        if speculative:
-            env["speculative"] = speculative
-        settings = replace(cls(**env), **overrides)
-        if settings.speculative not in SPECULATIVE:
-            raise LLMError(f"speculative decoding must be {', '.join(SPECULATIVE)}, not {settings.speculative!r}")
-        return settings
+        return replace(cls(**env), **overrides)
 
     def resolved_threads(self) -> tuple[int, int]:
         """(generation, prompt) threads after defaults."""
@@ -165,21 +149,7 @@ class LocalRuntime:
         # the KV of earlier prompts (one slot, plus its host-memory prompt cache) and reads only the new tail.
         params.cache_prompt = True
         params.verbosity = -1  # llama.cpp's log lines would drown the CLI's output
-        self._speculate(xllamacpp, params)
         return params
-
-    def _speculate(self, xllamacpp: Any, params: Any) -> None:
-        cfg, kinds = self.settings, xllamacpp.common_speculative_type
-        spec = params.speculative
-        if cfg.speculative == "ngram":
-            spec.types = [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
-        elif cfg.speculative == "draft":
-            draft = cfg.draft_model or draft_gguf()
-            spec.types = [kinds.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
-            spec.draft.mparams.path = str(draft)
-            spec.draft.cpuparams.n_threads, spec.draft.cpuparams_batch.n_threads = params.cpuparams.n_threads, \
-                params.cpuparams_batch.n_threads
-            spec.draft.n_max = cfg.draft_max
 
     def _start(self) -> tuple[Any, str]:
         check_runtime()
@@ -283,7 +253,3 @@ def make_local_chat(name: str, runtime: LocalRuntime, *, timeout: float = 600.0,
                      seed=seed, stream_usage=True, legacy_max_tokens=True)
     return chat.attach(runtime)
 
-
-def draft_gguf() -> Path:
-    """The draft model for speculative decoding ('draft'): set draft_model to a GGUF of the same tokenizer."""
-    raise LLMError("speculative decoding 'draft' needs draft_model: a GGUF of the same tokenizer")

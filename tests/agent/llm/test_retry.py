@@ -3,6 +3,7 @@ question's deadline."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
 import pytest
@@ -66,6 +67,12 @@ def test_async_retries():
     assert asyncio.run(acall_with_retries(fn, policy, lambda e: e)) == "ok" and sleeps == [1.0]
 
 
+def _wait_for_abandoned_questions() -> None:
+    """Join the workers call_within left behind at its deadline (an event, not a sleep)."""
+    for thread in [t for t in threading.enumerate() if t.name == "frames-question"]:
+        thread.join(30)
+
+
 def test_retries_never_start_after_the_question_deadline():
     calls: list[float] = []
 
@@ -77,25 +84,29 @@ def test_retries_never_start_after_the_question_deadline():
     started = time.monotonic()
     with pytest.raises(ServerError):
         call_within(lambda: call_with_retries(fail, policy, lambda e: e), 1.0)
-    assert 5 <= len(calls) <= 11 and calls[-1] < started + 1.0
+    _wait_for_abandoned_questions()
+    assert len(calls) >= 2 and calls[-1] < started + 1.0
 
 
 def test_a_request_gets_what_is_left_of_the_deadline_and_none_once_it_passed():
     assert request_timeout(30.0, "m") == 30.0 and request_timeout(None, "m") is None  # no question, no deadline
     assert 0 < call_within(lambda: request_timeout(30.0, "m"), 0.5) <= 0.5
     late: list[BaseException] = []
+    passed, done = threading.Event(), threading.Event()
 
     def after_the_deadline():
-        time.sleep(0.4)
+        passed.wait(30)  # the question's deadline has passed: its caller was told
         late.append(timed_out("the request's own timeout"))
         try:
             request_timeout(30.0, "m")
         except QuestionTimeout as exc:
             late.append(exc)
+        done.set()
 
     with pytest.raises(QuestionTimeout):
         call_within(after_the_deadline, 0.2)
-    time.sleep(0.4)
+    passed.set()
+    assert done.wait(30)
     assert len(late) == 2 and all(isinstance(e, QuestionTimeout) for e in late)
 
 

@@ -7,12 +7,15 @@ import os
 import sys
 from importlib.metadata import version
 
+import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from frames_agent.agent.limits import MAX_QUESTION_CHARS, MAX_SEARCH_HITS
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI
 from tests.agent.serve.conftest import ROOT, write_script
+
+pytestmark = pytest.mark.slow  # MCP server subprocesses
 
 
 async def session_run(params: StdioServerParameters):

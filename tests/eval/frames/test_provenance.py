@@ -18,15 +18,15 @@ def test_each_gold_article_keeps_its_step_rank_and_origin():
             _doc("c2", "Brennick", article="c"), _doc("d", "Tomas Ferrante")]
     steps = [StepRecord(step=1, queries=["Marta Kowalczyk", "Halvorsen Prize"], origins=["model", "model"],
                         query_hits=[1, 1], new_doc_ids=["a", "b"], new_doc_origins=["model", "model"]),
-             StepRecord(step=2, queries=["Brennick", "born Brennick"], origins=["proposer", "feedback"],
-                        new_doc_ids=["c", "c2", "d"], new_doc_origins=["proposer", "proposer", "feedback"])]
+             StepRecord(step=2, queries=["Brennick", "born Brennick"], origins=["proposer", "repeat"],
+                        new_doc_ids=["c", "c2", "d"], new_doc_origins=["proposer", "proposer", "repeat"])]
     gold = ("Brennick", "Mayor of Brennick", "Olse River")
     figures = retrieval_figures(gold, list(gold), AgentResult(question="q", documents=docs, steps=steps),
                                 {"mayor of brennick": "tomas ferrante"})
     assert figures["found_step"] == {"Brennick": 2, "Mayor of Brennick": 2, "Olse River": None}
     # A second passage of Brennick (c2) is no new article: Ferrante is the 4th article read, not the 5th.
     assert figures["found_at"] == {"Brennick": 3, "Mayor of Brennick": 4, "Olse River": None}
-    assert figures["found_origin"] == {"Brennick": "proposer", "Mayor of Brennick": "feedback", "Olse River": None}
+    assert figures["found_origin"] == {"Brennick": "proposer", "Mayor of Brennick": "repeat", "Olse River": None}
     assert figures["articles_by_step"] == [2, 4]
 
 
@@ -42,17 +42,17 @@ def test_the_summary_totals_queries_articles_and_gold_per_origin():
                         {"origins": ["model", "proposer"], "new_doc_ids": ["d"], "new_doc_origins": ["proposer"]}],
                   {"A": 1, "C": 1, "D": 2, "E": None}, {"A": "model", "C": "question", "D": "proposer", "E": None})
     two = _record("2", [{"origins": ["fallback"], "new_doc_ids": ["x"], "new_doc_origins": ["fallback"]},
-                        {"origins": ["feedback"], "new_doc_ids": ["y", "z"], "new_doc_origins": ["feedback", "feedback"]}],
-                  {"Y": 2, "Z": 2}, {"Y": "feedback", "Z": "feedback"})
+                        {"origins": ["repeat"], "new_doc_ids": ["y", "z"], "new_doc_origins": ["repeat", "repeat"]}],
+                  {"Y": 2, "Z": 2}, {"Y": "repeat", "Z": "repeat"})
     s = run_summary([one, two])
-    assert s.queries_by_origin == {"model": 2, "question": 1, "proposer": 1, "fallback": 1, "feedback": 1}
-    assert s.articles_by_origin == {"model": 1, "question": 2, "proposer": 1, "fallback": 1, "feedback": 2}
-    assert s.gold_by_origin == {"model": 1, "question": 1, "proposer": 1, "feedback": 2}
-    assert s.gold_by_step_origin == {"1": {"model": 1, "question": 1}, "2": {"proposer": 1, "feedback": 2}}
+    assert s.queries_by_origin == {"model": 2, "question": 1, "proposer": 1, "fallback": 1, "repeat": 1}
+    assert s.articles_by_origin == {"model": 1, "question": 2, "proposer": 1, "fallback": 1, "repeat": 2}
+    assert s.gold_by_origin == {"model": 1, "question": 1, "proposer": 1, "repeat": 2}
+    assert s.gold_by_step_origin == {"1": {"model": 1, "question": 1}, "2": {"proposer": 1, "repeat": 2}}
     assert s.articles_by_step == [2.0, 3.5] and s.articles_read == 3.5
     text = "\n".join(origin_lines(s))
-    assert "## Where the gold came from" in text and "| feedback | 1 | 2 | 2 | 100.0 |" in text
-    assert "| 2 | 0 | 1 | 0 | 0 | 2 |" in text, "step 2: proposer 1, feedback 2 (columns in origin order)"
+    assert "## Where the gold came from" in text and "| repeat | 1 | 2 | 2 | 100.0 |" in text
+    assert "| 2 | 0 | 1 | 0 | 0 | 2 |" in text, "step 2: proposer 1, repeat 2 (columns in origin order)"
 
 
 def test_records_written_before_origins_were_recorded_still_summarise():

@@ -83,7 +83,7 @@ def builder(retriever, *, wrap=None, judge2=False, fetcher=None, llm=None):
 def run(tmp_path, retriever, echo=None, build=None, **overrides):
     s = settings(tmp_path, **overrides)
     lines = []
-    outcome = run_frames(s, AgentConfig(k=s.k, n=s.n, n_docs=s.n_docs, prompt=s.prompt, adaptive=s.adaptive),
+    outcome = run_frames(s, AgentConfig(k=s.k, n=s.n, n_docs=s.n_docs, prompt=s.prompt),
                          build=build or builder(retriever), echo=echo or lines.append)
     return outcome, lines
 
@@ -215,9 +215,9 @@ def test_cli_set_reaches_the_run_config(tmp_path, tiny_retriever, monkeypatch):
     monkeypatch.setattr("frames_agent.eval.frames.commands.build_components", builder(tiny_retriever))
     code = cli.main(["frames", "--data", TINY, "--out", str(tmp_path / "run"), "--model", "scripted", "--k", "2",
                      "--n", "2", "--n-docs", "3", "--limit", "1", "--no-progress", "--retrieval-only",
-                     "--set", "proposer_docs=7", "--set", "proposer_titles_only=false"])
+                     "--set", "question_docs=7", "--set", "propose_queries=false"])
     agent = json.loads((tmp_path / "run" / "config.json").read_text())["agent"]
-    assert code == 0 and agent["proposer_docs"] == 7 and agent["proposer_titles_only"] is False
+    assert code == 0 and agent["question_docs"] == 7 and agent["propose_queries"] is False
 
 
 @pytest.mark.lucene  # frames checks its optional packages before its data
@@ -435,7 +435,7 @@ def test_bad_concurrency_is_one_line(tmp_path, tiny_retriever):
         run(tmp_path, tiny_retriever, concurrency=0)
 
 
-@pytest.mark.slow
+@pytest.mark.model
 def test_real_local_model_bm25_on_the_default_index(tmp_path, capsys):
     code = cli.main(["frames", "--system", "bm25", "--limit", "1", "--out", str(tmp_path / "real"), "--no-progress"])
     out = capsys.readouterr().out

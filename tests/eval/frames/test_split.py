@@ -69,7 +69,7 @@ def test_a_run_recorded_before_the_split_and_new_fields_resumes_at_their_default
     run(tmp_path, tiny_retriever, limit=2)
     path = tmp_path / "run" / "config.json"
     config = json.loads(path.read_text())
-    del config["split"], config["agent"]["proposer_rank"], config["agent"]["feedback_queries"]
+    del config["split"], config["agent"]["question_docs"], config["agent"]["plan_thought_chars"]
     path.write_text(json.dumps(config))
     more, _ = run(tmp_path, tiny_retriever, limit=3)
     assert more.ran == 1
@@ -99,6 +99,20 @@ def test_a_run_recorded_before_a_default_that_changed_behaviour_resumes_only_wit
     with pytest.raises(FramesAgentError, match=r"\(agent.repeat_docs was None, now 3\)"):
         resume()
     assert resume(repeat_docs=0).ran == 1
+
+
+def test_a_run_recorded_with_a_retired_setting_resumes_only_at_the_value_that_does_what_the_agent_does(
+        tmp_path, tiny_retriever, capsys):
+    run(tmp_path, tiny_retriever, limit=2)
+    path = tmp_path / "run" / "config.json"
+    config = json.loads(path.read_text())
+    path.write_text(json.dumps({**config, "agent": {**config["agent"], "drop_fanout": False, "max_articles": None}}))
+    assert run(tmp_path, tiny_retriever, limit=3)[0].ran == 1
+    path.write_text(json.dumps({**config, "agent": {**config["agent"], "proposer_rank": "specificity"}}))
+    with pytest.raises(FramesAgentError, match=r"was run with proposer_rank=\"specificity\": a retired setting "
+                       r"\(tried and not kept: docs/measurements.md#tried-and-not-kept\)") as caught:
+        run(tmp_path, tiny_retriever, limit=4)
+    assert "\n" not in str(caught.value)
 
 
 def test_tuning_refuses_the_check_questions_in_one_line(tmp_path, capsys):

@@ -24,12 +24,12 @@ def test_cells_cover_the_product_first_axis_slowest_with_typed_settings():
 
 
 def test_flags_are_read_as_their_type_and_prompt_files_by_their_stem():
-    grid = cells(parse_grid(["adaptive=true,no", "prompt=planning,/tmp/x/my_prompt.txt"]))
-    assert [c.name for c in grid] == ["adaptive=true_prompt=planning", "adaptive=true_prompt=my-prompt",
-                                      "adaptive=no_prompt=planning", "adaptive=no_prompt=my-prompt"]
-    assert grid[2].settings(RunSettings(), Path("s")).adaptive is False
+    grid = cells(parse_grid(["calculator=true,no", "prompt=planning,/tmp/x/my_prompt.txt"]))
+    assert [c.name for c in grid] == ["calculator=true_prompt=planning", "calculator=true_prompt=my-prompt",
+                                      "calculator=no_prompt=planning", "calculator=no_prompt=my-prompt"]
+    assert grid[2].settings(RunSettings(), Path("s")).calculator is False
     with pytest.raises(UsageError, match="expected true or false"):
-        parse_grid(["adaptive=maybe"])
+        parse_grid(["calculator=maybe"])
 
 
 def test_baseline_by_name_or_values_and_refused_when_ambiguous():

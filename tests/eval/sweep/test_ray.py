@@ -18,6 +18,8 @@ from frames_agent.retrieval.lucene.jvm import java_signals_kept  # noqa: E402
 from tests.eval.frames.test_runner import TINY  # noqa: E402
 from tests.eval.sweep.helpers import build_kill_always, build_kill_once, results, sweep_args, write_script  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a Ray cluster and worker processes
+
 ROOT = Path(__file__).resolve().parents[3]
 
 

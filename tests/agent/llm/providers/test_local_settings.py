@@ -35,31 +35,6 @@ def test_the_pool_keeps_one_runtime_per_model_and_settings(tmp_path):
     assert not first.started  # nothing loads until the first call
 
 
-def test_speculative_settings_reach_llama_cpp(tmp_path):
-    kinds = xllamacpp.common_speculative_type
-    ngram = LocalRuntime(tmp_path / "m.gguf", name="m", settings=RuntimeSettings(threads=1, speculative="ngram"))
-    assert list(ngram._params(xllamacpp).speculative.types) == [kinds.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
-    settings = RuntimeSettings(threads=1, batch_threads=2, speculative="draft", draft_model="/m/draft.gguf", draft_max=5)
-    params = LocalRuntime(tmp_path / "m.gguf", name="m", settings=settings)._params(xllamacpp)
-    spec = params.speculative
-    assert list(spec.types) == [kinds.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
-    assert (spec.draft.mparams.path, spec.draft.n_max) == ("/m/draft.gguf", 5)
-    assert (spec.draft.cpuparams.n_threads, spec.draft.cpuparams_batch.n_threads) == (1, 2)
-    plain = LocalRuntime(tmp_path / "m.gguf", name="m", settings=RuntimeSettings(threads=1))._params(xllamacpp)
-    assert list(plain.speculative.types) == [kinds.COMMON_SPECULATIVE_TYPE_NONE]
-
-
-def test_speculative_decoding_from_the_environment(monkeypatch):
-    monkeypatch.setenv("FRAMES_AGENT_LLM_SPECULATIVE", "ngram")
-    assert RuntimeSettings.from_env().speculative == "ngram"
-    monkeypatch.setenv("FRAMES_AGENT_LLM_SPECULATIVE", "eagle")
-    with pytest.raises(LLMError, match="none, ngram, draft"):
-        RuntimeSettings.from_env()
-    monkeypatch.delenv("FRAMES_AGENT_LLM_SPECULATIVE")
-    with pytest.raises(LLMError, match="none, ngram, draft"):
-        RuntimeSettings.from_env(speculative="fast")
-
-
 def test_generation_threads_follow_the_idle_cores(monkeypatch):
     from frames_agent.agent.llm.providers import local
 

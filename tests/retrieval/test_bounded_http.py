@@ -1,0 +1,49 @@
+"""The bounded transports rely on httpcore's pool network backend: the installed httpcore is the release
+pyproject.toml pins, its pool has the backend, and a pool without one is refused in one line."""
+from __future__ import annotations
+
+import asyncio
+import tomllib
+from pathlib import Path
+
+import httpcore
+import httpx
+import pytest
+from packaging.requirements import Requirement
+
+from frames_agent.retrieval.bounded_http import async_bounded_transport, bounded_transport
+from frames_agent.retrieval.errors import InstallError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_installed_httpcore_is_a_release_pyproject_pins_with_an_upper_bound():
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    (pin,) = [Requirement(d) for d in deps if Requirement(d).name == "httpcore"]
+    assert any(spec.operator == "<" for spec in pin.specifier), "an upper bound: a new release is tried, not assumed"
+    assert pin.specifier.contains(httpcore.__version__)
+
+
+def test_every_socket_of_both_transports_goes_through_the_bounding_backend():
+    sync, asynchronous = bounded_transport(), async_bounded_transport()
+    assert type(sync.inner._pool._network_backend).__name__ == "_Backend"
+    assert type(asynchronous.inner._pool._network_backend).__name__ == "_AsyncBackend"
+    sync.close()
+    asyncio.run(asynchronous.aclose())
+
+
+def test_a_pool_without_a_network_backend_is_refused(monkeypatch):
+    class Changed(httpx.HTTPTransport):  # a release that renamed or dropped the attribute
+        def __init__(self, **options):
+            super().__init__(**options)
+            del self._pool._network_backend
+
+    monkeypatch.setattr(httpx, "HTTPTransport", Changed)
+    from frames_agent.retrieval import bounded_http
+
+    bounded_http._sync_transport.cache_clear()
+    try:
+        with pytest.raises(InstallError, match=r"^httpcore .* has no network backend to bound; install .*<1\.1"):
+            bounded_transport()
+    finally:
+        bounded_http._sync_transport.cache_clear()
