@@ -59,7 +59,7 @@ def test_token_f1_and_rouge_l_against_the_gold_answer():
 @pytest.mark.parametrize("grid, message", [
     ("k=-1", "--grid k=-1: Input should be greater than or equal to 1"),  # once run and reported as cell k=1
     ("k=1,01", "--grid 'k=1,01': a value is repeated (1 and 01 are the same k)"),  # once two identical cells
-    ("adaptive=true,yes", "a value is repeated (true and yes are the same adaptive)"),
+    ("question_query=true,yes", "a value is repeated (true and yes are the same question_query)"),
     ("n=\u0661,2", "--grid n=\u0661: not a whole number"),  # an Arabic-Indic one, once read as 1
     ("k=1_0", "--grid k=1_0: not a whole number"),
     ("plan_budget=\u0665\u0660\u0660", "--grid plan_budget=\u0665\u0660\u0660: Input should be a valid integer"),
