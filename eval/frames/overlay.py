@@ -52,7 +52,7 @@ def plot_overlay(runs: Sequence[Run], path: Path) -> None:
     steps = max([len(c) for c in curves.values()] + [1])
     xs = list(range(1, steps + 1))
     fig, ax = plt.subplots(figsize=(8, 4.2 + 0.22 * len(runs)))
-    for (name, config, summary, records), color in zip(runs, plt.cm.tab10.colors * 3):  # type: ignore[attr-defined]  # a ListedColormap
+    for (name, config, summary, records), color in zip(runs, plt.cm.tab10.colors * 3):
         curve, questions = curves[name], sum(1 for r in records if not r.failed)
         label = f"{run_label(config)} [{questions} questions]"
         if len(curve) > 1:
