@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from frames_agent.retrieval.lazy import lazy_exports
-from frames_agent.retrieval.version import __version__
+from frames_agent.core.lazy import lazy_exports
+from frames_agent.core.version import __version__
 
 if TYPE_CHECKING:
     from frames_agent.agent import (
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     )
     from frames_agent.retrieval import Document, FramesAgentError, Retriever
 
-# Lazy: importing one light sub-module (frames_agent.retrieval.paths in a server process, say) must not load
+# Lazy: importing one light sub-module (frames_agent.core.paths in a server process, say) must not load
 # LangGraph through this package's __init__.
 _EXPORTS = {
     "FramesAgent": "frames_agent.agent", "AgentConfig": "frames_agent.agent", "AgentError": "frames_agent.agent",

@@ -70,13 +70,13 @@ def _leave_abandoned_work(code: int) -> None:
 def _main(argv: list[str] | None) -> int:
     _tolerant_streams()
     try:  # the parser too: Ctrl-C while the command modules import must not print a traceback
-        from frames_agent.retrieval.errors import FramesAgentError, Terminated
+        from frames_agent.core.errors import FramesAgentError, Terminated
 
         argv = _checked_args(sys.argv[1:] if argv is None else argv)
         args = build_parser(argv[0] if argv else None).parse_args(argv)
         return int(args.handler(args) or 0)
     except FramesAgentError as exc:
-        from frames_agent.retrieval.plain import plain
+        from frames_agent.core.terminal import plain
 
         print(f"error: {plain(exc, lines=False)}", file=sys.stderr)  # a model's or a file's words, shown inert
         return 2
@@ -110,12 +110,12 @@ def _unexpected(exc: Exception) -> int:
     if os.environ.get("FRAMES_AGENT_DEBUG"):
         raise exc
     if isinstance(exc, ModuleNotFoundError):  # an optional extra not installed: say which one
-        from frames_agent.retrieval.extras import install_hint
+        from frames_agent.core.extras import install_hint
 
         if hint := install_hint(exc.name):
             print(f"error: {hint}", file=sys.stderr)
             return 2
-    from frames_agent.retrieval.plain import plain
+    from frames_agent.core.terminal import plain
 
     print(f"error: unexpected {type(exc).__name__}: {plain(exc, lines=False)} (FRAMES_AGENT_DEBUG=1 shows the "
           "traceback)", file=sys.stderr)
@@ -124,7 +124,7 @@ def _unexpected(exc: Exception) -> int:
 
 def _checked_args(argv: list[str]) -> list[str]:
     """argv, refusing text that is not UTF-8 (bytes Python could not decode), unless it names an existing path."""
-    from frames_agent.retrieval.errors import UsageError
+    from frames_agent.core.errors import UsageError
 
     for arg in argv:
         try:

@@ -9,8 +9,8 @@ from frames_agent.agent.graph import build_graph
 from frames_agent.agent.runtime import CONFIG_KEY, RunSettings
 from frames_agent.agent.settings import AgentSettings
 from frames_agent.agent.state import AgentEvent, AgentInput, AgentOutput, AgentResult
-from frames_agent.retrieval.errors import FramesAgentError
-from frames_agent.retrieval.version import __version__
+from frames_agent.core.errors import FramesAgentError
+from frames_agent.core.version import __version__
 
 __all__ = ["FramesAgent", "AgentConfig", "AgentSettings", "AgentError", "AgentResult", "AgentEvent", "AgentInput",
            "AgentOutput", "FramesAgentError", "__version__", "build_graph", "CONFIG_KEY", "RunSettings"]

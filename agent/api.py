@@ -50,9 +50,9 @@ from frames_agent.agent.state import (
     TokenUsage,
 )
 from frames_agent.agent.tools import ToolErrors, agent_tool
+from frames_agent.core.errors import first_line
 from frames_agent.retrieval import context as ctx
 from frames_agent.retrieval.bridges import as_documents, as_retriever
-from frames_agent.retrieval.errors import first_line
 from frames_agent.retrieval.types import Document, Retriever
 
 # Room for n steps of plan/retrieve/merge plus the answer, with margin.

@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _print_event(event: Any) -> None:
-    from frames_agent.retrieval.plain import plain
+    from frames_agent.core.terminal import plain
 
     if event.kind == "step_started":
         print(f"\n── step {event.step}", flush=True)
@@ -87,7 +87,7 @@ def run_ask(args: argparse.Namespace) -> int:
     """Answer one question; stream the steps, or print the --json object."""
     from frames_agent.agent.limits import check_text
     from frames_agent.agent.settings import AgentSettings
-    from frames_agent.retrieval.plain import plain
+    from frames_agent.core.terminal import plain
 
     args.question = check_text(args.question)  # the limits of every entry point, before anything loads
     agent = AgentSettings.from_flags(vars(args)).build_agent()

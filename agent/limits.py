@@ -3,7 +3,7 @@ with one refusal each, and the HTTP status every refusal and failure maps to."""
 from __future__ import annotations
 
 from frames_agent.agent.errors import AgentError, QuestionTimeout
-from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.core.errors import FramesAgentError
 
 MAX_QUESTION_CHARS = 4000  # a question, a chat's last user message, an MCP search query
 MAX_BODY_BYTES = 64 * 1024  # an HTTP request body (serve --max-body; at least MIN_BODY_BYTES)

@@ -16,9 +16,9 @@ from langgraph.config import get_stream_writer
 from pydantic import BaseModel
 
 from frames_agent.agent.asking import AnswerCall, PlanCall
-from frames_agent.agent.bridging import Evidence, matched_sentences, names, render_evidence, substance
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
+from frames_agent.agent.evidence import Evidence, matched_sentences, names, render_evidence, substance
 from frames_agent.agent.llm.calls import Structured
 from frames_agent.agent.prompts import Prompt
 from frames_agent.agent.proposer import Proposer, doc_origins
@@ -35,10 +35,10 @@ from frames_agent.agent.state import (
 )
 from frames_agent.agent.subquestions import Finding, SelfAsk, render_findings
 from frames_agent.agent.tools import run_tool
+from frames_agent.core.errors import FramesAgentError
 from frames_agent.retrieval import context as ctx
 from frames_agent.retrieval.bm25 import terms
 from frames_agent.retrieval.bridges import traced_batch_search
-from frames_agent.retrieval.errors import FramesAgentError
 from frames_agent.retrieval.selection import ContextSelection
 from frames_agent.retrieval.types import Document, Retriever
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from frames_agent.agent.bridging import Evidence, propose, question_evidence
+from frames_agent.agent.evidence import Evidence, propose, question_evidence
 from frames_agent.agent.queries import clean_queries
 from frames_agent.agent.state import AgentState, StepRecord
 from frames_agent.retrieval.types import Document

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from frames_agent.agent.bridging import substance
+from frames_agent.agent.evidence import substance
 from frames_agent.agent.state import ToolCall
 
 

@@ -21,8 +21,8 @@ from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.prompts import run_prompt
 from frames_agent.agent.state import AgentEvent
-from frames_agent.retrieval.errors import validation_error
-from frames_agent.retrieval.plain import plain
+from frames_agent.core.errors import validation_error
+from frames_agent.core.terminal import plain
 
 # The one `configurable` key the agent reads: an app's own keys (model, k, prompt, thread_id, ...) stay the app's.
 CONFIG_KEY = "frames_agent"

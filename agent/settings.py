@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.llm.spec import DEFAULT_MODEL
-from frames_agent.retrieval.errors import validation_error
+from frames_agent.core.errors import validation_error
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig

@@ -12,7 +12,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from frames_agent.agent.state import ToolCall
-from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.core.errors import FramesAgentError
 from frames_agent.retrieval.types import Document
 
 _MAX_RESULT_CHARS = 2000

@@ -143,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     parser.add_argument("--report-only", action="store_true", help="measure only (allows runs of --split check)")
     args = parser.parse_args(argv)
+    from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.split import refuse_check
-    from frames_agent.retrieval.errors import FramesAgentError
 
     try:
         for run in args.runs:

@@ -24,7 +24,7 @@ from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.eval.frames.autorater import Autorater
-from frames_agent.eval.frames.runner import Components, RunSettings, run_frames
+from frames_agent.eval.frames.runner import Components, FramesRunSettings, run_frames
 from frames_agent.eval.frames.systems import CoverageChecker, MultiStep
 from frames_agent.retrieval.types import Document
 
@@ -94,7 +94,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "questions.jsonl"
         write_questions(data, args.questions)
-        settings = RunSettings(k=args.k, n=args.n, n_docs=10, data=str(data), out=str(Path(tmp) / "run"),
+        settings = FramesRunSettings(k=args.k, n=args.n, n_docs=10, data=str(data), out=str(Path(tmp) / "run"),
                                model="scripted", concurrency=args.concurrency, progress=False)
         config = AgentConfig(k=args.k, n=args.n, n_docs=10)
         retriever = StubRetriever(args.search_delay)

@@ -135,11 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per variant")
     args = parser.parse_args(argv)
 
+    from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.budget import bm25_curve
     from frames_agent.eval.frames.runner import frames_run_dir
     from frames_agent.eval.frames.split import refuse_check
     from frames_agent.index.build import open_index
-    from frames_agent.retrieval.errors import FramesAgentError
 
     try:
         refuse_check(args.split, "bench/replay_retrieval.py", args.report_only)

@@ -150,10 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     start_raw_jvm()
+    from frames_agent.core.paths import cache_dir
     from frames_agent.index.build import ensure_index
     from frames_agent.index.corpus import default_corpus_paths
     from frames_agent.retrieval.lucene.searcher import BM25Retriever
-    from frames_agent.retrieval.paths import cache_dir
 
     index_dir = ensure_index(args.index)
     batches = [QUERIES[i:i + BATCH] for i in range(0, len(QUERIES), BATCH)]

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from frames_agent.eval.frames.executors import InProcess, RayCluster, ray_temp_dir  # noqa: E402
-from frames_agent.eval.frames.runner import RunSettings  # noqa: E402
+from frames_agent.eval.frames.runner import FramesRunSettings  # noqa: E402
 from frames_agent.eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
 from frames_agent.retrieval.lucene.jvm import java_signals_kept  # noqa: E402
 
@@ -64,7 +64,7 @@ def _index(name: str, home: Path) -> str:
 
 
 def _timed(executor, home: Path, name: str, grid: list[str], data: str, index: str) -> float:
-    base = RunSettings(data=data, index=index, model="openai:fake", judge="none", progress=False, no_cache=True,
+    base = FramesRunSettings(data=data, index=index, model="openai:fake", judge="none", progress=False, no_cache=True,
                        retrieval_only=True, out=str(home / name))
     sweep = plan_sweep(base, parse_grid(grid))
     started = time.perf_counter()

@@ -3,8 +3,8 @@ interface and paired statistics.
 
     from frames_agent.eval import Judge, Verdict, RunDir
 """
+from frames_agent.core.version import __version__
 from frames_agent.eval.judge import Judge, Verdict
 from frames_agent.eval.rundir import RunDir
-from frames_agent.retrieval.version import __version__
 
 __all__ = ["Judge", "RunDir", "Verdict", "__version__"]

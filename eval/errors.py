@@ -1,7 +1,7 @@
 """Errors of the evaluation layer."""
 from __future__ import annotations
 
-from frames_agent.retrieval.errors import FramesAgentError, InstallError, UsageError
+from frames_agent.core.errors import FramesAgentError, InstallError, UsageError
 
 
 class EvalError(FramesAgentError):

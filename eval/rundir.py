@@ -13,10 +13,10 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from frames_agent.core.bounded import OutOfBounds, load_file, read_file
+from frames_agent.core.bounded import loads as bounded_loads
+from frames_agent.core.errors import validation_error
 from frames_agent.eval.errors import EvalError
-from frames_agent.retrieval.bounded import OutOfBounds, load_file, read_file
-from frames_agent.retrieval.bounded import loads as bounded_loads
-from frames_agent.retrieval.errors import validation_error
 
 CONFIG_FILE, RESULTS_FILE, LOCK_FILE = "config.json", "results.jsonl", ".lock"
 # A run's identity, in config.json's info and on every results line, so a line copied from another run is told apart.

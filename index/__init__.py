@@ -3,7 +3,7 @@ an atomic swap and a manifest.
 
     from frames_agent.index import open_index, build_named, ensure_index
 """
+from frames_agent.core.version import __version__
 from frames_agent.index.build import build_named, ensure_index, open_index
-from frames_agent.retrieval.version import __version__
 
 __all__ = ["__version__", "build_named", "ensure_index", "open_index"]

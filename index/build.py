@@ -12,6 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from frames_agent.core.bounded import load_file
+from frames_agent.core.extras import require_extras
+from frames_agent.core.paths import indexes_dir
 from frames_agent.index.anserini import run_anserini
 from frames_agent.index.atomic import build_lock, remove_stale_partials, swap_in, write_json
 from frames_agent.index.content import describe_file, short_id
@@ -31,8 +34,6 @@ from frames_agent.index.corpus import (
     redirect_files,
 )
 from frames_agent.index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
-from frames_agent.retrieval.bounded import load_file
-from frames_agent.retrieval.extras import require_extras
 from frames_agent.retrieval.lucene.layout import (
     MANIFEST_FILE,
     NAME_PATTERN,
@@ -42,7 +43,6 @@ from frames_agent.retrieval.lucene.layout import (
 )
 from frames_agent.retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever
 from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_title, write_aliases, write_title_table
-from frames_agent.retrieval.paths import indexes_dir
 
 UNITS = ("article", "passage")
 DEFAULT_NAME = "default"

@@ -98,9 +98,9 @@ def default_index_name(inputs: list[str], unit: str) -> str:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print one line per index: name, unit, documents and content id (or its state)."""
+    from frames_agent.core.paths import indexes_dir
     from frames_agent.index.build import finished_manifest
     from frames_agent.retrieval.lucene.layout import known_index_names
-    from frames_agent.retrieval.paths import indexes_dir
 
     names = known_index_names()
     if not names:
@@ -124,9 +124,9 @@ def _copies_note(manifest: dict) -> str:
 
 def run_search(args: argparse.Namespace) -> int:
     """Search one index and print the hits."""
+    from frames_agent.core.terminal import plain
     from frames_agent.index.build import open_index
     from frames_agent.retrieval.lucene.searcher import check_query
-    from frames_agent.retrieval.plain import plain
 
     check_query(args.query)  # fail before building or opening anything
     with open_index(args.index, threads=1) as retriever:

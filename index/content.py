@@ -12,8 +12,8 @@ import json
 import os
 from pathlib import Path
 
-from frames_agent.retrieval.bounded import load_file
-from frames_agent.retrieval.paths import indexes_dir
+from frames_agent.core.bounded import load_file
+from frames_agent.core.paths import indexes_dir
 
 MEMO_FILE = ".content-hashes.json"
 MEMO_MIN_BYTES = 16 << 20  # smaller files re-hash in well under 0.1 s: not worth a memo entry

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO, cast
 from xml.etree.ElementTree import ParseError, iterparse
 
+from frames_agent.core.bounded import MAX_JSON_BYTES, OutOfBounds, regular_file
+from frames_agent.core.bounded import loads as bounded_loads
+from frames_agent.core.paths import shared_dir, shared_lookup
 from frames_agent.index.errors import CorpusError
 from frames_agent.index.wikitext import wikitext_to_text
-from frames_agent.retrieval.bounded import MAX_JSON_BYTES, OutOfBounds, regular_file
-from frames_agent.retrieval.bounded import loads as bounded_loads
-from frames_agent.retrieval.paths import shared_dir, shared_lookup
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".jsonl.bz2")
 XML_SUFFIXES = (".xml", ".xml.bz2", ".xml.gz", ".bz2")

@@ -1,7 +1,7 @@
 """Errors of the index layer."""
 from __future__ import annotations
 
-from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.core.errors import FramesAgentError
 
 
 class CorpusError(FramesAgentError):

@@ -5,8 +5,8 @@ mock knowledge-graph client and tools (`retrieval.crag`), and the deduplicated, 
     from frames_agent.retrieval.lucene import BM25Retriever
     from frames_agent.retrieval.bridges import FramesRetriever, LangChainRetriever   # LangChain retrievers in and out
 """
-from frames_agent.retrieval.errors import FramesAgentError, InstallError, RetrievalError, UsageError
+from frames_agent.core.errors import FramesAgentError, InstallError, RetrievalError, UsageError
+from frames_agent.core.version import __version__
 from frames_agent.retrieval.types import Document, Retriever
-from frames_agent.retrieval.version import __version__
 
 __all__ = ["Document", "FramesAgentError", "InstallError", "RetrievalError", "Retriever", "UsageError", "__version__"]

@@ -14,7 +14,7 @@ from langchain_core.runnables import Runnable, RunnableBinding, RunnableConfig
 from langchain_core.runnables.config import get_callback_manager_for_config, run_in_executor
 from pydantic import ConfigDict, Field
 
-from frames_agent.retrieval.errors import RetrievalError, UsageError
+from frames_agent.core.errors import RetrievalError, UsageError
 from frames_agent.retrieval.types import Document, Retriever
 
 # What the agent calls; the rest of the Retriever protocol (search, doc, by_title) serves baselines and tools.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from frames_agent.retrieval.paths import ensure_tiktoken_cache
+from frames_agent.core.paths import ensure_tiktoken_cache
 
 if TYPE_CHECKING:
     import tiktoken

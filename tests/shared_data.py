@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from frames_agent.retrieval.paths import shared_dir, shared_lookup
+from frames_agent.core.paths import shared_dir, shared_lookup
 
 CRAG_DATA = shared_dir() / "data" / "crag"
 RECORDINGS = CRAG_DATA / "example_call_responses.json"

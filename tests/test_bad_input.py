@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from frames_agent.retrieval.paths import project_root
+from frames_agent.core.paths import project_root
 
 pytestmark = pytest.mark.slow  # a CLI subprocess per bad input
 

@@ -59,7 +59,7 @@ def test_a_reader_that_stops_early_is_no_crash():
     import subprocess
     import sys
 
-    from frames_agent.retrieval.paths import project_root
+    from frames_agent.core.paths import project_root
 
     proc = subprocess.Popen([sys.executable, "-c", BIG_OUTPUT], cwd=project_root(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)

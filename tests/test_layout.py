@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "frames_agent"
-TOP = ("agent", "retrieval", "index", "eval")
+TOP = ("agent", "core", "retrieval", "index", "eval")
 
 
 def modules() -> list[str]:

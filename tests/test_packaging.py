@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("agent", "retrieval", "index", "eval")
+PACKAGES = ("agent", "core", "retrieval", "index", "eval")
 
 
 def test_console_script_is_cli_main(capsys):

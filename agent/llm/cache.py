@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, messages_from_dict, messages_to_d
 from langchain_core.outputs import ChatGeneration, Generation
 
 from frames_agent.agent.llm.errors import LLMError
-from frames_agent.retrieval.paths import cache_dir
+from frames_agent.core.paths import cache_dir
 
 SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, llm_string TEXT NOT NULL, generations TEXT NOT NULL, created REAL NOT NULL)"""

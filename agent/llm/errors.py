@@ -5,7 +5,7 @@ import os
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from frames_agent.retrieval.errors import FramesAgentError, InstallError
+from frames_agent.core.errors import FramesAgentError, InstallError
 
 KEY_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 # Query parameters that carry credentials in the URLs of hosted and proxied model servers.

@@ -11,8 +11,8 @@ from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from frames_agent.retrieval.errors import first_line
-from frames_agent.retrieval.plain import valid_data
+from frames_agent.core.errors import first_line
+from frames_agent.core.terminal import valid_data
 
 # A cut-off reply is closed by LangChain's partial-JSON parser. Kept here because no library does them alike: the
 # schema-shaped repairs (a bare list as the schema's list field, bulleted lines as its items, list lengths cut or

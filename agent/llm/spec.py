@@ -142,7 +142,7 @@ def _provider_function(module: str, function: str, spec: ModelSpec) -> Any:
     try:
         return getattr(importlib.import_module(f"frames_agent.agent.llm.providers.{module}"), function)
     except ImportError as exc:
-        from frames_agent.retrieval.extras import extra_for
+        from frames_agent.core.extras import extra_for
 
         package = (exc.name or module).split(".")[0].replace("_", "-")
         extra = extra_for(exc.name) or "hosted"
@@ -154,7 +154,7 @@ def _local_model(name: str, *, timeout: float | None, max_retries: int | None, t
                  max_tokens: int | None, pool: Any) -> BaseChatModel:
     from frames_agent.agent.llm import weights
     from frames_agent.agent.llm.providers import local
-    from frames_agent.retrieval.paths import cache_dir
+    from frames_agent.core.paths import cache_dir
 
     local.check_runtime()  # before weights are assembled: a missing runtime is the more useful error
     models_dir = cache_dir() / "models"

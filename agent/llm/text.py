@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frames_agent.retrieval.plain import valid_text
+from frames_agent.core.terminal import valid_text
 
 
 def message_text(content: Any) -> str:

@@ -9,8 +9,8 @@ import json
 import re
 from typing import Any
 
-from frames_agent.retrieval.bounded import DepthGuard, JSONOutOfBounds, check_json
-from frames_agent.retrieval.plain import valid_data
+from frames_agent.core.bounded import DepthGuard, JSONOutOfBounds, check_json
+from frames_agent.core.terminal import valid_data
 
 # Far above any request this server takes (a question is at most 4,000 characters), so an oversized tool argument
 # still reaches the tool and gets the limits' own message; beyond it a frame is refused unread.

@@ -20,8 +20,8 @@ from frames_agent.agent.limits import MAX_QUESTION_CHARS, MAX_SEARCH_HITS, check
 from frames_agent.agent.runtime import progress_line
 from frames_agent.agent.state import AgentResult, TokenUsage
 from frames_agent.agent.tools import tool_text
-from frames_agent.retrieval.errors import FramesAgentError
-from frames_agent.retrieval.plain import valid_data, valid_text
+from frames_agent.core.errors import FramesAgentError
+from frames_agent.core.terminal import valid_data, valid_text
 from frames_agent.retrieval.types import Document
 
 _SNIPPET_CHARS = 600

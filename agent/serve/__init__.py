@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from frames_agent.retrieval.lazy import lazy_exports
+from frames_agent.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from frames_agent.agent.serve.app import create_app

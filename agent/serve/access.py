@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from frames_agent.retrieval.plain import plain
+from frames_agent.core.terminal import plain
 
 LOGGER = "frames_agent.serve.access"
 

@@ -26,7 +26,7 @@ from frames_agent.agent.serve.chat import (
 )
 from frames_agent.agent.serve.encoding import TextJSONResponse, json_text
 from frames_agent.agent.serve.guard import Gate, GatedStream, ServeSettings, check_token, read_body
-from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.core.errors import FramesAgentError
 
 
 class AskRequest(BaseModel):

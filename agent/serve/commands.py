@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 
-from frames_agent.retrieval.errors import validation_error
+from frames_agent.core.errors import validation_error
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
@@ -64,8 +64,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from frames_agent.agent.serve import ServeSettings, create_app
     from frames_agent.agent.serve.connections import server_options
     from frames_agent.agent.settings import AgentSettings
-    from frames_agent.retrieval.errors import UsageError
-    from frames_agent.retrieval.serving import bind, serve_on, url_of
+    from frames_agent.core.errors import UsageError
+    from frames_agent.core.sockets import bind, serve_on, url_of
 
     try:
         settings = ServeSettings.from_env(max_concurrency=args.max_concurrency, max_body_bytes=args.max_body,

@@ -1,5 +1,5 @@
 """What the server sends is valid UTF-8 whatever text reached the agent (a model's reply, a document, an error):
-JSON text with every lone surrogate replaced (retrieval.plain.valid_text), for whole replies and stream lines."""
+JSON text with every lone surrogate replaced (core.terminal.valid_text), for whole replies and stream lines."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-from frames_agent.retrieval.plain import valid_text
+from frames_agent.core.terminal import valid_text
 
 
 def json_text(data: Any) -> str:

@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from frames_agent.agent.limits import MAX_BODY_BYTES, MIN_BODY_BYTES, BodyTooLarge, Busy, InvalidRequest
 from frames_agent.agent.serve.browser import normal_origin
-from frames_agent.retrieval.bounded import JSONOutOfBounds, check_json
-from frames_agent.retrieval.errors import validation_error
-from frames_agent.retrieval.plain import valid_data
+from frames_agent.core.bounded import JSONOutOfBounds, check_json
+from frames_agent.core.errors import validation_error
+from frames_agent.core.terminal import valid_data
 
 TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
 M = TypeVar("M", bound=BaseModel)

@@ -145,7 +145,7 @@ def graph_mermaid() -> str:
 def modules() -> dict[str, Path]:
     """Every module of the package (dotted name -> file), the root __init__ and cli included."""
     found = {PACKAGE: ROOT / "__init__.py", f"{PACKAGE}.cli": ROOT / "cli.py"}
-    for top in ("agent", "retrieval", "index", "eval"):
+    for top in ("agent", "core", "retrieval", "index", "eval"):
         for path in sorted((ROOT / top).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             found[".".join((PACKAGE, *(parts[:-1] if parts[-1] == "__init__" else parts)))] = path

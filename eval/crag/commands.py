@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.core.errors import FramesAgentError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,8 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_server(args: argparse.Namespace) -> int:
     """Serve the compatible CRAG API until interrupted; a bad or busy port fails before the data loads."""
+    from frames_agent.core.sockets import bind, serve_on, url_of
     from frames_agent.retrieval.crag.server import create_app
-    from frames_agent.retrieval.serving import bind, serve_on, url_of
 
     with bind(args.host, args.port) as sock:
         app = create_app(args.data)
@@ -69,7 +69,7 @@ def run_crag(args: argparse.Namespace) -> int:
 
 def default_rows() -> Path:
     """The 10 shared CRAG dev rows (the `crag --data` default)."""
-    from frames_agent.retrieval.paths import shared_dir
+    from frames_agent.core.paths import shared_dir
 
     return shared_dir() / "data" / "crag" / "crag_example_dev.jsonl.bz2"
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.core.errors import FramesAgentError
 
 
 @dataclass

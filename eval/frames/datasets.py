@@ -15,15 +15,15 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from frames_agent.agent.limits import MAX_QUESTION_CHARS
+from frames_agent.core.bounded import JSONOutOfBounds, OutOfBounds, read_file
+from frames_agent.core.bounded import loads as bounded_loads
+from frames_agent.core.paths import shared_dir, shared_lookup
 from frames_agent.eval.errors import DataError
 from frames_agent.eval.frames.hub import hub_rows
 from frames_agent.eval.frames.split import check_split, in_split
 from frames_agent.eval.frames.table import LINE_KEY, list_cell, read_table
 from frames_agent.eval.rundir import file_fingerprint
-from frames_agent.retrieval.bounded import JSONOutOfBounds, OutOfBounds, read_file
-from frames_agent.retrieval.bounded import loads as bounded_loads
 from frames_agent.retrieval.lucene.searcher import normalize_title
-from frames_agent.retrieval.paths import shared_dir, shared_lookup
 
 __all__ = [
     "REASONING_TYPES",

@@ -79,7 +79,7 @@ def index_build_seconds(settings) -> float | None:
 
 
 def _rates_path() -> Path:
-    from frames_agent.retrieval.paths import cache_dir
+    from frames_agent.core.paths import cache_dir
 
     return cache_dir() / RATES_FILE
 

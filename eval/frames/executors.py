@@ -13,15 +13,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from frames_agent.core.errors import first_line
 from frames_agent.eval.errors import EvalError, MissingExtraError
 from frames_agent.eval.frames.opening import Echo, OpenRun, open_run
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.runner import Components, RunOutcome, RunSettings, failed_record, run_frames
-from frames_agent.retrieval.errors import first_line
+from frames_agent.eval.frames.runner import Components, FramesRunSettings, RunOutcome, failed_record, run_frames
 from frames_agent.retrieval.lucene.jvm import java_signals_kept
 
-Build = Callable[[RunSettings, object], Components]
-Job = tuple[RunSettings, object]  # a run's settings (its --out set) and its AgentConfig
+Build = Callable[[FramesRunSettings, object], Components]
+Job = tuple[FramesRunSettings, object]  # a run's settings (its --out set) and its AgentConfig
 EXECUTORS = ("local", "ray")
 RAY_EXTRA = "pip install 'frames-agent[ray]'"
 
@@ -170,7 +170,7 @@ def _sigterm_noted() -> Iterator[None]:
 
 
 def _check_terminated() -> None:
-    from frames_agent.retrieval.errors import Terminated
+    from frames_agent.core.errors import Terminated
 
     if _TERM.is_set():
         raise Terminated()
@@ -189,7 +189,7 @@ def _ray():
     return ray
 
 
-def _portable(settings: RunSettings, agent_config) -> tuple[RunSettings, object]:
+def _portable(settings: FramesRunSettings, agent_config) -> tuple[FramesRunSettings, object]:
     """Paths the driver was given, made absolute for workers that start in another directory."""
     def absolute(value: str | None) -> str | None:
         return str(Path(value).resolve()) if value and Path(value).exists() else value

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from frames_agent.core import bounded
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.autorater import Autorater, agreement
 from frames_agent.eval.judge import Verdict
-from frames_agent.retrieval import bounded
 
 SHIPPED_LABELS = Path(__file__).resolve().parent / "labels" / "judge_check.jsonl"
 # What the project measured for shipped judges on SHIPPED_LABELS: reports state it until the user measures their own.
@@ -136,7 +136,7 @@ def format_report(report: dict) -> str:
 
 
 def _agreement_file() -> Path:
-    from frames_agent.retrieval.paths import cache_dir
+    from frames_agent.core.paths import cache_dir
 
     return cache_dir() / "judge_agreement.json"
 

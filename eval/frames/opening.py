@@ -10,7 +10,7 @@ from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
 from frames_agent.eval.frames.estimate import default_concurrency, estimate
 from frames_agent.eval.frames.records import QuestionRecord, frames_run_dir
-from frames_agent.eval.frames.settings import RunOutcome, RunSettings, default_out, run_config
+from frames_agent.eval.frames.settings import FramesRunSettings, RunOutcome, default_out, run_config
 from frames_agent.eval.rundir import RunDir
 
 Echo = Callable[[str], None]
@@ -20,7 +20,7 @@ Echo = Callable[[str], None]
 class OpenRun:
     """A locked run directory: its settings, questions, config, finished records and the questions left to run."""
 
-    settings: RunSettings
+    settings: FramesRunSettings
     agent_config: object
     dataset: Dataset
     run_dir: RunDir[QuestionRecord]
@@ -59,7 +59,7 @@ class OpenRun:
         return RunOutcome(out=self.out, ran=ran, summary=summary, warnings=self.dataset.warnings)
 
 
-def check_settings(settings: RunSettings) -> None:
+def check_settings(settings: FramesRunSettings) -> None:
     """Refuse settings no run can use, before anything is loaded."""
     if settings.concurrency is not None and settings.concurrency < 1:
         raise EvalError(f"--concurrency must be at least 1, got {settings.concurrency}")
@@ -68,7 +68,7 @@ def check_settings(settings: RunSettings) -> None:
 
 
 @contextlib.contextmanager
-def open_run(settings: RunSettings, agent_config, echo: Echo) -> Iterator[OpenRun]:
+def open_run(settings: FramesRunSettings, agent_config, echo: Echo) -> Iterator[OpenRun]:
     """Load the questions, lock OUT, refuse a different config, resume its records and say what is left to run."""
     check_settings(settings)
     dataset = load_questions(settings.data, settings.limit, settings.split)

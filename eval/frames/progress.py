@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import IO
 
 from frames_agent.agent.state import AgentEvent
+from frames_agent.core.terminal import plain
 from frames_agent.eval.frames.estimate import duration
-from frames_agent.retrieval.plain import plain
 
 Watch = Callable[[AgentEvent], None]
 LISTED = 3  # questions in flight named on the line; more are counted, so the line fits a terminal

@@ -5,6 +5,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from frames_agent.core.bounded import load_file
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
 from frames_agent.eval.frames.metrics import RunSummary, judged_by, run_summary
@@ -13,7 +14,6 @@ from frames_agent.eval.frames.provenance import origin_lines
 from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.frames.visibility import visibility_lines
-from frames_agent.retrieval.bounded import load_file
 
 _MAX_ROWS = 100
 _MARKUP = re.compile(r"([\\`*_\[\]!<>|#&~])")

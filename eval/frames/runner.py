@@ -15,7 +15,7 @@ from frames_agent.eval.frames.estimate import default_concurrency, duration, rec
 from frames_agent.eval.frames.opening import open_run
 from frames_agent.eval.frames.recording import question_fields, result_fields
 from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
-from frames_agent.eval.frames.settings import RunOutcome, RunSettings, default_out, run_config  # noqa: F401 (re-exported)
+from frames_agent.eval.frames.settings import FramesRunSettings, RunOutcome, default_out, run_config  # noqa: F401 (re-exported)
 from frames_agent.eval.frames.systems import CoverageChecker, System
 from frames_agent.eval.judge import Judge
 from frames_agent.eval.rundir import RunDir
@@ -131,8 +131,8 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
     return len(todo)
 
 
-def run_frames(settings: RunSettings, agent_config, *,
-               build: Callable[[RunSettings, object], Components],
+def run_frames(settings: FramesRunSettings, agent_config, *,
+               build: Callable[[FramesRunSettings, object], Components],
                echo: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> RunOutcome:
     """Load, check the OUT config, resume, run what is left in this process, and write summary.json + report.md."""
     with open_run(settings, agent_config, echo) as run:
@@ -151,7 +151,7 @@ def run_frames(settings: RunSettings, agent_config, *,
     return outcome
 
 
-def _keep_rates(settings: RunSettings, done: list[QuestionRecord]) -> None:
+def _keep_rates(settings: FramesRunSettings, done: list[QuestionRecord]) -> None:
     """A local model's rates measured by this run, for the next run's estimate."""
     from frames_agent.agent.llm.spec import ModelSpec
 

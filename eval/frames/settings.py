@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class RunSettings:
+class FramesRunSettings:
     """Everything `python cli.py frames` takes (argparse names)."""
 
     system: str = "multistep"
@@ -54,7 +54,7 @@ class RunSettings:
     settings: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_args(cls, args) -> RunSettings:
+    def from_args(cls, args) -> FramesRunSettings:
         """Settings from an argparse Namespace (unknown attributes ignored)."""
         return cls(**{k: getattr(args, k) for k in cls.__dataclass_fields__ if hasattr(args, k)})
 
@@ -80,7 +80,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:60] or "x"
 
 
-def default_out(settings: RunSettings) -> Path:
+def default_out(settings: FramesRunSettings) -> Path:
     """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-<split>][-idx<index>] under
     the cwd."""
     parts = [settings.system]
@@ -99,7 +99,7 @@ def _sha(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def run_config(settings: RunSettings, agent_config, dataset: Dataset) -> dict:
+def run_config(settings: FramesRunSettings, agent_config, dataset: Dataset) -> dict:
     """The fields two runs must share to write into the same OUT (limit, concurrency and caching may differ).
 
     Content, not names: the dataset's hash, and (once the index is open) the index's content fingerprint.

@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import TypeVar
 
-from frames_agent.retrieval.errors import UsageError
+from frames_agent.core.errors import UsageError
 
 SPLITS = ("all", "tune", "check")
 TUNE_SHARE = 0.6  # share of the hash space that is `tune`

@@ -13,8 +13,8 @@ from typing import Any, Protocol
 
 from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.state import AgentEvent, AgentResult, AnswerReady, StepRecord
+from frames_agent.core.errors import FramesAgentError
 from frames_agent.eval.frames.datasets import Question, normalize_title
-from frames_agent.retrieval.errors import FramesAgentError
 from frames_agent.retrieval.types import Document, Retriever
 
 SYSTEMS = ("multistep", "naive", "bm25", "oracle")

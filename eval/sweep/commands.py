@@ -49,14 +49,14 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     from frames_agent.eval.errors import EvalError
     from frames_agent.eval.frames.commands import build_components, check_extras
     from frames_agent.eval.frames.executors import make_executor
-    from frames_agent.eval.frames.runner import RunSettings
+    from frames_agent.eval.frames.runner import FramesRunSettings
     from frames_agent.eval.sweep.grid import parse_grid
     from frames_agent.eval.sweep.report import write_report
     from frames_agent.eval.sweep.runner import describe, plan_sweep, run_sweep
 
     systems = [name for item in args.systems for name in item.split(",")] if args.systems else None
     axes = parse_grid(args.grid, systems)
-    sweep = plan_sweep(RunSettings.from_args(args), axes, args.baseline)
+    sweep = plan_sweep(FramesRunSettings.from_args(args), axes, args.baseline)
     executor = make_executor(args)
     if not args.plan:  # a plan runs nothing; a run needs what every cell needs, checked before the first starts
         for settings, _ in sweep.jobs:

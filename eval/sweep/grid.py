@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
-from frames_agent.eval.frames.runner import RunSettings
-from frames_agent.retrieval.errors import UsageError
+from frames_agent.core.errors import UsageError
+from frames_agent.eval.frames.runner import FramesRunSettings
 
-# The frames flags that define a run (RunSettings fields), with how a grid value is read; every other key must be
+# The frames flags that define a run (FramesRunSettings fields), with how a grid value is read; every other key must be
 # an AgentConfig field, passed on as --set KEY=VALUE.
 RUN_AXES: dict[str, type] = {
     "system": str, "k": int, "n": int, "n_docs": int, "prompt": str, "answer_prompt": str, "model": str,
@@ -37,7 +37,7 @@ class Axis:
 
     @property
     def run_setting(self) -> bool:
-        """True for a frames flag (RunSettings field); False for an AgentConfig field set with --set."""
+        """True for a frames flag (FramesRunSettings field); False for an AgentConfig field set with --set."""
         return self.key in RUN_AXES
 
 
@@ -130,7 +130,7 @@ class Cell:
         """This cell's value of one axis."""
         return dict(self.values)[key]
 
-    def settings(self, base: RunSettings, root: Path) -> RunSettings:
+    def settings(self, base: FramesRunSettings, root: Path) -> FramesRunSettings:
         """The frames settings of this cell: the base flags with this cell's values, out = root/name."""
         runs: dict[str, Any] = {k: typed(k, v) for k, v in self.values if k in RUN_AXES}  # each as its field's type
         sets = [f"{k}={v}" for k, v in self.values if k not in RUN_AXES]
@@ -150,7 +150,7 @@ def cells(axes: list[Axis]) -> list[Cell]:
     return out
 
 
-def check_sets(axes: list[Axis], base: RunSettings) -> None:
+def check_sets(axes: list[Axis], base: FramesRunSettings) -> None:
     """Refuse a --set of a field the grid varies: the cell's value would be ambiguous."""
     set_keys = {p.partition("=")[0].strip().replace("-", "_") for p in base.settings}
     clash = next((a.key for a in axes if a.key in set_keys), None)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from frames_agent.eval.frames.compare import paired_accuracy
+from frames_agent.eval.frames.comparison.paired import paired_accuracy
 from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
@@ -151,7 +151,7 @@ def heatmap(sweep: Sweep, runs: list[CellRun]) -> tuple[Path | None, str]:
 
 def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
     """sweep.md, sweep_table.json and the figures; returns the table with the paired tests and the paths written."""
-    from frames_agent.eval.frames.compare import paired_line, paired_recall_line
+    from frames_agent.eval.frames.comparison.paired import paired_line, paired_recall_line
     from frames_agent.eval.frames.overlay import OVERLAY_PLOT, plot_overlay
 
     runs = load_cells(sweep)

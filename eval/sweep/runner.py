@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from frames_agent.core.errors import UsageError
 from frames_agent.eval.frames.executors import Build, InProcess, Job, RayCluster
-from frames_agent.eval.frames.runner import RunOutcome, RunSettings
+from frames_agent.eval.frames.runner import FramesRunSettings, RunOutcome
 from frames_agent.eval.rundir import write_atomic
 from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
-from frames_agent.retrieval.errors import UsageError
 
 SWEEP_FILE = "sweep.json"
 Echo = Callable[[str], None]
@@ -32,19 +32,19 @@ class Sweep:
         return self.jobs[self.cells.index(cell)]
 
 
-def default_root(base: RunSettings, axes: list[Axis]) -> Path:
+def default_root(base: FramesRunSettings, axes: list[Axis]) -> Path:
     """runs/sweep-<keys>-<model>[-retrieval]."""
     parts = ["sweep", *(a.key.replace("_", "-") for a in axes), slug(base.model)]
     return Path("runs") / "-".join(parts + (["retrieval"] if base.retrieval_only else []))
 
 
-def plan_sweep(base: RunSettings, axes: list[Axis], baseline: str | None = None,
-               make_config: Callable[[RunSettings], object] | None = None) -> Sweep:
+def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None = None,
+               make_config: Callable[[FramesRunSettings], object] | None = None) -> Sweep:
     """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
+    from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.opening import check_settings
     from frames_agent.eval.frames.split import SPLITS
     from frames_agent.eval.frames.systems import SYSTEMS
-    from frames_agent.retrieval.errors import FramesAgentError
 
     check_sets(axes, base)
     root = Path(base.out) if base.out else default_root(base, axes)

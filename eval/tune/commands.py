@@ -37,8 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def settings_from(args: argparse.Namespace):
     """TuneSettings from the flags; bad values become one-line errors."""
+    from frames_agent.core.errors import UsageError
     from frames_agent.eval.tune.runner import TuneSettings
-    from frames_agent.retrieval.errors import UsageError
 
     if args.budget < 2 or args.candidates < 1 or args.demos < 0 or not 0 < args.held_out < 1:
         raise UsageError("tune needs --budget >= 2, --candidates >= 1, --demos >= 0 and 0 < --held-out < 1")
@@ -51,9 +51,9 @@ def run_tune_command(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from frames_agent.agent.settings import AgentSettings
+    from frames_agent.core.errors import UsageError
     from frames_agent.eval.frames.datasets import load_questions
     from frames_agent.eval.tune.runner import Tuner
-    from frames_agent.retrieval.errors import UsageError
 
     settings = settings_from(args)
     refuse_check(args.split, "tune")

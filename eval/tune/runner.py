@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.prompts import load_prompt
+from frames_agent.core.errors import FramesAgentError
 from frames_agent.eval.frames.datasets import Question
 from frames_agent.eval.frames.metrics import found_steps, recall
 from frames_agent.eval.frames.systems import CoverageChecker
@@ -24,7 +25,6 @@ from frames_agent.eval.tune.demos import (
     gold_hit_checker,
     prompt_with_demos,
 )
-from frames_agent.retrieval.errors import FramesAgentError
 from frames_agent.retrieval.types import Retriever
 
 

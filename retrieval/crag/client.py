@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 
-from frames_agent.retrieval.bounded import JSONOutOfBounds
-from frames_agent.retrieval.bounded_http import bounded_transport
+from frames_agent.core.bounded import JSONOutOfBounds
+from frames_agent.core.http import bounded_transport
 from frames_agent.retrieval.crag.endpoints import ENDPOINTS, Endpoint, endpoint
 from frames_agent.retrieval.crag.errors import CRAGError
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from frames_agent.core.errors import FramesAgentError
 from frames_agent.retrieval.bm25 import OkapiBM25
 from frames_agent.retrieval.crag.endpoints import BY_NAME, Endpoint
-from frames_agent.retrieval.errors import FramesAgentError
 
 COMPANY_FILE = "company_name.dict"
 RECORDED_FILE = "example_call_responses.json"

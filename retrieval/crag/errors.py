@@ -1,7 +1,7 @@
 """Errors of the CRAG layer."""
 from __future__ import annotations
 
-from frames_agent.retrieval.errors import FramesAgentError
+from frames_agent.core.errors import FramesAgentError
 
 
 class CRAGError(FramesAgentError):

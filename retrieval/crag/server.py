@@ -22,6 +22,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, create_model
 
+from frames_agent.core.errors import FramesAgentError
+from frames_agent.core.paths import project_root, shared_dir
 from frames_agent.retrieval.crag.data import (
     COMPANY_FILE,
     NORMALISED_SEARCHES,
@@ -31,8 +33,6 @@ from frames_agent.retrieval.crag.data import (
     normalize,
 )
 from frames_agent.retrieval.crag.endpoints import ENDPOINTS, Endpoint
-from frames_agent.retrieval.errors import FramesAgentError
-from frames_agent.retrieval.paths import project_root, shared_dir
 
 # The largest real request body is a few hundred bytes; anything near this limit is a mistake or an attack.
 MAX_BODY_BYTES = 64 * 1024
@@ -199,7 +199,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 def check_port(host: str, port: int) -> None:
     """Raise a one-line error when the port cannot be bound."""
-    from frames_agent.retrieval.serving import bind
+    from frames_agent.core.sockets import bind
 
     bind(host, port).close()
 
@@ -207,7 +207,7 @@ def check_port(host: str, port: int) -> None:
 def serve(data_dir: str | Path | None, host: str, port: int) -> None:
     """Serve the compatible API with uvicorn until interrupted; the port is bound before the data is loaded, so a
     bad or busy --port fails at once and no other process can take it in between."""
-    from frames_agent.retrieval.serving import bind, serve_on
+    from frames_agent.core.sockets import bind, serve_on
 
     with bind(host, port) as sock:
         app = create_app(data_dir)

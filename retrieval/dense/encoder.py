@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from frames_agent.retrieval.errors import InstallError
+from frames_agent.core.errors import InstallError
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 # 128 word pieces hold a title and the lead's first sentences (what a description names); 256 halves the speed.

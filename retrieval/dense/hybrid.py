@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from frames_agent.core.errors import RetrievalError
 from frames_agent.retrieval.dense.encoder import Encoder
 from frames_agent.retrieval.dense.store import DenseIndex
-from frames_agent.retrieval.errors import RetrievalError
 from frames_agent.retrieval.fusion import rrf
 from frames_agent.retrieval.types import Document, Retriever
 

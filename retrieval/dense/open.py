@@ -5,10 +5,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from frames_agent.core.errors import RetrievalError
 from frames_agent.retrieval.dense.encoder import Encoder, MiniLMEncoder
 from frames_agent.retrieval.dense.hybrid import HybridRetriever
 from frames_agent.retrieval.dense.store import DenseIndex, build_dense, dense_dir, finished
-from frames_agent.retrieval.errors import RetrievalError
 
 if TYPE_CHECKING:
     from frames_agent.retrieval.lucene.searcher import BM25Retriever

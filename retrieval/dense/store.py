@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from frames_agent.core.errors import RetrievalError
 from frames_agent.retrieval.dense.encoder import DEFAULT_MAX_TOKENS, Encoder, unit_text
-from frames_agent.retrieval.errors import RetrievalError
 
 DENSE_FORMAT = 1
 PART_DOCS = 4096  # units encoded between checkpoints: an interrupted build loses at most this much work (~1 min)
@@ -63,7 +63,7 @@ class DenseIndex:
 
 def dense_dir(fingerprint: str, encoder: Encoder) -> Path:
     """Where the dense index of a Lucene index's content lives: under the cache, by content id and encoder."""
-    from frames_agent.retrieval.paths import cache_dir
+    from frames_agent.core.paths import cache_dir
 
     slug = re.sub(r"[^A-Za-z0-9.]+", "-", f"{fingerprint}-{encoder.name}").strip("-").lower()
     length = getattr(encoder, "max_tokens", None)

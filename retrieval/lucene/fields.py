@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.core.errors import RetrievalError
 from frames_agent.retrieval.types import Document
 
 # Weight of the title field against the body (1.0) in the BM25F-style sum; chosen on FRAMES dev BM25-R recall.

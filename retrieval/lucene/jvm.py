@@ -10,7 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 
-from frames_agent.retrieval.errors import InstallError
+from frames_agent.core.errors import InstallError
 
 _lock = threading.Lock()
 _started = False

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from frames_agent.retrieval.bounded import load_file
-from frames_agent.retrieval.errors import RetrievalError
-from frames_agent.retrieval.paths import indexes_dir
+from frames_agent.core.bounded import load_file
+from frames_agent.core.errors import RetrievalError
+from frames_agent.core.paths import indexes_dir
 
 MANIFEST_FILE = "frames-agent-index.json"  # written last: its presence means the build finished
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")

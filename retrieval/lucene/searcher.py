@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from frames_agent.retrieval.errors import RetrievalError, first_line
+from frames_agent.core.errors import RetrievalError, first_line
 from frames_agent.retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
 from frames_agent.retrieval.lucene.fields import (  # noqa: F401 (re-exported)
     DEFAULT_TITLE_BOOST,

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from frames_agent.retrieval.bounded import OutOfBounds, regular_file
-from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.core.bounded import OutOfBounds, regular_file
+from frames_agent.core.errors import RetrievalError
 
 TITLES_FILE = "titles.tsv"  # normalised title \t article id \t units; a title's first row is its article
 ALIASES_FILE = "aliases.tsv"  # copy id \t kept id: documents merged into another article at build time

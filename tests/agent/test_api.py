@@ -11,7 +11,7 @@ from langchain_core.tools import StructuredTool
 from frames_agent.agent import AgentConfig, AgentError, FramesAgent
 from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.agent.prompts import PromptError
-from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.core.errors import RetrievalError
 from frames_agent.retrieval.tokens import count_tokens
 from frames_agent.retrieval.types import Document
 

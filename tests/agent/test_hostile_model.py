@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from frames_agent.retrieval.paths import project_root
+from frames_agent.core.paths import project_root
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, refused_url
 
 # Long enough for the non-hanging cases' retries to finish on a loaded 2-core machine (3 s was not, under a model run).

@@ -22,7 +22,7 @@ from frames_agent.agent.errors import CalculatorError
 from frames_agent.agent.llm.json_repair import loads_lenient, parse_structured
 from frames_agent.agent.queries import PlanReply, fallback_plan
 from frames_agent.agent.subquestions import SubQuestions, fallback_sub_questions
-from frames_agent.retrieval.paths import project_root
+from frames_agent.core.paths import project_root
 
 # Replies that took 30 s to forever before the parsers were bounded: (parser, reply).
 ONCE_HUNG = {

@@ -68,7 +68,7 @@ def test_async_runs_skip_the_same_calls(tiny_retriever):
 
 
 def test_names_are_entities_by_their_words_never_bare_numbers():
-    from frames_agent.agent.bridging import names
+    from frames_agent.agent.evidence import names
 
     shown = names("In 1990 the Brennick Observatory opened. Additionally, Tomas Ferrante spoke there in 1990.")
     assert shown == names("He met Tomas Ferrante.") | names("They saw the Brennick Observatory.")

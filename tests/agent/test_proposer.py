@@ -3,7 +3,7 @@ new document (ScriptedLLM, the real tiny index)."""
 from __future__ import annotations
 
 from frames_agent.agent import AgentConfig, FramesAgent
-from frames_agent.agent.bridging import Evidence, propose
+from frames_agent.agent.evidence import Evidence, propose
 from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.agent.proposer import doc_origins
 from frames_agent.agent.state import StepRecord

@@ -47,9 +47,9 @@ def test_flags_set_pairs_and_overrides_in_that_order():
 
 
 def test_a_dataclass_as_a_mapping_and_unknown_names_ignored():
-    from frames_agent.eval.frames.runner import RunSettings
+    from frames_agent.eval.frames.runner import FramesRunSettings
 
-    run = RunSettings(k=2, n=3, model="openai:fake", base_url="http://127.0.0.1:9/v1", settings=["plan_budget=99"])
+    run = FramesRunSettings(k=2, n=3, model="openai:fake", base_url="http://127.0.0.1:9/v1", settings=["plan_budget=99"])
     settings = AgentSettings.from_flags(asdict(run))
     assert (settings.config.k, settings.config.n, settings.config.plan_budget) == (2, 3, 99)
     assert (settings.model, settings.base_url) == ("openai:fake", "http://127.0.0.1:9/v1")

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from frames_agent.retrieval.paths import project_root
-from frames_agent.retrieval.plain import plain
+from frames_agent.core.paths import project_root
+from frames_agent.core.terminal import plain
 from tests.agent.llm.fake_openai import FakeOpenAI, completion
 
 NASTY = "\x1b[2J\x1b]0;pwned\x07\x00\r\x9b31m\u202e"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from frames_agent.core.errors import RetrievalError
 from frames_agent.index.build import (
     build_index,
     build_named,
@@ -27,7 +28,6 @@ from frames_agent.index.corpus import (
     split_passages,
     wikitext_to_text,
 )
-from frames_agent.retrieval.errors import RetrievalError
 from frames_agent.retrieval.lucene.layout import MANIFEST_FILE, resolve_index
 from frames_agent.retrieval.lucene.searcher import BM25Retriever
 from tests.index.conftest import write_jsonl

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from frames_agent.core.errors import RetrievalError
 from frames_agent.index.build import build_index, finished_manifest, make_spec
 from frames_agent.index.corpus import Article, CorpusError
 from frames_agent.index.merge import COPY, REPEATED, WRITE, MergePlan, file_rank
-from frames_agent.retrieval.errors import RetrievalError
 from frames_agent.retrieval.lucene.searcher import BM25Retriever
 from frames_agent.retrieval.lucene.titles import ALIASES_FILE, TITLES_FILE
 from tests.index.conftest import write_jsonl

@@ -16,8 +16,8 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from frames_agent.agent import AgentConfig, FramesAgent
 from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.core.errors import FramesAgentError, UsageError
 from frames_agent.retrieval.bridges import KEEP_RECENT, FramesRetriever, LangChainRetriever, as_retriever
-from frames_agent.retrieval.errors import FramesAgentError, UsageError
 from frames_agent.retrieval.types import Document
 
 

@@ -18,7 +18,7 @@ from pydantic import PrivateAttr, SecretStr
 
 from frames_agent.agent.llm import errors as E
 from frames_agent.agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, request_timeout, timed_out
-from frames_agent.retrieval.bounded_http import async_bounded_transport, bounded_transport, out_of_bounds
+from frames_agent.core.http import async_bounded_transport, bounded_transport, out_of_bounds
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The SDK itself reads this one too; tests and proxies point it at another host.

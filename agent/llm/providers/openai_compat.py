@@ -31,7 +31,7 @@ from frames_agent.agent.llm.retry import (
     retry_after_seconds,
     timed_out,
 )
-from frames_agent.retrieval.bounded_http import async_bounded_transport, bounded_transport, out_of_bounds
+from frames_agent.core.http import async_bounded_transport, bounded_transport, out_of_bounds
 
 # A local server (llama.cpp, vLLM, Ollama) ignores the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from frames_agent.core import bounded
 from frames_agent.eval.frames.html.data import question_ids, question_row, row, trace
 from frames_agent.eval.frames.html.markdown import figures, to_html
 from frames_agent.eval.frames.overlay import OVERLAY_PLOT
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT
 from frames_agent.eval.frames.recording import QUERY_CAP
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.retrieval import bounded
 
 HTML_FILE = "report.html"
 # The figures a page inlines: the run's own plots (report.md) and the comparison's overlay (comparison.md).
@@ -131,11 +131,10 @@ def _own_text(path: Path) -> str:
         return ""
 
 
-def write_comparison_html(runs: Sequence[tuple[str, dict, Sequence[QuestionRecord], Path | None]], out: Path) -> Path:
-    """OUT/report.html: several runs on the same questions, the first the baseline, with OUT/comparison.md on top."""
-    from frames_agent.eval.frames.comparison import TABLE_FILE
-
-    table = out / TABLE_FILE
+def write_comparison_html(runs: Sequence[tuple[str, dict, Sequence[QuestionRecord], Path | None]], out: Path,
+                          table: Path) -> Path:
+    """OUT/report.html: several runs on the same questions, the first the baseline, with the table (comparison.md)
+    on top."""
     preface = to_html(_own_text(table), figures(out, FIGURES)) if table.is_file() else ""
     pages = [run_page(name, config, records, path) for name, config, records, path in runs]
     names = ", ".join(name for name, *_ in runs)

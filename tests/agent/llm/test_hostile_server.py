@@ -111,7 +111,7 @@ def test_json_nested_100000_deep_is_one_bad_reply_error_not_a_recursion_error(fa
 
 
 def test_a_body_over_the_size_limit_is_refused_while_it_is_read(fake, monkeypatch):
-    from frames_agent.retrieval import bounded
+    from frames_agent.core import bounded
 
     monkeypatch.setattr(bounded, "MAX_JSON_BYTES", 4096)
     fake.always(200, completion("x" * 10_000))

@@ -8,6 +8,8 @@ import pytest
 
 from frames_agent import cli
 from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.core.errors import FramesAgentError
+from frames_agent.core.paths import shared_dir
 from frames_agent.eval.crag.commands import crag_tools_for
 from frames_agent.eval.crag.commands import default_rows as default_data
 from frames_agent.eval.crag.pages import ChunkRetriever, chunk_text, html_to_text, page_documents
@@ -16,8 +18,6 @@ from frames_agent.eval.crag.runner import CragSettings, read_results, run
 from frames_agent.retrieval.crag.client import CRAGClient
 from frames_agent.retrieval.crag.server import ServerProcess, free_port
 from frames_agent.retrieval.crag.tools import crag_tools
-from frames_agent.retrieval.errors import FramesAgentError
-from frames_agent.retrieval.paths import shared_dir
 from frames_agent.retrieval.types import Retriever
 from tests.shared_data import CRAG_ROWS, needs_crag, needs_crag_rows
 

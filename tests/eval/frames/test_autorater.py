@@ -271,12 +271,12 @@ def test_run_config_records_the_judge_prompt(tmp_path):
     from frames_agent.agent.config import AgentConfig
     from frames_agent.eval.frames.autorater import judge_prompt
     from frames_agent.eval.frames.datasets import load_questions
-    from frames_agent.eval.frames.runner import RunSettings, run_config
+    from frames_agent.eval.frames.runner import FramesRunSettings, run_config
     from tests.eval.frames.test_runner import TINY
 
     dataset = load_questions(TINY)
-    paper = run_config(RunSettings(data=TINY, judge="j"), AgentConfig(), dataset)
-    strict = run_config(RunSettings(data=TINY, judge="j", judge_prompt="strict"), AgentConfig(), dataset)
+    paper = run_config(FramesRunSettings(data=TINY, judge="j"), AgentConfig(), dataset)
+    strict = run_config(FramesRunSettings(data=TINY, judge="j", judge_prompt="strict"), AgentConfig(), dataset)
     assert paper["info"]["judge_prompt"] == "frames" and strict["info"]["judge_prompt"] == "strict"
     assert paper["judge_prompt"] != strict["judge_prompt"]
     assert strict["judge_prompt"].endswith(hashlib.sha256(judge_prompt("strict").text.encode()).hexdigest()[:16])

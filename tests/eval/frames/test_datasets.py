@@ -186,8 +186,8 @@ def test_real_dev_split_loads_cleanly():
 
 
 def test_hf_without_the_datasets_package_is_an_install_error(monkeypatch):
+    from frames_agent.core.errors import InstallError
     from frames_agent.eval.errors import MissingExtraError
-    from frames_agent.retrieval.errors import InstallError
 
     monkeypatch.setitem(sys.modules, "datasets", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'frames-agent\[hf\]'$") as err:

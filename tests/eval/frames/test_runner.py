@@ -14,8 +14,9 @@ from frames_agent import cli
 from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.core.errors import FramesAgentError
 from frames_agent.eval.frames.autorater import Autorater
-from frames_agent.eval.frames.runner import Components, RunSettings, run_frames
+from frames_agent.eval.frames.runner import Components, FramesRunSettings, run_frames
 from frames_agent.eval.frames.systems import (
     CoverageChecker,
     Naive,
@@ -23,7 +24,6 @@ from frames_agent.eval.frames.systems import (
     WikipediaFetcher,
     make_system,
 )
-from frames_agent.retrieval.errors import FramesAgentError
 
 TINY = str(Path(__file__).parents[2] / "fixtures" / "frames_tiny.tsv")
 # question id -> (a distinctive phrase, queries per step, the model's answer); 0, 1, 4 exact; 5 needs the judge
@@ -60,16 +60,16 @@ def make_agent(retriever, llm=None, **config) -> FramesAgent:
     return FramesAgent(llm or ScriptedLLM(responder=responder), retriever, config=cfg)
 
 
-def settings(tmp_path, **overrides) -> RunSettings:
+def settings(tmp_path, **overrides) -> FramesRunSettings:
     values = {"k": 2, "n": 2, "n_docs": 3, "data": TINY, "out": str(tmp_path / "run"), "model": "scripted",
               "concurrency": 3, "progress": False, **overrides}
-    return RunSettings(**values)
+    return FramesRunSettings(**values)
 
 
 def builder(retriever, *, wrap=None, judge2=False, fetcher=None, llm=None):
     """A build() for run_frames: the named system over a scripted agent on the tiny index (llm(scripted) may wrap
     its model, e.g. in the call cache)."""
-    def build(s: RunSettings, config: AgentConfig) -> Components:
+    def build(s: FramesRunSettings, config: AgentConfig) -> Components:
         scripted = ScriptedLLM(responder=responder)
         agent = FramesAgent(llm(scripted) if llm else scripted, retriever, config=config)
         system = make_system(s.system, agent, n_docs=config.n_docs, fetcher=fetcher)
@@ -571,7 +571,7 @@ def test_a_question_past_its_deadline_is_recorded_failed_and_the_run_goes_on(tmp
                 await asyncio.sleep(30)  # a model that never answers this one question
             return await super()._agenerate(messages, stop, run_manager, **kwargs)
 
-    def build(s: RunSettings, config: AgentConfig) -> Components:
+    def build(s: FramesRunSettings, config: AgentConfig) -> Components:
         agent = FramesAgent(HungOnPhil(responder=responder), tiny_retriever, config=config)
         return Components(system=make_system(s.system, agent, n_docs=config.n_docs),
                           coverage=CoverageChecker(tiny_retriever), rater=Autorater(agent.llm, "scripted"))

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from frames_agent import cli
+from frames_agent.core.errors import FramesAgentError, UsageError
 from frames_agent.eval.frames.datasets import default_data, load_questions
-from frames_agent.eval.frames.runner import RunSettings, default_out
+from frames_agent.eval.frames.runner import FramesRunSettings, default_out
 from frames_agent.eval.frames.split import refuse_check, select, split_of
-from frames_agent.retrieval.errors import FramesAgentError, UsageError
 from tests.eval.frames.test_runner import TINY, run
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -62,7 +62,7 @@ def test_frames_records_the_split_and_refuses_another_on_resume(tmp_path, tiny_r
     assert outcome.summary.n == 1 and json.loads((outcome.out / "config.json").read_text())["split"] == "tune"
     with pytest.raises(FramesAgentError, match=r"\(split was 'tune', now 'check'\)"):
         run(tmp_path, tiny_retriever, split="check")
-    assert default_out(RunSettings(split="check")).name.endswith("-check")
+    assert default_out(FramesRunSettings(split="check")).name.endswith("-check")
 
 
 def test_a_run_recorded_before_the_split_and_new_fields_resumes_at_their_defaults(tmp_path, tiny_retriever):

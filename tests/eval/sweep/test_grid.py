@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from frames_agent.eval.frames.runner import RunSettings
+from frames_agent.core.errors import UsageError
+from frames_agent.eval.frames.runner import FramesRunSettings
 from frames_agent.eval.sweep.answers import rouge_l, token_f1
 from frames_agent.eval.sweep.grid import cells, find_baseline, parse_grid, slug
-from frames_agent.retrieval.errors import UsageError
 
 
 def test_cells_cover_the_product_first_axis_slowest_with_typed_settings():
@@ -18,7 +18,7 @@ def test_cells_cover_the_product_first_axis_slowest_with_typed_settings():
                                          "system=multistep_k=1_plan_budget=500_tools=wiki-crag",
                                          "system=multistep_k=3_plan_budget=500_tools=wiki"]
     assert len(grid) == 8
-    settings = grid[1].settings(RunSettings(settings=["n_docs=3"]), Path("/s"))
+    settings = grid[1].settings(FramesRunSettings(settings=["n_docs=3"]), Path("/s"))
     assert (settings.system, settings.k, settings.tools, settings.out) == ("multistep", 1, "wiki,crag", f"/s/{grid[1].name}")
     assert settings.settings == ["n_docs=3", "plan_budget=500"]
 
@@ -27,7 +27,7 @@ def test_flags_are_read_as_their_type_and_prompt_files_by_their_stem():
     grid = cells(parse_grid(["calculator=true,no", "prompt=planning,/tmp/x/my_prompt.txt"]))
     assert [c.name for c in grid] == ["calculator=true_prompt=planning", "calculator=true_prompt=my-prompt",
                                       "calculator=no_prompt=planning", "calculator=no_prompt=my-prompt"]
-    assert grid[2].settings(RunSettings(), Path("s")).calculator is False
+    assert grid[2].settings(FramesRunSettings(), Path("s")).calculator is False
     with pytest.raises(UsageError, match="expected true or false"):
         parse_grid(["calculator=maybe"])
 

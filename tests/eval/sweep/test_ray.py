@@ -12,7 +12,7 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 
 from frames_agent import cli  # noqa: E402
 from frames_agent.eval.frames.executors import RayCluster  # noqa: E402
-from frames_agent.eval.frames.runner import RunSettings  # noqa: E402
+from frames_agent.eval.frames.runner import FramesRunSettings  # noqa: E402
 from frames_agent.eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
 from frames_agent.retrieval.lucene.jvm import java_signals_kept  # noqa: E402
 from tests.eval.frames.test_runner import TINY  # noqa: E402
@@ -80,7 +80,7 @@ def test_ray_sweep_matches_the_in_process_sweep(cluster, tiny_index, capsys):
 
 
 def _sweep(cluster: Path, index: Path, name: str, build, retries: int):
-    base = RunSettings(data=TINY, limit=3, index=str(index), model="openai:fake", judge="none", progress=False,
+    base = FramesRunSettings(data=TINY, limit=3, index=str(index), model="openai:fake", judge="none", progress=False,
                        no_cache=True, retrieval_only=True, out=str(cluster / name))
     sweep = plan_sweep(base, parse_grid(["k=1,2"]))
     return sweep, run_sweep(sweep, RayCluster(max_retries=retries), build, lambda s: None)

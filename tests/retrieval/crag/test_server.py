@@ -9,8 +9,8 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
+from frames_agent.core.errors import FramesAgentError
 from frames_agent.retrieval.crag.server import MAX_BODY_BYTES, check_port, create_app, free_port
-from frames_agent.retrieval.errors import FramesAgentError
 from tests.shared_data import CRAG_DATA, RECORDINGS, require
 
 ROUTE = "/finance/get_company_name"

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from frames_agent.core.errors import RetrievalError
 from frames_agent.retrieval.dense import (
     DenseIndex,
     HybridRetriever,
@@ -16,7 +17,6 @@ from frames_agent.retrieval.dense import (
     rrf,
     store,
 )
-from frames_agent.retrieval.errors import RetrievalError
 from frames_agent.retrieval.types import Document
 
 

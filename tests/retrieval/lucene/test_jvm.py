@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from frames_agent.retrieval.errors import InstallError
+from frames_agent.core.errors import InstallError
+from frames_agent.core.paths import project_root
 from frames_agent.retrieval.lucene import jvm
-from frames_agent.retrieval.paths import project_root
 
 
 def test_missing_pyserini_is_java_unavailable(monkeypatch):

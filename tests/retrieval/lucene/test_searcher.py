@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from frames_agent.retrieval.errors import RetrievalError
+from frames_agent.core.errors import RetrievalError
 from frames_agent.retrieval.lucene.searcher import MAX_TERMS, BM25Retriever, normalize_title
 from frames_agent.retrieval.types import Retriever
 
@@ -195,7 +195,7 @@ def test_an_endless_or_huge_index_file_is_a_corrupt_index_not_unbounded_memory(t
     import os
     import shutil
 
-    from frames_agent.retrieval.errors import RetrievalError
+    from frames_agent.core.errors import RetrievalError
     from frames_agent.retrieval.lucene.layout import read_manifest
     from frames_agent.retrieval.lucene.titles import TITLES_FILE, read_title_table
 

@@ -8,7 +8,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from frames_agent.agent.llm import resolve_model
 from frames_agent.agent.llm.errors import LLMError, MissingPackageError, ModelSpecError
 from frames_agent.agent.llm.providers import langchain as provider
-from frames_agent.retrieval.errors import InstallError
+from frames_agent.core.errors import InstallError
 
 
 @pytest.fixture

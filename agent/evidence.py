@@ -32,7 +32,7 @@ _WORD = re.compile(r"\w+")
 _MAX_SENTENCE_CHARS = 400
 
 
-def terms(text: str) -> set[str]:
+def stem_terms(text: str) -> set[str]:
     """Content words of a text, lower-cased and crudely stemmed (a trailing plural s dropped)."""
     words = (w.lower() for w in _WORD.findall(text))
     return {_stem(w) for w in words if len(w) > 2 and w not in FUNCTION_WORDS and not w.isdigit()}
@@ -44,7 +44,7 @@ def _stem(word: str) -> str:
 
 def substance(query: str) -> frozenset[str]:
     """What a query asks for: its content words, order and inflection ignored."""
-    return frozenset(terms(query))
+    return frozenset(stem_terms(query))
 
 
 def split_sentences(text: str) -> list[str]:
@@ -69,9 +69,9 @@ def matched_sentences(context: Sequence[ctx.ContextEntry], queries: Iterable[str
 
     A term counts by its rarity among the articles read (log N/df): "Euphony" names the topic, "album" does not.
     """
-    wanted = set().union(*(terms(q) for q in queries)) if queries else set()
+    wanted = set().union(*(stem_terms(q) for q in queries)) if queries else set()
     entries = ctx.ordered(context)
-    split = [[(sentence, terms(sentence) & wanted) for sentence in split_sentences(e.text())] for e in entries]
+    split = [[(sentence, stem_terms(sentence) & wanted) for sentence in split_sentences(e.text())] for e in entries]
     df: dict[str, int] = {}
     for sentences in split:
         for term in set().union(*(t for _, t in sentences)) if sentences else ():
@@ -134,7 +134,7 @@ def _sentence_spans(sentence: str) -> list[str]:
                 opening = False
             while words and (words[-1].lower() in FUNCTION_WORDS or words[-1].isdigit()):
                 words.pop()
-            if words and terms(" ".join(words)) and not (opening and len(words) == 1) and not _is_date(words):
+            if words and stem_terms(" ".join(words)) and not (opening and len(words) == 1) and not _is_date(words):
                 spans.append(" ".join(words))
     return spans
 
@@ -157,14 +157,14 @@ def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Ite
     title's) with the question. Measured: docs/measurements.md#the-query-proposer
     """
     skip = {substance(t) for t in read_titles} | {substance(q) for q in asked}
-    wanted = terms(question)
+    wanted = stem_terms(question)
     seen: dict[frozenset[str], list] = {}
     order = 0
     for ev in evidence:
         # A sentence speaks of its article's subject ("She was born in ..."): the title's words count too.
-        about = terms(ev.title) & wanted
+        about = stem_terms(ev.title) & wanted
         for sentence, hits in zip(ev.sentences, ev.scores):
-            if ev.key and len(about | (terms(sentence) & wanted)) < MIN_SHARED:
+            if ev.key and len(about | (stem_terms(sentence) & wanted)) < MIN_SHARED:
                 continue
             for span in entity_spans(sentence):
                 key = substance(span)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frames_agent.retrieval.bounded import MAX_DEPTH, DepthGuard, JSONOutOfBounds, check_json, loads
+from frames_agent.core.bounded import MAX_DEPTH, DepthGuard, JSONOutOfBounds, check_json, loads
 
 PROPERTY = settings(max_examples=200, deadline=None, database=None, derandomize=True)
 values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

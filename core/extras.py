@@ -49,7 +49,7 @@ def require_extras(what: str, modules: list[str]) -> None:
     absent = missing_extras(modules)
     if not absent:
         return
-    from frames_agent.retrieval.errors import InstallError
+    from frames_agent.core.errors import InstallError
 
     extras = ",".join(dict.fromkeys(extra for _, extra in absent))
     names = ", ".join(module for module, _ in absent)

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from packaging.requirements import Requirement
 
-from frames_agent.retrieval.bounded_http import async_bounded_transport, bounded_transport
-from frames_agent.retrieval.errors import InstallError
+from frames_agent.core.errors import InstallError
+from frames_agent.core.http import async_bounded_transport, bounded_transport
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +39,7 @@ def test_a_pool_without_a_network_backend_is_refused(monkeypatch):
             del self._pool._network_backend
 
     monkeypatch.setattr(httpx, "HTTPTransport", Changed)
-    from frames_agent.retrieval import bounded_http
+    from frames_agent.core import http as bounded_http
 
     bounded_http._sync_transport.cache_clear()
     try:

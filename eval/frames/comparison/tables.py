@@ -8,7 +8,8 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from frames_agent.eval.frames.compare import (
+from frames_agent.core import bounded
+from frames_agent.eval.frames.comparison.paired import (
     excluded,
     flipped,
     paired_accuracy,
@@ -21,7 +22,6 @@ from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary, judged_by
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.stats import PairedComparison, PairedMeans, p_text
-from frames_agent.retrieval import bounded
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
 Run = tuple[str, dict, RunSummary, list[QuestionRecord]]

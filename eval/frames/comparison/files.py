@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from frames_agent.eval.frames.comparison import write_tables
+from frames_agent.eval.frames.comparison.tables import TABLE_FILE, write_tables
 from frames_agent.eval.frames.html import HTML_FILE, write_comparison_html
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.overlay import OVERLAY_PLOT, Run, plot_overlay, run_label
@@ -27,7 +27,7 @@ def write_compared(runs: Sequence[tuple[str, dict, RunSummary, list[QuestionReco
     every run's trace side by side; runs are (name, config, summary, records, run directory), the baseline first."""
     written = write_comparison([(n, c, s, r) for n, c, s, r, _ in runs], out, html_page=HTML_FILE if html else None)
     if html:
-        written.append(write_comparison_html([(n, c, r, p) for n, c, _, r, p in runs], out))
+        written.append(write_comparison_html([(n, c, r, p) for n, c, _, r, p in runs], out, out / TABLE_FILE))
     return written
 
 

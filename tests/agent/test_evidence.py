@@ -1,7 +1,7 @@
 """Matched sentences and the deterministic query proposer, on the tiny real index."""
 from __future__ import annotations
 
-from frames_agent.agent.bridging import (
+from frames_agent.agent.evidence import (
     FUNCTION_WORDS,
     entity_spans,
     matched_sentences,

@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 
-from frames_agent.retrieval import bounded
-from frames_agent.retrieval.bounded import DepthGuard, JSONOutOfBounds
+from frames_agent.core import bounded
+from frames_agent.core.bounded import DepthGuard, JSONOutOfBounds
 
 # The monotonic time the request being sent or read must end by; read by every socket operation of the transports.
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("frames_request_deadline", default=None)
@@ -286,7 +286,7 @@ def _wrap_backend(transport: Any, wrapper: type) -> None:
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if backend is None or not callable(getattr(backend, "connect_tcp", None)):
-        from frames_agent.retrieval.errors import InstallError
+        from frames_agent.core.errors import InstallError
 
         core = importlib.import_module(type(pool).__module__.split(".")[0]) if pool is not None else None
         raise InstallError(f"httpcore {getattr(core, '__version__', '?')} has no network backend to bound; install "

@@ -6,7 +6,7 @@ import socket
 import sys
 from typing import Any
 
-from frames_agent.retrieval.errors import UsageError
+from frames_agent.core.errors import UsageError
 
 
 def bind(host: str, port: int) -> socket.socket:

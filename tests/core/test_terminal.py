@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from frames_agent.retrieval.plain import valid_data, valid_text
+from frames_agent.core.terminal import valid_data, valid_text
 
 
 def test_lone_surrogates_become_the_replacement_character():
