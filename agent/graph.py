@@ -18,6 +18,7 @@ from frames_agent.agent.nodes import Nodes
 from frames_agent.agent.prompts import load_prompt
 from frames_agent.agent.state import AgentInput, AgentOutput, AgentState
 from frames_agent.retrieval.bridges import as_retriever
+from frames_agent.retrieval.tokens import count_tokens
 from frames_agent.retrieval.types import Retriever
 
 
@@ -48,6 +49,7 @@ def build_nodes(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
     """The nodes with their prompts loaded and checked.
 
     retriever: ours or a LangChain BaseRetriever (adapted); anything else is a one-line UsageError here."""
+    count_tokens("")  # loads the token encoding from disk now, not in a run's first node on a server's event loop
     return Nodes(llm, as_retriever(retriever), tools, config, load_prompt(config.prompt),
                  load_prompt(config.answer_prompt))
 
