@@ -6,7 +6,8 @@ Each layer keeps its errors in an `errors` module under this root (`agent.errors
 from __future__ import annotations
 
 
-class FramesAgentError(Exception):
+# A RuntimeError: LangGraph Server shows a run's RuntimeError by its message, any other error as "An internal error".
+class FramesAgentError(RuntimeError):
     """A user-facing failure; its message is one line the CLI prints as is."""
 
 

@@ -13,12 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.agent.serve.conftest import free_port
+from tests.agent.serve.conftest import ROOT, free_port
 
 pytest.importorskip("langgraph_api", reason="langgraph dev needs langgraph-cli[inmem] (the test extra installs it)")
 from langgraph_sdk import get_sync_client  # noqa: E402
 
 pytestmark = pytest.mark.slow
+STUDIO = ROOT / "agent" / "serve" / "studio.py"  # the factory the project's langgraph.json names
 
 # The graph module the server loads by path: the agent over a two-document retriever (no Java), its scripted
 # model planning a search for the question's own town and answering from the documents it was given.
@@ -84,7 +85,8 @@ def langgraph_dev(tmp_path_factory):
     folder = tmp_path_factory.mktemp("langgraph_dev")
     (folder / "graph_module.py").write_text(GRAPH_MODULE)
     (folder / "langgraph.json").write_text(json.dumps({"dependencies": ["."],
-                                                       "graphs": {"agent": "./graph_module.py:make_graph"}}))
+                                                       "graphs": {"agent": "./graph_module.py:make_graph",
+                                                                  "frames_agent": f"{STUDIO}:make_graph"}}))
     port, log = free_port(), folder / "server.log"
     env = {**os.environ, "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false",
            "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_API_KEY": "", "LANGCHAIN_API_KEY": ""}
@@ -122,3 +124,18 @@ def test_two_questions_on_one_langgraph_dev_thread_each_run_steps_1_to_n(langgra
     messages = client.threads.get_state(thread)["values"]["messages"]
     assert [m["content"] for m in messages] == ["Who is the mayor of Brennick?", "Tomas Ferrante",
                                                 "Who is the mayor of Oswy?", "Ada Lindqvist"]
+
+
+
+@pytest.mark.parametrize(("graph", "configurable", "error", "message"), [
+    ("agent", {}, "UnreachableError", "the model server at 127.0.0.1:9 could not be reached"),  # a node's model call
+    ("frames_agent", {"k": 0}, "AgentError", "configurable.k: Input should be greater than or equal to 1"),
+    ("frames_agent", {"index": "/etc"}, "AgentError",
+     "index '/etc': a run may only choose an index the server's owner listed (listed: none besides its own)"),
+])
+def test_an_agent_error_reaches_the_run_in_the_projects_words(langgraph_dev, graph, configurable, error, message):
+    client = get_sync_client(url=langgraph_dev)
+    thread = client.threads.create()["thread_id"]
+    out = client.runs.wait(thread, graph, input={"question": "Who is the mayor of Nowhere?"},
+                           config={"configurable": configurable}, raise_error=False)
+    assert out == {"__error__": {"error": error, "message": message}}
