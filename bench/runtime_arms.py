@@ -232,7 +232,8 @@ def xllamacpp_engine(model: Path, arm: RuntimeArm) -> Engine:
     threads = arm.option("threads", 2)
     settings = RuntimeSettings.from_env(threads=threads, batch_threads=arm.option("batch_threads", threads),
                                         n_batch=arm.option("n_batch", 2048), n_ubatch=arm.option("n_ubatch", 512))
-    chat = make_local_chat("model", LocalRuntime(model, name="model", settings=settings))
+    # A long timeout: on a busy machine one call can take minutes, and the bench times, it does not give up.
+    chat = make_local_chat("model", LocalRuntime(model, name="model", settings=settings), timeout=7200)
 
     def call(messages: list[dict], schema: dict | None, max_tokens: int) -> CallResult:
         kwargs: dict[str, Any] = {"max_tokens": max_tokens}
