@@ -186,9 +186,9 @@ class AnswerPrinter(BaseCallbackHandler):
         """An answer call failed."""
         self.__class__ = AnswerPrinter
 
-    def on_llm_new_token(self, token: str, *, run_id: Any, **kwargs: Any) -> None:
+    def on_llm_new_token(self, token: Any, *, run_id: Any, **kwargs: Any) -> None:
         """Print what this token adds to the answer."""
-        if run_id not in self.runs or not token:
+        if run_id not in self.runs or not token or not isinstance(token, str):
             return
         from frames_agent.retrieval.plain import plain
 
