@@ -4,7 +4,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
 
 from frames_agent.agent.llm.spec import DEFAULT_MODEL
 
@@ -83,6 +86,138 @@ def _print_event(event: Any) -> None:
         print(plain(f"   +{len(event.documents)} new: {titles[:300]}", lines=False), flush=True)
 
 
+class JsonFields:
+    """The string fields of a JSON object as it is written, chunk by chunk: feed() returns (field, new text) pairs
+    with escapes decoded, so a structured answer's reasoning and answer can be shown before the reply is whole."""
+
+    def __init__(self) -> None:
+        self.key, self.field, self.state, self.escape = "", "", "outside", ""
+
+    def feed(self, text: str) -> list[tuple[str, str]]:
+        """The field text this chunk adds (nothing for keys, punctuation or non-string values)."""
+        pieces = [(self.field, piece) for ch in text if (piece := self._step(ch))]
+        return _joined(pieces)
+
+    def _step(self, ch: str) -> str:
+        """One character of the reply; the value text it adds ("" for none)."""
+        if self.state == "value":
+            return self._value(ch)
+        if self.state == "key":
+            if ch == '"':
+                self.state, self.field = "outside", self.key
+            else:
+                self.key += ch
+        elif self.state == "colon" and (ch == '"' or not ch.isspace()):
+            self.state = "value" if ch == '"' else "outside"
+        elif self.state == "outside" and ch in '":':
+            self.state, self.key = ("key", "") if ch == '"' else ("colon", self.key)
+        return ""
+
+    def _value(self, ch: str) -> str:
+        if self.escape:
+            self.escape += ch
+            decoded = self._decoded()
+            if decoded is None:
+                return ""
+            self.escape = ""
+            return decoded
+        if ch == "\\":
+            self.escape = ch
+            return ""
+        if ch == '"':
+            self.state = "outside"
+            return ""
+        return ch
+
+    def _decoded(self) -> str | None:
+        """The character an escape stands for once it is complete, else None."""
+        body = self.escape[1:]
+        if body.startswith("u"):
+            if len(body) < 5:
+                return None
+            code = int(body[1:], 16) if _is_hex(body[1:]) else 0xD800
+            return "" if 0xD800 <= code <= 0xDFFF else chr(code)  # a lone surrogate half cannot be printed
+        return {"n": "\n", "t": "\t", "r": "", "b": "", "f": ""}.get(body, body)
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+def _joined(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Consecutive pieces of one field as one."""
+    out: list[tuple[str, str]] = []
+    for field, text in pieces:
+        if out and out[-1][0] == field:
+            out[-1] = (field, out[-1][1] + text)
+        else:
+            out.append((field, text))
+    return out
+
+
+class AnswerPrinter(BaseCallbackHandler):
+    """Prints the answer call's reply to the terminal as its tokens arrive (a LangChain callback handler): a JSON
+    reply ({reasoning, answer}) as its fields' text, a plain one as is."""
+
+    def __init__(self, write: Callable[[str], Any] | None = None) -> None:
+        self.write = write or (lambda text: print(text, end="", flush=True))
+        self.runs: dict[Any, JsonFields | None] = {}
+        self.field: str | None = None
+        self.answer = ""  # the answer field's text as printed (a plain reply: all of it)
+
+    @property
+    def printed(self) -> bool:
+        """Whether any of the answer reached the terminal."""
+        return self.field is not None
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any, metadata: Any = None,
+                            **kwargs: Any) -> None:
+        """Follow the calls of the answer node."""
+        if (metadata or {}).get("langgraph_node") == "answer":
+            self.runs[run_id] = None
+            self.__class__ = StreamingAnswerPrinter
+
+    def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
+        """An answer call is over."""
+        self.__class__ = AnswerPrinter
+
+    def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+        """An answer call failed."""
+        self.__class__ = AnswerPrinter
+
+    def on_llm_new_token(self, token: Any, *, run_id: Any, **kwargs: Any) -> None:
+        """Print what this token adds to the answer."""
+        if run_id not in self.runs or not token or not isinstance(token, str):
+            return
+        from frames_agent.core.terminal import plain
+
+        fields = self.runs[run_id]
+        if fields is None and not self.printed and token.lstrip().startswith("{"):
+            fields = self.runs[run_id] = JsonFields()
+        for field, text in fields.feed(token) if fields is not None else [("answer", token)]:
+            if field != self.field:
+                heading = "\n── answer\n" if self.field is None else "\n"
+                self.write(heading + ("Answer: " if field == "answer" and fields is not None else ""))
+                self.field = field
+            if field == "answer":
+                self.answer += text
+            self.write(text if not text.strip() else plain(text, lines=False))
+
+
+class StreamingAnswerPrinter(AnswerPrinter):
+    """An AnswerPrinter while an answer call is open: LangChain streams a call when a handler has these two methods
+    (a check of the handler's class), so the printer takes this class only then and every other call keeps its
+    plain request."""
+
+    def tap_output_iter(self, run_id: Any, output: Any) -> Any:
+        """Chunks pass through unchanged."""
+        return output
+
+    def tap_output_aiter(self, run_id: Any, output: Any) -> Any:
+        """Chunks pass through unchanged."""
+        return output
+
+
 def run_ask(args: argparse.Namespace) -> int:
     """Answer one question; stream the steps, or print the --json object."""
     from frames_agent.agent.limits import check_text
@@ -94,18 +229,27 @@ def run_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(agent.invoke(args.question).summary(), ensure_ascii=False))
         return 0
+    # Self-ask's sub-question calls run in the answer node too: their replies are no answer to show.
+    printer = AnswerPrinter()
+    config: Any = {} if agent.config.sub_questions else {"callbacks": [printer]}
     result = None
-    for event in agent.stream(args.question):
+    for event in agent.stream(args.question, config=config):
         _print_event(event)
         if event.kind == "answer":
             result = event.result
     assert result is not None, "a typed stream ends with its answer event"
+    if printer.printed:
+        print(flush=True)
     findings = result.final.findings if result.final else []
     if findings:
         print("\n── notes (self-ask)", flush=True)
         for finding in findings:
             print(plain(f"   {finding.question} → {finding.answer}", lines=False), flush=True)
-    print(f"\nAnswer: {plain(result.answer)}")
+    if not printer.printed or printer.answer.strip() != result.answer.strip():
+        print(f"\nAnswer: {plain(result.answer)}")
+    sources = result.answer_context.shown_titles if result.answer_context else []
+    if sources:
+        print(plain(f"Sources: {'; '.join(sources[:10])}", lines=False), flush=True)
     print(f"({result.llm_calls} LLM calls, {result.tokens.prompt}+{result.tokens.completion} tokens, "
           f"{len(result.documents)} documents, {result.seconds:.1f}s; the answer prompt showed "
           f"{result.answer_context.documents_shown} articles and cut {result.answer_context.documents_cut} "

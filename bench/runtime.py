@@ -8,10 +8,19 @@ ratio against the first arm, and whether its replies are identical to the first 
 how fast the same tokens come). Take figures on an idle machine.
 
     python bench/runtime.py [--questions 4] [--arms "one:threads=1;two:threads=2"]
+
+With --runtimes the arms are runtimes instead (bench/runtime_arms.py): the recorded calls of each question in
+--calls (bench/runtime_arms.py record) replayed greedily on each runtime, each arm in a process of its own, one at a
+time, interleaved question by question; it prints prompt and generation tok/s, seconds per question, and whether the
+replies match the first arm's (the first differing word where not).
+
+    python bench/runtime.py --runtimes "xllamacpp;ik;ik_repack=ik:repack=1;sync" --calls calls.jsonl
+                            [--max-tokens 64] [--model PATH]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -54,6 +63,53 @@ def run_arm(agent: FramesAgent, question: str, docs) -> tuple[float, int, float,
     return seconds, out, gen, replies
 
 
+def run_runtimes(arms_text: str, calls_file: Path, model: Path | None, max_tokens: int | None) -> int:
+    """Each recorded question on each runtime arm (a child process per question and arm, one at a time)."""
+    import json
+    import subprocess
+    import tempfile
+
+    from bench.runtime_arms import CallResult, first_difference, parse_runtime_arms, question_totals, summary
+
+    arms = parse_runtime_arms(arms_text)
+    if model is None:
+        from frames_agent.agent.llm import weights
+        from frames_agent.core.paths import cache_dir
+
+        model = weights.qwen_gguf(cache_dir() / "models")
+    questions = [json.loads(line) for line in calls_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    per_arm: dict[str, list[dict]] = {a.name: [] for a in arms}
+    diffs: dict[str, list] = {a.name: [] for a in arms}
+    worker = Path(__file__).resolve().parent / "runtime_arms.py"
+    for q in questions:
+        calls = [{**c, "max_tokens": min(c.get("max_tokens") or 1024, max_tokens or 1 << 30)} for c in q["calls"]]
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(calls, f)
+        replies: dict[str, list[str]] = {}
+        for arm in arms:
+            spec = f"{arm.name}={arm.runtime}:" + ",".join(f"{k}={v}" for k, v in arm.options.items())
+            done = subprocess.run([sys.executable, str(worker), "replay", str(model), spec, f.name],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                print(f"q{q['id']:<5} {arm.name:<12} failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+                return 1
+            results = [CallResult(**json.loads(line)) for line in done.stdout.splitlines() if line.startswith("{")]
+            totals = question_totals(results)
+            per_arm[arm.name].append(totals)
+            replies[arm.name] = [r.text for r in results]
+            first = replies[arms[0].name]
+            for i, (a, b) in enumerate(zip(first, replies[arm.name])):
+                d = first_difference(a, b)
+                diffs[arm.name].append(None if d is None else (f"q{q['id']}.{i}", *d))
+            print(f"q{q['id']:<5} {arm.name:<12} {totals['seconds']:6.1f} s  read {totals['read']:5.0f} at "
+                  f"{totals['prompt_tps']:5.1f} tok/s  out {totals['out']:4.0f} at {totals['gen_tps']:5.1f} tok/s  "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+        Path(f.name).unlink()
+    for line in summary(per_arm, diffs):
+        print(line)
+    return 0
+
+
 def main() -> int:
     """Run every arm over the questions; print per-arm totals, ratios and whether replies match the first arm."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -61,7 +117,15 @@ def main() -> int:
     parser.add_argument("--arms", default=DEFAULT_ARMS)
     parser.add_argument("--n-docs", type=int, default=10)
     parser.add_argument("--index", default="default")
+    parser.add_argument("--runtimes", default=None, help="runtime arms, e.g. 'xllamacpp;ik;rp=ik:repack=1;sync'")
+    parser.add_argument("--calls", type=Path, default=None, help="recorded calls (bench/runtime_arms.py record)")
+    parser.add_argument("--model", type=Path, default=None, help="GGUF (default: the embedded model)")
+    parser.add_argument("--max-tokens", type=int, default=None, help="cap every replayed call's generated tokens")
     args = parser.parse_args()
+    if args.runtimes:
+        if args.calls is None:
+            parser.error("--runtimes needs --calls (record them with: python bench/runtime_arms.py record FILE)")
+        return run_runtimes(args.runtimes, args.calls, args.model, args.max_tokens)
     from frames_agent.eval.frames.datasets import load_questions
     from frames_agent.eval.frames.split import select
     from frames_agent.index.build import open_index

@@ -6,7 +6,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,8 @@ from langchain_core.callbacks import (
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, PrivateAttr
 
@@ -112,6 +112,23 @@ class ScriptedLLM(BaseChatModel):
         if self.delay:
             await asyncio.sleep(self.delay)
         return self._next(messages, kwargs)
+
+
+class StreamingScriptedLLM(ScriptedLLM):
+    """ScriptedLLM that streams each reply in pieces of `chunk_chars`, as a streaming provider does; `before_last`,
+    when set, runs just before the last piece is sent (a test sees what reached its reader before the reply ended)."""
+
+    chunk_chars: int = 8
+    before_last: Callable[[], None] | None = None
+
+    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        text = str(self._next(messages, kwargs).generations[0].message.content)
+        pieces = [text[i:i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)] or [""]
+        for i, piece in enumerate(pieces):
+            if i == len(pieces) - 1 and self.before_last is not None:
+                self.before_last()
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
 
 
 class ToolScriptedLLM(ScriptedLLM):

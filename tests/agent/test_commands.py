@@ -28,7 +28,7 @@ def test_ask_streams_steps_and_answer(wired, capsys):
     out, err = capsys.readouterr()
     assert out.index("── step 1") < out.index("queries: Marta Kowalczyk") < out.index("── step 2")
     assert "+" in out and "Marta Kowalczyk" in out
-    assert out.rstrip().endswith("Answer: Tomas Ferrante")
+    assert "Answer: Tomas Ferrante\nSources: Marta Kowalczyk;" in out
     assert "3 LLM calls" in err and "the answer prompt showed" in err
 
 
@@ -52,7 +52,7 @@ def test_ask_shows_self_ask_notes(wired, capsys):
     assert cli.main(["ask", question, "--k", "1", "--n", "1", "--set", "sub_questions=1"]) == 0
     out = capsys.readouterr().out
     assert "── notes (self-ask)" in out and "Where was Marta Kowalczyk born? → She was born in Brennick." in out
-    assert out.rstrip().endswith("Answer: Brennick")
+    assert "Answer: Brennick\nSources: " in out
     wired.replies.extend([plan("Marta Kowalczyk"), split, "She was born in Brennick.", "Answer: Brennick"])
     assert cli.main(["ask", question, "--k", "1", "--n", "1", "--set", "sub_questions=1", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -96,3 +96,36 @@ def test_set_reaches_the_config_and_the_question_query_runs_at_step_1(wired, cap
     data = json.loads(capsys.readouterr().out)
     assert data["steps"][0]["queries"] == ["Marta Kowalczyk", "Where was Marta Kowalczyk born?"]
     assert "Step 1 of 1" in wired.prompts[0]
+
+
+def test_ask_prints_the_answer_as_it_is_written(monkeypatch, tiny_retriever, capsys):
+    from frames_agent.agent.llm.testing import StreamingScriptedLLM
+
+    seen: list[str] = []
+    reply = {"reasoning": "Marta was born in \"Brennick\"; its mayor is Tomas Ferrante.", "answer": "Tomas Ferrante"}
+    llm = StreamingScriptedLLM([plan("Marta Kowalczyk"), reply], supports_json_schema=True, chunk_chars=5,
+                               before_last=lambda: seen.append(capsys.readouterr().out))
+    monkeypatch.setattr("frames_agent.agent.llm.resolve_model", lambda spec, **kw: llm)
+    monkeypatch.setattr("frames_agent.index.build.open_index", lambda name, **kw: tiny_retriever)
+    question = "Who is the mayor of the city where Marta Kowalczyk was born?"
+    assert cli.main(["ask", question, "--k", "1", "--n", "1", "--set", "structured_answer=true"]) == 0
+    out = "".join(seen[-1:]) + capsys.readouterr().out
+    # Only the answer call streamed (the plan call kept its plain request); before its last piece was sent, the
+    # reasoning and the answer's first words were on screen.
+    assert len(seen) == 1
+    assert '── answer\nMarta was born in "Brennick"; its mayor is Tomas Ferrante.\nAnswer: Tomas Ferra' in seen[0]
+    assert out.count("Answer: Tomas Ferrante") == 1 and "Answer: Tomas Ferrante\nSources: Marta Kowalczyk;" in out
+
+
+def test_json_fields_read_a_reply_split_anywhere():
+    from frames_agent.agent.commands import JsonFields
+
+    reply = '{\n "reasoning" : "A \\"quoted\\" line\\nand \\u00e9", "n": 3, "answer": "Paris"}'
+    for size in (1, 2, 7):
+        fields, pieces = JsonFields(), []
+        for i in range(0, len(reply), size):
+            pieces += fields.feed(reply[i:i + size])
+        text = {}
+        for field, piece in pieces:
+            text[field] = text.get(field, "") + piece
+        assert text == {"reasoning": 'A "quoted" line\nand é', "answer": "Paris"}

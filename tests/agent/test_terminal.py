@@ -8,7 +8,7 @@ import sys
 
 from frames_agent.core.paths import project_root
 from frames_agent.core.terminal import plain
-from tests.agent.llm.fake_openai import FakeOpenAI, completion
+from tests.agent.llm.fake_openai import FakeOpenAI, completion, sse_chunks
 
 NASTY = "\x1b[2J\x1b]0;pwned\x07\x00\r\x9b31m\u202e"
 QUESTION = "Who is the mayor of Brennick?" + NASTY.replace("\x00", "")  # argv cannot hold a NUL
@@ -21,7 +21,8 @@ def test_plain_escapes_controls_and_keeps_lines_and_text():
 
 
 def test_ask_prints_no_control_character(tmp_path):
-    fake = FakeOpenAI().always(200, completion(f"Answer: red{NASTY}"))
+    # The plan call gets a completion; ask streams the answer call, so it gets the same text as chunks.
+    fake = FakeOpenAI().add(200, completion(f"Answer: red{NASTY}")).always(200, sse_chunks(["Answer: red", NASTY]))
     try:
         env = {**os.environ, "FRAMES_AGENT_CACHE": str(tmp_path), "PYTHONIOENCODING": "utf-8"}
         done = subprocess.run([sys.executable, "cli.py", "ask", QUESTION, "--tools",
