@@ -1,4 +1,5 @@
-"""The root of every error frames-agent reports to users, and the retrieval layer's own errors.
+"""The root of every error frames-agent reports to users, and the categories every layer shares (usage, install,
+retrieval).
 
 Each layer keeps its errors in an `errors` module under this root (`agent.errors`, `agent.llm.errors`,
 `eval.errors`, ...); the CLI prints any `FramesAgentError` as one line and exits 2.
