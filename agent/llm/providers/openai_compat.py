@@ -76,6 +76,13 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
 
 
+def _counts(usage: object) -> dict | None:
+    """A reply's usage with whole-number counts only: a server's "eleven" must not reach the usage arithmetic."""
+    if not isinstance(usage, dict):
+        return None
+    return {k: v for k, v in usage.items() if _whole(v) or isinstance(v, dict)} or None
+
+
 def _not_object_calls(message: dict) -> list[InvalidToolCall]:
     """Takes the tool calls whose arguments are JSON but no object (a list, a number, a string) out of a reply's
     message, as invalid tool calls: the agent's tolerant parser reads them, where LangChain's AIMessage would reject
@@ -298,9 +305,7 @@ class OpenAICompatChat(ChatOpenAI):
             response = response.model_dump(exclude={"choices": {"__all__": {"message": {"parsed"}}}}, warnings=False)
         check_completion(response, self.spec or f"openai:{self.model_name}",
                          E.redact_url(self.openai_api_base) or "api.openai.com")
-        usage = response.get("usage")
-        if isinstance(usage, dict):  # counts only: a server's "eleven" must not reach the usage arithmetic
-            response["usage"] = {k: v for k, v in usage.items() if _whole(v) or isinstance(v, dict)} or None
+        response["usage"] = _counts(response.get("usage"))
         invalid: list[list[InvalidToolCall]] = []
         for choice in response["choices"]:
             message = choice["message"]
@@ -321,6 +326,12 @@ class OpenAICompatChat(ChatOpenAI):
             for generation in result.generations:
                 generation.message.response_metadata["timings"] = timings
         return result
+
+    def _convert_chunk_to_generation_chunk(self, chunk: dict, default_chunk_class: type,
+                                           base_generation_info: dict | None) -> ChatGenerationChunk | None:
+        if isinstance(chunk, dict) and chunk.get("usage") is not None:
+            chunk = {**chunk, "usage": _counts(chunk["usage"])}
+        return super()._convert_chunk_to_generation_chunk(chunk, default_chunk_class, base_generation_info)
 
     def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
         """Cache key part: the spec, the server, the sampling parameters and schema; not timeouts or keys."""

@@ -155,8 +155,22 @@ def model_response(request: dict) -> object:
     return chunks
 
 
+def as_stream(body: object, request: dict) -> object:
+    """A scripted chat.completion as the stream chunks a server sends when the request streams (its text in one
+    delta, then the finish, then its usage as written); any other body as it is."""
+    choices = body.get("choices") if isinstance(body, dict) and body.get("object") == "chat.completion" else None
+    if not request.get("stream") or not isinstance(choices, list) or len(choices) != 1:
+        return body
+    head = {"id": body.get("id", "c"), "object": "chat.completion.chunk", "created": 0, "model": body.get("model")}
+    message, finish = choices[0].get("message") or {}, choices[0].get("finish_reason")
+    return [{**head, "choices": [{"index": 0, "delta": message, "finish_reason": None}]},
+            {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+            *([{**head, "choices": [], "usage": body["usage"]}] if "usage" in body else [])]
+
+
 class FakeOpenAI:
-    """A loopback OpenAI-compatible server that plays scripted responses and records requests."""
+    """A loopback OpenAI-compatible server that plays scripted responses and records requests (a scripted
+    chat.completion is streamed when the request asks for a stream, as a real server does)."""
 
     def __init__(self, keep_alive: bool = False, model: bool = False) -> None:
         self.script: list[tuple] = []  # (status, body, headers, delay)
@@ -186,7 +200,7 @@ class FakeOpenAI:
                 status, payload, headers, delay = fake.script.pop(0) if fake.script else fake.default
                 fake.closing.wait(None if delay == HANG else delay)  # close() ends a hang
                 try:
-                    self._reply(status, payload, headers)
+                    self._reply(status, as_stream(payload, body), headers)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
