@@ -7,10 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from frames_agent.core import bounded
 from frames_agent.core.errors import UsageError
+from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.executors import Build, InProcess, Job, RayCluster
 from frames_agent.eval.frames.runner import FramesRunSettings, RunOutcome
-from frames_agent.eval.rundir import write_atomic
+from frames_agent.eval.rundir import MAX_RESULTS_BYTES, write_atomic
 from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
 
 SWEEP_FILE = "sweep.json"
@@ -94,9 +96,13 @@ def _done_ids(out: Path) -> set[str]:
     ids = set()
     path = out / "results.jsonl"
     if path.exists():
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            data = bounded.read_file(path, MAX_RESULTS_BYTES)  # as a resume reads it: no FIFO, no endless file
+        except (OSError, bounded.OutOfBounds) as exc:
+            raise EvalError(f"cannot read {path} ({exc}); the file is left as it is") from None
+        for line in data.splitlines():
             try:
-                ids.add(str(json.loads(line)["id"]))
+                ids.add(str(bounded.loads(line)["id"]))
             except (ValueError, KeyError, TypeError):
                 continue
     return ids

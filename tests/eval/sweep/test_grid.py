@@ -76,3 +76,29 @@ def test_cell_names_keep_the_spelling_given():
     assert [c.name for c in cells(parse_grid(["k=01,2", "plan_budget=500,800.0"]))] == [
         "k=01_plan_budget=500", "k=01_plan_budget=800.0", "k=2_plan_budget=500", "k=2_plan_budget=800.0"]
     assert slug("-1") == "-1" and slug("1") == "1"  # a negative value keeps its sign in a cell name
+
+
+def test_a_cells_results_are_read_within_bounds_when_planning(tmp_path):
+    import os
+    import threading
+
+    from frames_agent.eval.errors import EvalError
+    from frames_agent.eval.sweep.runner import _done_ids
+
+    (tmp_path / "results.jsonl").write_bytes(b'{"id": "1"}\n' + b"[" * 100_000 + b"]" * 100_000 + b'\n{"id": "2"}\n')
+    assert _done_ids(tmp_path) == {"1", "2"}  # a 100,000-deep line is one unreadable line, not a RecursionError
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "results.jsonl")  # open() would wait for a writer for ever
+    failed: list = []
+
+    def plan() -> None:
+        try:
+            _done_ids(fifo)
+        except EvalError as exc:
+            failed.append(str(exc))
+
+    reader = threading.Thread(target=plan, daemon=True)
+    reader.start()
+    reader.join(120)  # a hang detector, not a time bound
+    assert failed and "not a regular file" in failed[0]
