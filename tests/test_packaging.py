@@ -127,3 +127,5 @@ def test_every_python_from_3_11_with_markers_where_a_dependency_differs():
     assert {m.split(":")[0] for m in options["markers"]} >= {"model", "slow", "lucene", "local"}
     # `python -m pytest` (CI) leaves out only the real-model tests: the slow ones run.
     assert "-m 'not model'" in options["addopts"] and "slow" not in options["addopts"]
+    # One module per worker: pytest-xdist groups by module (tests/conftest.py), which only --dist loadgroup honours.
+    assert "-n auto" in options["addopts"] and "--dist loadgroup" in options["addopts"]

@@ -18,7 +18,7 @@ from frames_agent.retrieval.lucene.jvm import java_signals_kept  # noqa: E402
 from tests.eval.frames.test_runner import TINY  # noqa: E402
 from tests.eval.sweep.helpers import build_kill_always, build_kill_once, results, sweep_args, write_script  # noqa: E402
 
-pytestmark = pytest.mark.slow  # a Ray cluster and worker processes
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # a Ray cluster: one at a time across workers
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -120,6 +120,7 @@ print(json.dumps({"kept": before == after and bool(before), "outcomes": len(outc
 """
 
 
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time across workers
 def test_a_ray_cluster_started_and_stopped_here_leaves_java_its_signal_handlers(tiny_index):
     pytest.importorskip("ray")
     proc = subprocess.run([sys.executable, "-c", RAY_THEN_JAVA, str(tiny_index)], cwd=project_root(), env=_env(),
