@@ -1,18 +1,8 @@
-"""Model-free replay of what the answer reads: rebuild each recorded question's context and re-render its answer
-prompt's passages under other selection settings.
+"""Model-free replay of what the answer reads: each recorded question's context rebuilt and its answer prompt
+re-rendered under other selection settings (what it prints: docs/benchmarks.md).
 
 Run: python bench/answer_context.py RUN_DIR [RUN_DIR ...] [--index default] [--grid per_article=1,2,3,4]
-     [--grid passage_words=60,80,120] [--grid answer_budget=1600] ...
-     [--report-only]
-
-A run directory of `frames` (multistep, bm25 or oracle; retrieval-only is enough) gives, per question, its steps'
-queries and where each came from: the replay searches them again on the index (BM25 is deterministic) and merges the
-hits as the agent does, so the context, ranks included, is the one the run had (on the index the run used; another
-index replays what the same queries find there). The oracle's context is its gold articles, BM25-R's the question's
-hits. For every combination of the grid's AgentConfig values it prints answer-context recall (gold articles found that
-the prompt shows), gold articles shown, `answer_in_prompt` (the gold answer's words or number in the prompt) and
-the selection's seconds per question, beside the run's own figures. Choose defaults with it on tuning questions only:
-it refuses a run of `--split check` unless --report-only (measure settings already chosen on tune).
+     [--grid passage_words=60,80,120] [--grid answer_budget=1600] ... [--report-only]
 """
 from __future__ import annotations
 

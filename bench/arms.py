@@ -1,16 +1,8 @@
-"""Benchmark: named arms of AgentConfig and llama.cpp runtime settings side by side with the embedded model, each arm
-on its own runtime, interleaved question by question in one run (so machine load falls on every arm alike).
+"""Benchmark: named arms of AgentConfig and llama.cpp runtime settings side by side with the embedded model, each on
+its own runtime, interleaved question by question (what it prints: docs/benchmarks.md).
 
-An arm is a named override set whose keys are AgentConfig fields or RuntimeSettings fields (threads, flash_attn,
-n_ubatch, ...), e.g. "base:;lean:plan_budget=200,plan_sentences=1;one:threads=1"; the default, one arm `defaults:`,
-times today's defaults. For each of the questions --offset .. --offset+--questions of --split (a rule, not a pick;
-choose settings on `tune`, report on `check`), every arm runs the question (retrieval only unless --answer) and the
-bench prints its seconds, model calls, tokens read and generated, both rates and gold recall; then per arm the medians
-and totals, the ratio of total seconds against the first arm, and recall with its paired difference against the first
-arm (a 95% paired bootstrap interval and a sign-flip p, as `compare` prints them). Take figures on an idle machine.
-
-    python bench/arms.py [--arms "base:;thought0:plan_thought_chars=0"] [--questions 12] [--split tune] [--answer]
-                         [--data held-out.tsv --split all]
+    python bench/arms.py [--arms "base:;thought0:plan_thought_chars=0;one:threads=1"] [--questions 12]
+                         [--split tune] [--answer] [--data held-out.tsv --split all]
 """
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""report.html for a whole FRAMES run: 824 synthetic multistep records (5 steps × 5 queries, ~75 articles, a ~6k
-character answer prompt each), the page's size against results.jsonl, and its open time in headless Chromium.
+"""report.html for a whole FRAMES run of synthetic multistep records: the page's size against results.jsonl, and its
+open time in headless Chromium (median of --repeats loads).
 
     python bench/html_report.py [--questions 824] [--out DIR] [--no-browser]
-
-Prints sizes, the ratio page/results.jsonl, and (with Chromium and chromedriver installed) the time from navigation
-to the built table, and to an opened trace, median of --repeats loads.
 """
 from __future__ import annotations
 
