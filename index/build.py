@@ -34,6 +34,7 @@ from frames_agent.index.corpus import (
     redirect_files,
 )
 from frames_agent.index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
+from frames_agent.retrieval.lucene.fields import TITLE_FIELD
 from frames_agent.retrieval.lucene.layout import (
     MANIFEST_FILE,
     NAME_PATTERN,
@@ -41,7 +42,7 @@ from frames_agent.retrieval.lucene.layout import (
     in_use,
     resolve_index,
 )
-from frames_agent.retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever
+from frames_agent.retrieval.lucene.searcher import BM25Retriever
 from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_title, write_aliases, write_title_table
 
 UNITS = ("article", "passage")
