@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
-from frames_agent.agent.llm import DEFAULT_MODEL, by_node, resolve_model  # noqa: E402
+from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model  # noqa: E402
 from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
 from frames_agent.eval.stats import compare_paired_means  # noqa: E402
 
@@ -38,7 +38,7 @@ def split_overrides(overrides: dict) -> tuple[dict, RuntimeSettings]:
 
 
 def measure(agent: FramesAgent, question, answer: bool) -> dict:
-    """One question through one arm: seconds, tokens, per-node rates, recall of gold articles."""
+    """One question through one arm: seconds, calls, tokens, rates, recall of gold articles."""
     from frames_agent.eval.frames.metrics import found_steps, recall
 
     result = agent.invoke(question.prompt, answer=answer)
@@ -49,8 +49,7 @@ def measure(agent: FramesAgent, question, answer: bool) -> dict:
     out = sum(c.completion_tokens for c in timed)
     return {"seconds": result.seconds, "read": read, "calls": len(timed), "prompt": result.tokens.prompt, "out": out,
             "prompt_tps": read / prompt_s if prompt_s else 0.0, "gen_tps": out / gen_s if gen_s else 0.0,
-            "recall": recall(found_steps(question.gold_titles, result), question.gold_titles) or 0.0,
-            "nodes": {k: v.model_dump() for k, v in by_node(result.calls).items()}, "answer": result.answer}
+            "recall": recall(found_steps(question.gold_titles, result), question.gold_titles) or 0.0}
 
 
 def row(qid: str, arm: str, m: dict) -> str:

@@ -58,18 +58,14 @@ def _index(name: str, home: Path) -> str:
 
 
 def _timed(executor, home: Path, name: str, grid: list[str], data: str, index: str) -> float:
+    from frames_agent.eval.frames.commands import build_components
+
     base = FramesRunSettings(data=data, index=index, model="openai:fake", judge="none", progress=False, no_cache=True,
                        retrieval_only=True, out=str(home / name))
     sweep = plan_sweep(base, parse_grid(grid))
     started = time.perf_counter()
-    run_sweep(sweep, executor, _build(), lambda s: None)
+    run_sweep(sweep, executor, build_components, lambda s: None)
     return time.perf_counter() - started
-
-
-def _build():
-    from frames_agent.eval.frames.commands import build_components
-
-    return build_components
 
 
 def _cluster(cpus: int, env: dict[str, str]) -> None:

@@ -168,13 +168,10 @@ def default_index_dir(name: str = DEFAULT_NAME, spec: BuildSpec | None = None) -
 
 
 def ensure_index(name: str = DEFAULT_NAME, *, progress: bool = True, threads: int = 2) -> Path:
-    """Directory of an index name or path; the default index is built first when missing for the current corpus.
-
-    The default name resolves to `<name>-<content id>`: another checkout or environment whose default corpus differs
-    gets its own directory, so neither rebuilds (or swaps) the index the other one is using or resuming against.
-    """
+    """Directory of an index name or path; the default index is built first when missing for the current corpus."""
     if not is_default_name(name):
         return resolve_index(name)
+    # <name>-<content id>: a checkout whose default corpus differs never rebuilds or swaps the index another uses.
     out_dir = default_index_dir(name)
     if finished_manifest(out_dir) is None:
         _say(progress, f"building the default index {name!r} into {out_dir} (first use; later runs reuse it)")
