@@ -70,6 +70,19 @@ def _covered_recall(record: dict, held: set[str]) -> float | None:
     return sum(normalize_title(t) in held for t in covered) / len(covered) if covered else None
 
 
+def load_run(run: Path) -> tuple[dict, list[dict]]:
+    """A recorded run's config.json and its records that did not fail (a later line for an id wins), read within
+    bounds."""
+    from frames_agent.core.bounded import load_file, loads, read_file
+
+    records = {}
+    for line in read_file(run / "results.jsonl", 1 << 30).splitlines():
+        if line.strip():
+            record = loads(line)
+            records[record["id"]] = record
+    return load_file(run / "config.json"), [r for r in records.values() if not r.get("failed")]
+
+
 def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
     """Rows of figures: one per (run, setting)."""
     from frames_agent.agent.api import FramesAgent
@@ -83,10 +96,8 @@ def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
     retriever = open_index(index, progress=False)
     rows = []
     for run in runs:
-        config = json.loads((run / "config.json").read_text())
+        config, records = load_run(run)
         system, agent_cfg = config.get("system", "multistep"), config.get("agent") or {}
-        records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
-        records = [r for r in records if not r.get("failed")]
         contexts = [rebuild(r, system, agent_cfg, retriever) for r in records]
         # Normalised titles of each rebuilt context, once: every setting below reads them.
         helds = [{normalize_title(e.title) for e in context} for context, _ in contexts]
@@ -133,12 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     parser.add_argument("--report-only", action="store_true", help="measure only (allows runs of --split check)")
     args = parser.parse_args(argv)
+    from frames_agent.core.bounded import load_file
     from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.split import refuse_check
 
     try:
         for run in args.runs:
-            split = json.loads((run / "config.json").read_text()).get("split", "all")
+            split = load_file(run / "config.json").get("split", "all")
             refuse_check(split, "bench/answer_context.py", args.report_only)
     except (FramesAgentError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

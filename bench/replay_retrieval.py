@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.answer_context import grid  # noqa: E402  (KEY=V1,V2 specs -> override dicts)
+from bench.answer_context import grid, load_run  # noqa: E402
 
 _STEP = re.compile(r"Step (\d+) of \d+\. Documents found so far")
 
@@ -57,15 +57,9 @@ def load(args) -> tuple[list, dict[str, list[list[str]]], dict]:
 
     if args.run is None:
         return load_questions(args.data, args.limit, args.split).questions, {}, {}
-    config = json.loads((args.run / "config.json").read_text(encoding="utf-8"))
+    config, kept = load_run(args.run)
     if config.get("system") != "multistep":
         raise SystemExit(f"error: {args.run} is not a multistep run")
-    records = {}
-    for line in (args.run / "results.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            records[record["id"]] = record  # a later line for the same id wins
-    kept = [r for r in records.values() if not r.get("failed")]
     questions = select([Question(id=r["id"], prompt=r["question"], answer=r.get("gold_answer", ""),
                                  gold_titles=tuple(r.get("gold_titles", []))) for r in kept], args.split)
     return questions[: args.limit], {r["question"]: model_queries(r) for r in kept}, config.get("agent") or {}
