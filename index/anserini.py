@@ -20,16 +20,13 @@ def run_anserini(collection: Path, index_dir: Path, total: int, threads: int, pr
     from jnius import autoclass
 
     args = autoclass("io.anserini.index.IndexCollection$Args")()
-    # jnius cannot assign a String[] field, so the extra fields go through Anserini's own option parser.
+    # jnius cannot assign a String[] field (-fields), so every option goes through Anserini's own parser.
     argv = autoclass("java.util.ArrayList")()
     for arg in ("-input", str(collection), "-index", str(index_dir), "-collection", "JsonCollection",
-                *(("-fields", *fields) if fields else ())):
+                "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(max(1, threads)), "-storePositions",
+                "-storeRaw", "-optimize", "-quiet", *(("-fields", *fields) if fields else ())):
         argv.add(arg)
     autoclass("org.kohsuke.args4j.CmdLineParser")(args).parseArgument(argv)
-    args.input, args.index = str(collection), str(index_dir)
-    args.collectionClass, args.generatorClass = "JsonCollection", "DefaultLuceneDocumentGenerator"
-    args.threads, args.storePositions, args.storeRaw, args.storeDocvectors = max(1, threads), True, True, False
-    args.optimize, args.quiet = True, True
     indexer = autoclass("io.anserini.index.IndexCollection")(args)
     counters = indexer.getCounters()
     failure: list[BaseException] = []
