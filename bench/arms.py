@@ -10,14 +10,11 @@ import argparse
 import statistics
 import sys
 from dataclasses import fields
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
-from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model  # noqa: E402
-from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
-from frames_agent.eval.stats import compare_paired_means  # noqa: E402
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model
+from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings
+from frames_agent.eval.stats import compare_paired_means
 
 RUNTIME_FIELDS = {f.name for f in fields(RuntimeSettings)}
 

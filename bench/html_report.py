@@ -9,16 +9,13 @@ import argparse
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from frames_agent.eval.frames.html import HTML_FILE, RunPage, write_page  # noqa: E402
-from frames_agent.eval.frames.records import QuestionRecord  # noqa: E402
-from frames_agent.eval.judge import Verdict  # noqa: E402
+from frames_agent.eval.frames.html import HTML_FILE, RunPage, write_page
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.judge import Verdict
 
 TYPES = ["Numerical reasoning", "Tabular reasoning", "Multiple constraints", "Temporal reasoning", "Post processing"]
 WORDS = ("river town mayor founded century treaty election museum stadium prize novel railway bridge census county "

@@ -14,8 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 # Short entity-style queries, written for this benchmark (not taken from FRAMES).
 QUERIES = [
     "Eiffel Tower", "Albert Einstein Nobel Prize", "Amazon River length", "Battle of Hastings 1066",
