@@ -13,16 +13,13 @@ import re
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
-from frames_agent.agent.llm import parse_structured  # noqa: E402
-from frames_agent.agent.llm.testing import ScriptedLLM  # noqa: E402
-from frames_agent.agent.prompts import load_prompt  # noqa: E402
-from frames_agent.agent.queries import PlanReply, fallback_plan  # noqa: E402
-from frames_agent.retrieval import context as ctx  # noqa: E402
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.llm import parse_structured
+from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.prompts import load_prompt
+from frames_agent.agent.queries import PlanReply, fallback_plan
+from frames_agent.retrieval import context as ctx
 
 # Short entity-style queries of the kind the planning prompt asks for; 25 distinct ones = 5 steps x 5.
 QUERIES = ["Alexander the Great", "Macedonia", "Aristotle", "Persian Empire", "Babylon",

@@ -1,18 +1,8 @@
-"""Model-free replay of what the answer reads: rebuild each recorded question's context and re-render its answer
-prompt's passages under other selection settings.
+"""Model-free replay of what the answer reads: each recorded question's context rebuilt and its answer prompt
+re-rendered under other selection settings (what it prints: docs/benchmarks.md).
 
 Run: python bench/answer_context.py RUN_DIR [RUN_DIR ...] [--index default] [--grid per_article=1,2,3,4]
-     [--grid passage_words=60,80,120] [--grid answer_budget=1600] ...
-     [--report-only]
-
-A run directory of `frames` (multistep, bm25 or oracle; retrieval-only is enough) gives, per question, its steps'
-queries and where each came from: the replay searches them again on the index (BM25 is deterministic) and merges the
-hits as the agent does, so the context, ranks included, is the one the run had (on the index the run used; another
-index replays what the same queries find there). The oracle's context is its gold articles, BM25-R's the question's
-hits. For every combination of the grid's AgentConfig values it prints answer-context recall (gold articles found that
-the prompt shows), gold articles shown, `answer_in_prompt` (the gold answer's words or number in the prompt) and
-the selection's seconds per question, beside the run's own figures. Choose defaults with it on tuning questions only:
-it refuses a run of `--split check` unless --report-only (measure settings already chosen on tune).
+     [--grid passage_words=60,80,120] [--grid answer_budget=1600] ... [--report-only]
 """
 from __future__ import annotations
 
@@ -23,8 +13,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def _value(text: str) -> object:
@@ -80,6 +68,19 @@ def _covered_recall(record: dict, held: set[str]) -> float | None:
     return sum(normalize_title(t) in held for t in covered) / len(covered) if covered else None
 
 
+def load_run(run: Path) -> tuple[dict, list[dict]]:
+    """A recorded run's config.json and its records that did not fail (a later line for an id wins), read within
+    bounds."""
+    from frames_agent.core.bounded import load_file, loads, read_file
+
+    records = {}
+    for line in read_file(run / "results.jsonl", 1 << 30).splitlines():
+        if line.strip():
+            record = loads(line)
+            records[record["id"]] = record
+    return load_file(run / "config.json"), [r for r in records.values() if not r.get("failed")]
+
+
 def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
     """Rows of figures: one per (run, setting)."""
     from frames_agent.agent.api import FramesAgent
@@ -93,10 +94,8 @@ def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
     retriever = open_index(index, progress=False)
     rows = []
     for run in runs:
-        config = json.loads((run / "config.json").read_text())
+        config, records = load_run(run)
         system, agent_cfg = config.get("system", "multistep"), config.get("agent") or {}
-        records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
-        records = [r for r in records if not r.get("failed")]
         contexts = [rebuild(r, system, agent_cfg, retriever) for r in records]
         # Normalised titles of each rebuilt context, once: every setting below reads them.
         helds = [{normalize_title(e.title) for e in context} for context, _ in contexts]
@@ -143,12 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     parser.add_argument("--report-only", action="store_true", help="measure only (allows runs of --split check)")
     args = parser.parse_args(argv)
+    from frames_agent.core.bounded import load_file
     from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.split import refuse_check
 
     try:
         for run in args.runs:
-            split = json.loads((run / "config.json").read_text()).get("split", "all")
+            split = load_file(run / "config.json").get("split", "all")
             refuse_check(split, "bench/answer_context.py", args.report_only)
     except (FramesAgentError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

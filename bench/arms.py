@@ -1,39 +1,59 @@
-"""Benchmark: AgentConfig settings side by side with the embedded model, each arm on its own llama.cpp runtime,
-interleaved question by question in one run (so machine load falls on every arm alike).
+"""Benchmark: named arms of AgentConfig and llama.cpp runtime settings side by side with the embedded model, each on
+its own runtime, interleaved question by question (what it prints: docs/benchmarks.md).
 
-Arms are named override sets, e.g. "base:;lean:plan_thought_chars=0,plan_budget=200,plan_sentences=1". For each
-of the questions --offset .. --offset+--questions of --split (a rule, not a pick; choose settings on `tune`, report on
-`check`), every arm runs the question (retrieval only unless --answer) and the bench prints its seconds, model
-calls, tokens read and generated, and gold recall; then per arm the medians and totals, the ratio of total seconds
-against the first arm, and recall with its paired difference against the first arm (a 95% paired bootstrap interval
-and a sign-flip p, as `compare` prints them).
-
-    python bench/arms.py --arms "base:;thought0:plan_thought_chars=0" [--questions 12] [--split tune] [--answer]
-                         [--data held-out.tsv --split all]
+    python bench/arms.py [--arms "base:;thought0:plan_thought_chars=0;one:threads=1"] [--questions 12]
+                         [--split tune] [--answer] [--data held-out.tsv --split all]
 """
 from __future__ import annotations
 
 import argparse
 import statistics
 import sys
-from pathlib import Path
+from dataclasses import fields
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from frames_agent.agent import AgentConfig, FramesAgent
+from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model
+from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings
+from frames_agent.eval.stats import compare_paired_means
 
-from bench.question import measure  # noqa: E402
-from frames_agent.agent import AgentConfig, FramesAgent  # noqa: E402
-from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model  # noqa: E402
-from frames_agent.agent.llm.providers.local import RuntimePool, RuntimeSettings  # noqa: E402
-from frames_agent.eval.stats import compare_paired_means  # noqa: E402
+RUNTIME_FIELDS = {f.name for f in fields(RuntimeSettings)}
 
 
 def parse_arms(text: str) -> dict[str, dict]:
-    """'name:key=value,key=value;name2:' -> overrides per arm, typed by AgentConfig's validation."""
+    """'name:key=value,key=value;name2:' -> overrides per arm."""
     arms: dict[str, dict] = {}
     for part in filter(None, (p.strip() for p in text.split(";"))):
         name, _, assigns = part.partition(":")
         arms[name] = dict(assign.partition("=")[::2] for assign in filter(None, assigns.split(",")))
     return arms
+
+
+def split_overrides(overrides: dict) -> tuple[dict, RuntimeSettings]:
+    """An arm's overrides as (AgentConfig overrides, its runtime's settings with whole numbers typed)."""
+    runtime = {k: int(v) if v.isdigit() else v for k, v in overrides.items() if k in RUNTIME_FIELDS}
+    return {k: v for k, v in overrides.items() if k not in RUNTIME_FIELDS}, RuntimeSettings.from_env(**runtime)
+
+
+def measure(agent: FramesAgent, question, answer: bool) -> dict:
+    """One question through one arm: seconds, calls, tokens, rates, recall of gold articles."""
+    from frames_agent.eval.frames.metrics import found_steps, recall
+
+    result = agent.invoke(question.prompt, answer=answer)
+    timed = [c for c in result.calls if c.prompt_seconds is not None]
+    prompt_s = sum(c.prompt_seconds or 0 for c in timed)
+    gen_s = sum(c.generation_seconds or 0 for c in timed)
+    read = sum(c.read_tokens for c in timed)
+    out = sum(c.completion_tokens for c in timed)
+    return {"seconds": result.seconds, "read": read, "calls": len(timed), "prompt": result.tokens.prompt, "out": out,
+            "prompt_tps": read / prompt_s if prompt_s else 0.0, "gen_tps": out / gen_s if gen_s else 0.0,
+            "recall": recall(found_steps(question.gold_titles, result), question.gold_titles) or 0.0}
+
+
+def row(qid: str, arm: str, m: dict) -> str:
+    """One printed line."""
+    return (f"q{qid:<5} {arm:<10} {m['seconds']:7.1f} s  {m['calls']} calls  prompt {m['prompt']:5d} (read "
+            f"{m['read']:5d})  out {m['out']:4d}  read {m['prompt_tps']:5.1f} tok/s  gen {m['gen_tps']:5.1f} tok/s  "
+            f"recall {m['recall']:.2f}")
 
 
 def summary(seen: dict[str, list[dict]], split: str) -> list[str]:
@@ -57,9 +77,9 @@ def summary(seen: dict[str, list[dict]], split: str) -> list[str]:
 def main() -> int:
     """Run every arm over the questions; print per-question rows and per-arm totals against the first arm."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--arms", required=True)
+    parser.add_argument("--arms", default="defaults:")
     parser.add_argument("--questions", type=int, default=12)
-    parser.add_argument("--offset", type=int, default=0)
+    parser.add_argument("--offset", type=int, default=0, help="skip this many questions of the split first")
     parser.add_argument("--split", default="tune", choices=("all", "tune", "check"))
     parser.add_argument("--answer", action="store_true", help="answer too (default: retrieval only)")
     parser.add_argument("--index", default="default")
@@ -76,19 +96,20 @@ def main() -> int:
     questions = select(load_questions(args.data, None).questions, args.split)[args.offset: args.offset + args.questions]
     retriever = open_index(args.index)
     base = AgentConfig.for_model(DEFAULT_MODEL, k=args.k, n=args.n, n_docs=args.n_docs)
-    pools, agents = [], {}
+    pools, llms, agents = [], {}, {}
     for name, overrides in parse_arms(args.arms).items():
-        pools.append(RuntimePool(RuntimeSettings.from_env()))
-        config = AgentConfig.model_validate({**base.model_dump(), **overrides})
-        agents[name] = FramesAgent(resolve_model(DEFAULT_MODEL, runtime_pool=pools[-1], cache=False), retriever,
-                                   config=config)
+        agent_overrides, settings = split_overrides(overrides)
+        pools.append(RuntimePool(settings))
+        llms[name] = resolve_model(DEFAULT_MODEL, runtime_pool=pools[-1], cache=False)
+        config = AgentConfig.model_validate({**base.model_dump(), **agent_overrides})
+        agents[name] = FramesAgent(llms[name], retriever, config=config)
     seen: dict[str, list[dict]] = {name: [] for name in agents}
     for question in questions:
         for name, agent in agents.items():
-            m = measure(agent, question, answer=args.answer)
-            seen[name].append(m)
-            print(f"q{question.id:<5} {name:<10} {m['seconds']:7.1f} s  {m['calls']} calls  read {m['read']:5d}  "
-                  f"out {m['out']:4d}  recall {m['recall']:.2f}", flush=True)
+            seen[name].append(measure(agent, question, answer=args.answer))
+            print(row(question.id, name, seen[name][-1]), flush=True)
+    for name, llm in llms.items():
+        print(f"{name:<10} threads (generation, prompt) {getattr(getattr(llm, 'runtime', None), 'threads', None)}")
     for pool in pools:
         pool.close()
     print("\n".join(summary(seen, args.split)), flush=True)

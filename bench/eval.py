@@ -1,10 +1,7 @@
-"""Runner throughput: 100 questions, a fake LLM that takes 1 s a call, concurrency 16, against the ideal time.
+"""Runner throughput: questions through a fake LLM of 1 s a call at a concurrency, against the ideal time (every wave
+of `concurrency` questions waits only on its own calls). Target: ratio <= 1.25.
 
     python bench/eval.py [--questions 100] [--concurrency 16] [--delay 1.0] [--k 5] [--n 5]
-
-Ideal = LLM calls per question × delay × ceil(questions / concurrency): every wave of `concurrency` questions
-waits only on its own sequential calls. Retrieval is an in-memory stub so the LLM wait is the only cost.
-Target: ratio ≤ 1.25.
 """
 from __future__ import annotations
 
@@ -17,8 +14,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.config import AgentConfig

@@ -1,10 +1,7 @@
-"""report.html for a whole FRAMES run: 824 synthetic multistep records (5 steps × 5 queries, ~75 articles, a ~6k
-character answer prompt each), the page's size against results.jsonl, and its open time in headless Chromium.
+"""report.html for a whole FRAMES run of synthetic multistep records: the page's size against results.jsonl, and its
+open time in headless Chromium (median of --repeats loads).
 
     python bench/html_report.py [--questions 824] [--out DIR] [--no-browser]
-
-Prints sizes, the ratio page/results.jsonl, and (with Chromium and chromedriver installed) the time from navigation
-to the built table, and to an opened trace, median of --repeats loads.
 """
 from __future__ import annotations
 
@@ -12,16 +9,13 @@ import argparse
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from frames_agent.eval.frames.html import HTML_FILE, RunPage, write_page  # noqa: E402
-from frames_agent.eval.frames.records import QuestionRecord  # noqa: E402
-from frames_agent.eval.judge import Verdict  # noqa: E402
+from frames_agent.eval.frames.html import HTML_FILE, RunPage, write_page
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.judge import Verdict
 
 TYPES = ["Numerical reasoning", "Tabular reasoning", "Multiple constraints", "Temporal reasoning", "Post processing"]
 WORDS = ("river town mayor founded century treaty election museum stadium prize novel railway bridge census county "

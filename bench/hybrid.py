@@ -1,12 +1,7 @@
-"""Hybrid search cost on the embedded default index: BM25 + dense (RRF) against BM25 alone, and the dense build's
-encoding rate against raw sentence-transformers on the same texts.
+"""Hybrid search (BM25 + dense, RRF) against BM25 alone on the default index (target: within 10x), and the dense
+build's encoding rate against raw sentence-transformers (target: within 1.2x). Needs `python cli.py index dense`.
 
 Run: python bench/hybrid.py [--index default] [--rounds N] [--k 10] [--weight 0.5] [--units 1024]
-Prints p50 of a batch of 5 queries for both, and the ratios with their targets: hybrid within 10x of BM25 alone (it
-adds a query encoding, a product with every unit vector, BM25 at twice the depth and fetches of dense-only hits: ~0.2 s
-a step on 2 cores, where one plan call of the embedded model takes ~10 s), our encoding within 1.2x of
-sentence-transformers' own (measured here: hybrid 7.6-8.5x; encoding 0.90-0.94x).
-Needs the dense index (`python cli.py index dense`).
 """
 from __future__ import annotations
 

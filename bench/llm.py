@@ -10,11 +10,8 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from frames_agent.agent.llm.spec import DEFAULT_MODEL  # noqa: E402 (after the path fix)
+from frames_agent.agent.llm.spec import DEFAULT_MODEL
 
 PROMPT = ("Write three short web search queries that would help answer this question: "
           "Which country hosted the Olympic Games in the year the Eiffel Tower was completed?")

@@ -1,19 +1,8 @@
-"""Model-free replay of multistep retrieval with proposer and question-query variants, on tune questions only.
+"""Model-free replay of multistep retrieval under AgentConfig variants, on tune questions only (what it prints:
+docs/agent.md, "Replaying retrieval without a model").
 
 Run: python bench/replay_retrieval.py [RUN_DIR] --baseline BM25_100_DIR [--split tune] [--index default]
      [--grid propose_queries=true,false] [--grid repeat_docs=0,3] [--limit N] [--json] [--report-only]
-
-With RUN_DIR (a recorded `frames` multistep run), each question's recorded model queries are replayed step by step
-through the real agent (a scripted planner writes them again; the records keep no thoughts, so the proposer reads
-none), and the variant's proposer and question query add theirs to what those queries find: the model's
-queries stay as recorded, everything else follows the variant. Without RUN_DIR the planner writes nothing: step 1
-searches the question itself (the fallback, n_docs hits), then the proposer fills every later
-step, a system without any model, on the questions of --data. A dense_weight above 0 searches through the hybrid
-retriever (BM25 fused with the index's MiniLM vectors: `python cli.py index dense` builds them). For each AgentConfig
-combination of the grid it prints covered recall (95% bootstrap interval) after each step, articles read, gold found
-per query origin and, with --baseline (a BM25-R(100) run of the same questions: frames --system bm25 --n-docs 100
---retrieval-only --split tune), covered recall minus BM25-R's at the same number of articles read. It chooses
-settings, so it refuses --split check unless --report-only (measure settings already chosen on tune).
 """
 from __future__ import annotations
 
@@ -26,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.answer_context import grid  # noqa: E402  (KEY=V1,V2 specs -> override dicts)
+from bench.answer_context import grid, load_run  # noqa: E402
 
 _STEP = re.compile(r"Step (\d+) of \d+\. Documents found so far")
 
@@ -68,15 +57,9 @@ def load(args) -> tuple[list, dict[str, list[list[str]]], dict]:
 
     if args.run is None:
         return load_questions(args.data, args.limit, args.split).questions, {}, {}
-    config = json.loads((args.run / "config.json").read_text(encoding="utf-8"))
+    config, kept = load_run(args.run)
     if config.get("system") != "multistep":
         raise SystemExit(f"error: {args.run} is not a multistep run")
-    records = {}
-    for line in (args.run / "results.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            record = json.loads(line)
-            records[record["id"]] = record  # a later line for the same id wins
-    kept = [r for r in records.values() if not r.get("failed")]
     questions = select([Question(id=r["id"], prompt=r["question"], answer=r.get("gold_answer", ""),
                                  gold_titles=tuple(r.get("gold_titles", []))) for r in kept], args.split)
     return questions[: args.limit], {r["question"]: model_queries(r) for r in kept}, config.get("agent") or {}

@@ -1,6 +1,6 @@
-"""Retrieval latency on the embedded default index: our BM25Retriever vs raw Anserini (jnius) vs bm25s.
+"""Retrieval latency on the embedded default index: our BM25Retriever vs raw Anserini (jnius).
 
-Run: python bench/retrieval.py [--index default] [--rounds N] [--k 10] [--no-bm25s]
+Run: python bench/retrieval.py [--index default] [--rounds N] [--k 10]
 Prints p50/p95 of one query and of a batch of 5, queries/s, and the ratios with their targets:
 a batch of 5 within 2x one query, our wrapper within 1.5x of raw Anserini.
 """
@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import argparse
 import glob
-import gzip
-import json
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # Short entity-style queries, written for this benchmark (not taken from FRAMES).
 QUERIES = [
@@ -59,7 +55,7 @@ def percentiles(samples_ns: list[int]) -> tuple[float, float]:
 def measure(cases: dict[str, tuple], rounds: int) -> dict[str, list[int]]:
     """Per-call wall times (ns) of each case (fn, items); cases sharing items take turns on every item, so that
     load from other processes hits them alike."""
-    for fn, items in cases.values():  # warm-up: JIT, page cache, numba compilation
+    for fn, items in cases.values():  # warm-up: JIT, page cache
         for _ in range(2):
             for item in items:
                 fn(item)
@@ -100,36 +96,6 @@ def raw_anserini(index_dir: Path, k: int):
     return one, batch
 
 
-def bm25s_functions(corpus_files: list[Path], k: int, backend: str, cache: Path):
-    """bm25s (k1=0.9, b=0.4, Lucene IDF, English stemming and stopwords) over the same corpus, title + text."""
-    import bm25s
-    import Stemmer
-
-    stemmer = Stemmer.Stemmer("english")
-    if (cache / "params.index.json").exists():
-        retriever = bm25s.BM25.load(str(cache))
-        retriever.backend = backend
-    else:
-        texts = []
-        for path in corpus_files:
-            with gzip.open(path, "rt", encoding="utf-8") as handle:
-                texts.extend(f"{d['title']}\n{d['contents']}" for d in map(json.loads, handle))
-        print(f"bm25s: indexing {len(texts)} docs (cached in {cache} for later runs)...", file=sys.stderr)
-        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
-        del texts
-        retriever = bm25s.BM25(k1=0.9, b=0.4, method="lucene", backend=backend)
-        retriever.index(tokens, show_progress=False)
-        retriever.save(str(cache))
-    if backend == "numba":
-        retriever.activate_numba_scorer()
-
-    def search(queries: list[str]):
-        tokens = bm25s.tokenize(queries, stopwords="en", stemmer=stemmer, show_progress=False, return_ids=False)
-        return retriever.retrieve(tokens, k=k, show_progress=False)
-
-    return (lambda q: search([q])), search
-
-
 def report(label: str, single: list[int], batch: list[int]) -> dict:
     """Print one row; return the figures."""
     p50, p95 = percentiles(single)
@@ -146,13 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index", default="default", help="index name or directory (default: default)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("-k", type=int, default=10)
-    parser.add_argument("--no-bm25s", action="store_true", help="skip bm25s (its first run indexes for minutes)")
     args = parser.parse_args(argv)
 
     start_raw_jvm()
-    from frames_agent.core.paths import cache_dir
     from frames_agent.index.build import ensure_index
-    from frames_agent.index.corpus import default_corpus_paths
     from frames_agent.retrieval.lucene.searcher import BM25Retriever
 
     index_dir = ensure_index(args.index)
@@ -164,16 +127,6 @@ def main(argv: list[str] | None = None) -> int:
         "ours": ((lambda q: ours.search(q, args.k), QUERIES), (lambda b: ours.batch_search(b, args.k), batches)),
     }
     labels = {"raw": "raw Anserini (jnius)", "ours": "BM25Retriever (ours)"}
-    if not args.no_bm25s:
-        for backend in ("numba", "numpy"):
-            try:
-                cache = cache_dir() / "bench" / f"bm25s-{args.index}"
-                one, batch = bm25s_functions(default_corpus_paths(), args.k, backend, cache)
-            except ImportError as exc:
-                print(f"bm25s ({backend}): skipped ({exc})")
-                continue
-            cases[f"bm25s-{backend}"] = ((one, QUERIES), (batch, batches))
-            labels[f"bm25s-{backend}"] = f"bm25s ({backend})"
     flat = {f"{name}/{kind}": case for name, pair in cases.items() for kind, case in zip(("one", "batch"), pair)}
     samples = measure(flat, args.rounds)
     print(f"index {index_dir} ({ours.num_docs} docs), {len(QUERIES)} queries x {args.rounds} rounds, k={args.k}, "
@@ -187,9 +140,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  ours / raw Anserini, one query (p50):   {ours_row['p50'] / raw_row['p50']:.2f}  (target <= 1.5)")
     batch_ratio = ours_row["batch_p50"] / raw_row["batch_p50"]
     print(f"  ours / raw Anserini, batch of 5 (p50):  {batch_ratio:.2f}  (target <= 1.5)")
-    for name, row in rows.items():
-        if name.startswith("bm25s"):
-            print(f"  ours / {name}, one query (p50):   {ours_row['p50'] / row['p50']:.2f}")
     return 0
 
 

@@ -1,13 +1,7 @@
-"""The sweep executors: the same retrieval-only sweep in this process and on a local Ray cluster, then a simulated
-1 s LLM on Ray clusters of 1 and N worker processes.
+"""The sweep executors: a retrieval-only sweep in this process and on a local Ray cluster (target: ray/in-process
+<= 1.3), then a simulated 1 s LLM on Ray clusters of 1 and N worker processes (target: T(N)/T(1) close to 1/N).
 
     python bench/sweep.py [--index tiny|default|DIR] [--repeat 10] [--workers 4] [--slow-questions 8]
-
-Part 1 (overhead): a 2×2 grid (k=1,2 × n=1,2), scripted planner (no delay), `--repeat` copies of the 6 tiny FRAMES
-questions per cell; the Ray cluster (127.0.0.1, 2 CPUs) is started and its workers warmed before timing, so the ratio
-is the executor's cost alone. Target: ray/in-process <= 1.3.
-Part 2 (scale-out): k=1,2 (n=5: five plan calls a question) with a scripted planner that takes 1 s a call, on clusters
-of 1 and N worker processes (the wait is a sleep, so N may exceed the cores). Target: T(N)/T(1) close to 1/N.
 """
 from __future__ import annotations
 
@@ -64,18 +58,14 @@ def _index(name: str, home: Path) -> str:
 
 
 def _timed(executor, home: Path, name: str, grid: list[str], data: str, index: str) -> float:
+    from frames_agent.eval.frames.commands import build_components
+
     base = FramesRunSettings(data=data, index=index, model="openai:fake", judge="none", progress=False, no_cache=True,
                        retrieval_only=True, out=str(home / name))
     sweep = plan_sweep(base, parse_grid(grid))
     started = time.perf_counter()
-    run_sweep(sweep, executor, _build(), lambda s: None)
+    run_sweep(sweep, executor, build_components, lambda s: None)
     return time.perf_counter() - started
-
-
-def _build():
-    from frames_agent.eval.frames.commands import build_components
-
-    return build_components
 
 
 def _cluster(cpus: int, env: dict[str, str]) -> None:

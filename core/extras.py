@@ -29,8 +29,8 @@ def install_hint(module: str | None) -> str | None:
     return f"the optional package {top} is not installed: pip install 'frames-agent[{extra}]' (or '.[{extra}]' in a checkout)"
 
 
-def missing_extras(modules: list[str]) -> list[tuple[str, str]]:
-    """(module, extra) for each of the optional modules that is not installed, found without importing them."""
+def require_extras(what: str, modules: list[str]) -> None:
+    """InstallError naming every extra `what` needs that is not installed (found without importing the modules)."""
     import importlib.util
 
     absent = []
@@ -41,12 +41,6 @@ def missing_extras(modules: list[str]) -> list[tuple[str, str]]:
             found = False
         if not found:
             absent.append((module, extra_for(module) or "all"))
-    return absent
-
-
-def require_extras(what: str, modules: list[str]) -> None:
-    """InstallError naming every extra `what` needs that is not installed (before any work starts)."""
-    absent = missing_extras(modules)
     if not absent:
         return
     from frames_agent.core.errors import InstallError

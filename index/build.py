@@ -5,6 +5,7 @@ import os
 import platform
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -15,7 +16,6 @@ from typing import Any
 from frames_agent.core.bounded import load_file
 from frames_agent.core.extras import require_extras
 from frames_agent.core.paths import indexes_dir
-from frames_agent.index.anserini import run_anserini
 from frames_agent.index.atomic import build_lock, remove_stale_partials, swap_in, write_json
 from frames_agent.index.content import describe_file, short_id
 from frames_agent.index.corpus import (
@@ -34,6 +34,7 @@ from frames_agent.index.corpus import (
     redirect_files,
 )
 from frames_agent.index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
+from frames_agent.retrieval.lucene.fields import TITLE_FIELD
 from frames_agent.retrieval.lucene.layout import (
     MANIFEST_FILE,
     NAME_PATTERN,
@@ -41,7 +42,7 @@ from frames_agent.retrieval.lucene.layout import (
     in_use,
     resolve_index,
 )
-from frames_agent.retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever
+from frames_agent.retrieval.lucene.searcher import BM25Retriever
 from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_title, write_aliases, write_title_table
 
 UNITS = ("article", "passage")
@@ -167,13 +168,10 @@ def default_index_dir(name: str = DEFAULT_NAME, spec: BuildSpec | None = None) -
 
 
 def ensure_index(name: str = DEFAULT_NAME, *, progress: bool = True, threads: int = 2) -> Path:
-    """Directory of an index name or path; the default index is built first when missing for the current corpus.
-
-    The default name resolves to `<name>-<content id>`: another checkout or environment whose default corpus differs
-    gets its own directory, so neither rebuilds (or swaps) the index the other one is using or resuming against.
-    """
+    """Directory of an index name or path; the default index is built first when missing for the current corpus."""
     if not is_default_name(name):
         return resolve_index(name)
+    # <name>-<content id>: a checkout whose default corpus differs never rebuilds or swaps the index another uses.
     out_dir = default_index_dir(name)
     if finished_manifest(out_dir) is None:
         _say(progress, f"building the default index {name!r} into {out_dir} (first use; later runs reuse it)")
@@ -206,7 +204,7 @@ def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: 
     stats = _write_collection(spec, collection, work / "index", progress, threads)
     if stats["docs"] == 0:
         raise CorpusError("the corpus has no documents with text; nothing to index")
-    indexed = run_anserini(collection, work / "index", stats["docs"], threads, progress, (TITLE_FIELD,))
+    indexed = _run_anserini(collection, work / "index", stats["docs"], threads, progress, (TITLE_FIELD,))
     return {
         "format": FORMAT_VERSION, "name": name, "unit": spec.unit, "complete": True,
         "docs": indexed, "articles": stats["articles"], "skipped_empty": stats[EMPTY], "redirects": stats["redirects"],
@@ -274,6 +272,53 @@ def _read_all(spec: BuildSpec, progress: bool, threads: int, desc: str,
             # The callback runs only while this file is read, so the late-bound done_before is this file's.
             for article in reader(path, lambda pos: bar.update(done_before + pos - bar.n)):  # noqa: B023
                 yield file_no, article
+
+
+def _run_anserini(collection: Path, index_dir: Path, total: int, threads: int, progress: bool,
+                 fields: tuple[str, ...] = ()) -> int:
+    """Run Anserini's IndexCollection on a Java thread while a progress bar polls its counters; `fields` are JSON
+    fields indexed (and searchable) on their own besides contents."""
+    from tqdm import tqdm
+
+    from frames_agent.retrieval.lucene.jvm import start_jvm
+
+    start_jvm()
+    from jnius import autoclass
+
+    args = autoclass("io.anserini.index.IndexCollection$Args")()
+    # jnius cannot assign a String[] field (-fields), so every option goes through Anserini's own parser.
+    argv = autoclass("java.util.ArrayList")()
+    for arg in ("-input", str(collection), "-index", str(index_dir), "-collection", "JsonCollection",
+                "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(max(1, threads)), "-storePositions",
+                "-storeRaw", "-optimize", "-quiet", *(("-fields", *fields) if fields else ())):
+        argv.add(arg)
+    autoclass("org.kohsuke.args4j.CmdLineParser")(args).parseArgument(argv)
+    indexer = autoclass("io.anserini.index.IndexCollection")(args)
+    counters = indexer.getCounters()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            indexer.run()
+        except BaseException as exc:  # reported on the calling thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=run, name="anserini-index", daemon=True)
+    with tqdm(total=total, unit="doc", desc="indexing", disable=not progress, file=sys.stderr,
+              mininterval=_bar_interval()) as bar:
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.25)
+            bar.update(int(counters.indexed.get()) - bar.n)
+            if bar.n >= total:  # Anserini then merges segments, which takes a while on big corpora
+                bar.set_description("indexing (merging segments)", refresh=False)
+    if failure:
+        raise CorpusError(f"Anserini indexing failed: {str(failure[0]).strip().splitlines()[0]}")
+    indexed = int(counters.indexed.get())
+    if indexed != total:
+        raise CorpusError(f"Anserini indexed {indexed} of {total} documents "
+                          f"(errors {counters.errors.get()}, unindexable {counters.unindexable.get()})")
+    return indexed
 
 
 def _versions() -> dict:

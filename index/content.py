@@ -1,9 +1,7 @@
 """Content identity of a corpus: what an index was built from, by content rather than by path or name.
 
-Every input file is identified by its size and the SHA-256 of all its bytes (not a sample: a same-size edit in the
-middle of a plain JSONL file would slip past a first/last-MiB hash). Hashing reads ~150-200 MB/s here (the 195 MB
-embedded corpus takes ~1 s), so each large file's hash is memoised per (real path, size, mtime, inode) in a small
-JSON file beside the indexes: only the first use of a file, or a changed file, pays for reading it.
+Every input file is its size and the SHA-256 of all its bytes (a sample would miss a same-size edit mid-file); a large
+file's hash is memoised per (real path, size, mtime, inode) beside the indexes, so only its first use reads it all.
 """
 from __future__ import annotations
 
@@ -18,7 +16,6 @@ from frames_agent.core.paths import indexes_dir
 MEMO_FILE = ".content-hashes.json"
 MEMO_MIN_BYTES = 16 << 20  # smaller files re-hash in well under 0.1 s: not worth a memo entry
 SHORT_ID = 12  # hex digits: 48 bits, ample for the handful of corpora one machine holds
-_CHUNK = 1 << 20
 MAX_MEMO_BYTES = 1 << 20
 
 
@@ -29,13 +26,11 @@ def file_sha256(path: Path) -> str:
     memo = _read_memo()
     if key in memo:
         return memo[key]
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        while block := handle.read(_CHUNK):
-            digest.update(block)
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
     if stat.st_size >= MEMO_MIN_BYTES:
-        _write_memo({**memo, key: digest.hexdigest()})
-    return digest.hexdigest()
+        _write_memo({**memo, key: digest})
+    return digest
 
 
 def describe_file(path: Path, kind: str) -> dict:

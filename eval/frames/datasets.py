@@ -23,7 +23,7 @@ from frames_agent.eval.frames.hub import hub_rows
 from frames_agent.eval.frames.split import check_split, in_split
 from frames_agent.eval.frames.table import LINE_KEY, list_cell, read_table
 from frames_agent.eval.rundir import file_fingerprint
-from frames_agent.retrieval.lucene.searcher import normalize_title
+from frames_agent.retrieval.lucene.titles import normalize_title
 
 __all__ = [
     "REASONING_TYPES",

@@ -14,33 +14,16 @@ from typing import Any
 
 from frames_agent.core.errors import RetrievalError, first_line
 from frames_agent.retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
-from frames_agent.retrieval.lucene.fields import (  # noqa: F401 (re-exported)
+from frames_agent.retrieval.lucene.fields import (
     DEFAULT_TITLE_BOOST,
-    MAX_TERMS,
-    TITLE_FIELD,
-    cap_terms,
     check_k,
     check_query,
     exact_first,
     field_weights,
     plain_query,
 )
-from frames_agent.retrieval.lucene.layout import (  # noqa: F401 (re-exported: the searcher's public names)
-    MANIFEST_FILE,
-    check_index_dir,
-    content_fingerprint,
-    hold_reader,
-    known_index_names,
-    read_manifest,
-    resolve_index,
-)
-from frames_agent.retrieval.lucene.titles import (  # noqa: F401 (re-exported)
-    TITLES_FILE,
-    TitleTable,
-    canonical_title,
-    normalize_title,
-    read_title_table,
-)
+from frames_agent.retrieval.lucene.layout import check_index_dir, content_fingerprint, hold_reader, read_manifest
+from frames_agent.retrieval.lucene.titles import TitleTable, normalize_title, read_title_table
 from frames_agent.retrieval.types import Document
 
 

@@ -1,11 +1,11 @@
-"""bench/arms.py's pure parts: arms parsed into AgentConfig overrides, and the per-arm summary with the paired
-recall interval."""
+"""bench/arms.py's pure parts: arms parsed into AgentConfig overrides and runtime settings, and the per-arm summary
+with the paired recall interval."""
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
-from bench.arms import parse_arms, summary
+from bench.arms import parse_arms, split_overrides, summary
 from frames_agent.agent import AgentConfig
 
 
@@ -16,6 +16,12 @@ def test_arms_parse_into_validated_overrides():
     assert (config.plan_thought_chars, config.plan_budget) == (0, 200)
     with pytest.raises(ValidationError):
         AgentConfig.model_validate({**AgentConfig().model_dump(), **parse_arms("x:plan_budget=-1")["x"]})
+
+
+def test_runtime_keys_set_the_arms_runtime_and_the_rest_its_config():
+    agent, settings = split_overrides(parse_arms("one:threads=1,flash_attn=on,plan_budget=200")["one"])
+    assert agent == {"plan_budget": "200"}
+    assert (settings.threads, settings.flash_attn, settings.n_ubatch) == (1, "on", 512)
 
 
 def test_the_summary_brackets_the_mean_of_paired_recall_differences():
