@@ -78,7 +78,7 @@ def main() -> int:
     base = AgentConfig.for_model(DEFAULT_MODEL, k=args.k, n=args.n, n_docs=args.n_docs)
     pools, agents = [], {}
     for name, overrides in parse_arms(args.arms).items():
-        pools.append(RuntimePool(RuntimeSettings.from_env()))
+        pools.append(RuntimePool(RuntimeSettings()))
         config = AgentConfig.model_validate({**base.model_dump(), **overrides})
         agents[name] = FramesAgent(resolve_model(DEFAULT_MODEL, runtime_pool=pools[-1], cache=False), retriever,
                                    config=config)

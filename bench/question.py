@@ -6,15 +6,12 @@ Both modes: retrieval only, and with answers. Take figures on an idle machine; c
 
     python bench/question.py [--questions 10] [--split check] [--modes retrieval,answer]
                              [--data held-out.tsv --split all]   # questions of your own
-                             [--parallel]   # also: questions 1 at a time vs 2 at once on 2 slots
 """
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -51,34 +48,6 @@ def row(mode: str, qid: str, arm: str, m: dict) -> str:
             f"recall {m['recall']:.2f}")
 
 
-async def _run_together(agent: FramesAgent, questions, at_once: int) -> float:
-    """Seconds for all questions, at most at_once in flight."""
-    gate = asyncio.Semaphore(at_once)
-
-    async def one(question) -> None:
-        async with gate:
-            await agent.ainvoke(question.prompt, answer=False)
-
-    started = time.perf_counter()
-    await asyncio.gather(*(one(q) for q in questions))
-    return time.perf_counter() - started
-
-
-def parallel_check(args: argparse.Namespace, questions, retriever) -> None:
-    """Retrieval only: the questions one at a time on 1 slot vs two at once on 2 slots."""
-    seconds = {}
-    for slots in (1, 2):
-        settings = RuntimeSettings.from_env(flash_attn=args.new_flash, threads=args.new_threads, parallel=slots)
-        pool = RuntimePool(settings)
-        llm = resolve_model(DEFAULT_MODEL, runtime_pool=pool, cache=False)
-        config = AgentConfig.for_model(DEFAULT_MODEL, k=args.k, n=args.n, n_docs=args.n_docs)
-        seconds[slots] = asyncio.run(_run_together(FramesAgent(llm, retriever, config=config), questions, slots))
-        pool.close()
-        print(f"parallel  {slots} slot(s), {slots} question(s) at once: {seconds[slots]:7.1f} s for "
-              f"{len(questions)} question(s)", flush=True)
-    print(f"parallel  2 at once / 1 at a time = {seconds[2] / seconds[1]:.2f}")
-
-
 def main() -> int:
     """Run the defaults over the questions and modes; print the table and the medians per mode."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -95,7 +64,6 @@ def main() -> int:
     parser.add_argument("--new-flash", default=RuntimeSettings().flash_attn, choices=("auto", "on", "off"))
     parser.add_argument("--new-threads", type=int, default=None, help="generation threads "
                         "(default: the idle cores when the runtime starts)")
-    parser.add_argument("--parallel", action="store_true", help="also time 1 vs 2 questions at once")
     args = parser.parse_args()
     from frames_agent.eval.frames.datasets import load_questions
     from frames_agent.eval.frames.split import select
@@ -106,7 +74,7 @@ def main() -> int:
     for mode in args.modes.split(","):
         # A fresh runtime per mode: a mode run after another would find the same plan prompts in the prompt cache,
         # which no real run does (each question is asked once).
-        pool = RuntimePool(RuntimeSettings.from_env(flash_attn=args.new_flash, threads=args.new_threads))
+        pool = RuntimePool(RuntimeSettings(flash_attn=args.new_flash, threads=args.new_threads))
         llm = resolve_model(DEFAULT_MODEL, runtime_pool=pool, cache=False)
         config = AgentConfig.for_model(DEFAULT_MODEL, k=args.k, n=args.n, n_docs=args.n_docs)
         agent = FramesAgent(llm, retriever, config=config)
@@ -120,8 +88,6 @@ def main() -> int:
         print(f"{mode}: median {statistics.median(m['seconds'] for m in seen):.1f} s over {len(questions)} "
               f"{args.split} question(s); calls {statistics.mean(m['calls'] for m in seen):.1f} a question; recall "
               f"{statistics.mean(m['recall'] for m in seen):.3f}", flush=True)
-    if args.parallel:
-        parallel_check(args, questions, retriever)
     return 0
 
 

@@ -46,7 +46,7 @@ def parse_arms(text: str) -> dict[str, RuntimeSettings]:
         for key, value in assigns.items():
             kind = str(types[key])
             values[key] = int(value) if "int" in kind and value.isdigit() else value
-        arms[name] = RuntimeSettings.from_env(**values)
+        arms[name] = RuntimeSettings(**values)
     return arms
 
 

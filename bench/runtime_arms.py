@@ -230,7 +230,7 @@ def xllamacpp_engine(model: Path, arm: RuntimeArm) -> Engine:
     from frames_agent.agent.llm.timing import runtime_timings
 
     threads = arm.option("threads", 2)
-    settings = RuntimeSettings.from_env(threads=threads, batch_threads=arm.option("batch_threads", threads),
+    settings = RuntimeSettings(threads=threads, batch_threads=arm.option("batch_threads", threads),
                                         n_batch=arm.option("n_batch", 2048), n_ubatch=arm.option("n_ubatch", 512))
     # A long timeout: on a busy machine one call can take minutes, and the bench times, it does not give up.
     chat = make_local_chat("model", LocalRuntime(model, name="model", settings=settings), timeout=7200)

@@ -1,9 +1,5 @@
-"""A persistent cache of LLM calls (sqlite), keyed by model, messages and parameters.
-
-It is a LangChain BaseCache set on one model instance (not the process-wide cache), so it
-works with invoke/ainvoke/batch on any BaseChatModel and with concurrent threads, tasks and
-processes. Streaming calls are not cached (LangChain's stream() bypasses model caches).
-"""
+"""A persistent cache of LLM calls (sqlite) keyed by model, messages and parameters: a LangChain BaseCache set on one
+model instance, safe across threads, tasks and processes (streamed calls bypass it, as in LangChain)."""
 from __future__ import annotations
 
 import hashlib

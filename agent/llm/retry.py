@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -90,6 +91,18 @@ def _mapped(exc: Exception, classify: Callable[[Exception], Exception]) -> Excep
     if mapped is not exc:
         mapped.__cause__ = exc  # the raw error stays reachable (its Retry-After header)
     return mapped
+
+
+@contextlib.contextmanager
+def mapped_errors(classify: Callable[[Exception], Exception]) -> Iterator[None]:
+    """Raise our error for what the block raises (classify maps it; an exception it returns unchanged is re-raised)."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - mapped or re-raised unchanged
+        mapped = classify(exc)
+        if mapped is exc:
+            raise
+        raise mapped from None
 
 
 def call_with_retries(fn: Callable[[], R], policy: RetryPolicy, classify: Callable[[Exception], Exception],

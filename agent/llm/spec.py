@@ -1,8 +1,5 @@
-"""Model specs (provider:model) resolved to LangChain chat models.
-
-`local:`, `openai:` and `gemini:` are this project's own providers; every other provider LangChain's
-`init_chat_model` knows (`anthropic:`, `ollama:`, `mistralai:`, ...) goes through it.
-"""
+"""Model specs (provider:model) resolved to LangChain chat models: `local:`, `openai:` and `gemini:` are our own
+providers, every other one goes through LangChain's `init_chat_model`; and the context windows of known models."""
 from __future__ import annotations
 
 import os
@@ -21,8 +18,7 @@ LOCAL_ALIASES = {"qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b", "qwen": "qwen2.5-co
                  "smollm2-135m": "smollm2-135m", "smollm2": "smollm2-135m"}
 PROVIDERS = ("gemini", "openai", "local")  # our own; the rest come from LangChain
 
-# Input tokens by model-name prefix (longest prefix wins), from the providers' model pages; used when a model
-# object carries no LangChain profile and for spec strings before a model is built.
+# Input tokens by model-name prefix (longest prefix wins), from the providers' model pages, for models without a profile.
 KNOWN_WINDOWS: dict[str, int] = {
     "gemini-1.5-pro": 2_097_152, "gemini": 1_048_576,
     "gpt-4.1": 1_047_576, "gpt-5": 400_000, "gpt-4o": 128_000, "gpt-4-turbo": 128_000, "gpt-4": 8_192,
@@ -32,8 +28,7 @@ KNOWN_WINDOWS: dict[str, int] = {
     "qwen2.5": 32_768, "deepseek": 64_000, "command-r": 128_000, "grok": 131_072,
 }
 
-# Servers that run a model with their own context size, whatever the model could read: Ollama's default num_ctx
-# is 4,096 tokens and it silently drops the start of longer prompts (the instructions), so budgets follow the server.
+# Servers that cut prompts to their own context size (Ollama's default num_ctx drops the start of longer prompts).
 SERVER_WINDOWS: dict[str, int] = {"ollama": 4_096}
 
 
@@ -83,8 +78,7 @@ class ModelSpec:
 
     @classmethod
     def of(cls, model: str | ModelSpec | BaseChatModel | None) -> ModelSpec:
-        """The spec of a spec string or of a model object built from one; anything else (a test fake's label, a
-        model object from elsewhere) gives a spec without provider, whose class is UNKNOWN."""
+        """The spec of a spec string or of a model built from one; anything else gives a spec without provider."""
         if isinstance(model, BaseChatModel):
             spec = getattr(model, "spec", None)  # set by our own providers
             label = spec if isinstance(spec, str) and spec else ""
@@ -138,10 +132,7 @@ def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base
                   cache: bool | str | Path | Any = False, temperature: float | None = 0.0,
                   max_tokens: int | None = None, runtime_pool: Any = None,
                   env: dict[str, str] | None = None) -> BaseChatModel:
-    """A LangChain chat model for spec (or spec itself if it already is one), optionally cached on disk.
-
-    cache: False (default), True (the shared cache under cache_dir()/llm-cache), a path, or an LLMCallCache.
-    """
+    """A LangChain chat model for spec (or spec itself), cached on disk when cache is True, a path or an LLMCallCache."""
     from frames_agent.agent.llm.cache import with_cache
 
     if isinstance(spec, BaseChatModel):

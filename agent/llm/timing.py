@@ -124,10 +124,7 @@ def _tokens(meta: Any, key: str) -> int:
 
 
 class UsageTracker(BaseCallbackHandler):
-    """Counts calls and tokens of one run; provider figures when reported, else tiktoken counts.
-
-    Pass it per run (config={"callbacks": [tracker]}) so agents sharing a process keep separate counts.
-    """
+    """Counts calls and tokens of one run (pass it per run as a callback): provider figures, else tiktoken counts."""
 
     def __init__(self, node: str = "") -> None:
         self.usage = Usage()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import json
 import os
@@ -26,6 +25,7 @@ from frames_agent.agent.llm.retry import (
     RetryPolicy,
     acall_with_retries,
     call_with_retries,
+    mapped_errors,
     request_timeout,
     retry_after_seconds,
     timed_out,
@@ -126,9 +126,7 @@ def _counts(usage: object) -> dict | None:
 
 
 def _not_object_calls(message: dict) -> list[InvalidToolCall]:
-    """Takes the tool calls whose arguments are JSON but no object (a list, a number, a string) out of a reply's
-    message, as invalid tool calls: the agent's tolerant parser reads them, where LangChain's AIMessage would reject
-    the whole reply."""
+    """Takes tool calls whose JSON arguments are no object out of a message, as invalid calls the tolerant parser reads."""
     calls, bad = message.get("tool_calls"), []
     if not isinstance(calls, list):
         return []
@@ -156,8 +154,7 @@ def _bounded_int(digits: str) -> int | None:
 
 
 def _numbers_bounded(response: Any) -> Any:
-    """response, its JSON read with over-long integers as null (Python refuses integers of over 4,300 digits, which
-    would fail the whole reply over a usage figure)."""
+    """response, its JSON read with over-long integers as null (Python refuses those over 4,300 digits)."""
     response.json = lambda **kwargs: json.loads(response.content, parse_int=_bounded_int, **kwargs)
     return response
 
@@ -216,11 +213,7 @@ def _http_module() -> ModuleType:
 
 
 class _LoopClients:
-    """One AsyncOpenAI client per event loop, copied from a template.
-
-    An httpx connection pool is bound to the loop that opened it; langchain-openai shares one cached pool, so a
-    second `asyncio.run(...)` reused a kept-alive connection of a closed loop ("Event loop is closed").
-    """
+    """One AsyncOpenAI client per event loop, copied from a template (an httpx pool is bound to its loop)."""
 
     def __init__(self, template: openai.AsyncOpenAI) -> None:
         self.template = template
@@ -274,8 +267,7 @@ class OpenAICompatChat(ChatOpenAI):
 
     @model_validator(mode="after")
     def _client_per_loop(self) -> OpenAICompatChat:
-        """Give each event loop its own async client, unless the caller supplied the HTTP client; the SDK's own
-        retries are off, ours (which stop at the question deadline) take their place."""
+        """Our bounded HTTP clients (one per event loop) unless the caller gave one; our retries replace the SDK's."""
         # Our transports bound every reply (size, nesting) and make the timeout a total deadline per request.
         if isinstance(self.root_client, openai.OpenAI):
             own: dict[str, Any] = {} if self.http_client is not None else {"http_client": _Client(
@@ -296,8 +288,7 @@ class OpenAICompatChat(ChatOpenAI):
         return self
 
     def to_json(self) -> Any:
-        """Serialized as LangChain's ChatOpenAI (the class load() allows): the model, server and sampling; this
-        class's bounds, retries and error wording are not part of it."""
+        """Serialized as LangChain's ChatOpenAI (the class load() allows): the model, server and sampling only."""
         out = super().to_json()
         if out["type"] == "constructor":
             own = set(type(self).model_fields) - set(ChatOpenAI.model_fields)
@@ -313,23 +304,10 @@ class OpenAICompatChat(ChatOpenAI):
         key = self.openai_api_key.get_secret_value() if isinstance(self.openai_api_key, SecretStr) else None
         return map_openai_error(exc, self.spec or f"openai:{self.model_name}", self.openai_api_base, key)
 
-
-    @contextlib.contextmanager
-    def _mapped_errors(self) -> Iterator[None]:
-        try:
-            yield
-        except Exception as exc:  # noqa: BLE001 - mapped or re-raised unchanged
-            mapped = self._classify(exc)
-            if mapped is exc:
-                raise
-            raise mapped from None
-
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
         if isinstance(payload.get("response_format"), dict):
-            # A schema as JSON is sent as a plain body field: ChatOpenAI would otherwise use the client's parse(),
-            # which raises on a reply cut off at max_tokens instead of returning it for repair. A pydantic class
-            # (with_structured_output(Model)) keeps parse(), which gives the model's object.
+            # A plain body field, not the client's parse(), which raises on a cut-off reply instead of returning it.
             payload["extra_body"] = {**(payload.get("extra_body") or {}), "response_format": payload.pop("response_format")}
         if self.legacy_max_tokens and "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
@@ -384,20 +362,26 @@ class OpenAICompatChat(ChatOpenAI):
         return json.dumps({"spec": self.spec or self.model_name, "server": server, "params": params,
                            "stop": stop, "kwargs": kwargs}, sort_keys=True, default=str)
 
+    def _ready(self) -> None:
+        """Called before each request (the local model starts its server here)."""
+
     # Retries wrap the whole call (request, parse, checks) and never begin after the question deadline; a stream is
     # retried until its first chunk arrives, not after.
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        self._ready()
         parent = super()._generate
         return call_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
                                  self._policy(), self._classify, _retry_after)
 
     async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        self._ready()
         parent = super()._agenerate
         return await acall_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
                                         self._policy(), self._classify, _retry_after)
 
     def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        self._ready()
         parent = super()._stream
 
         def opened() -> tuple[Iterator[ChatGenerationChunk], ChatGenerationChunk | None]:
@@ -406,11 +390,12 @@ class OpenAICompatChat(ChatOpenAI):
 
         chunks, first = call_with_retries(opened, self._policy(), self._classify, _retry_after)
         yield self._first(first)
-        with self._mapped_errors():
+        with mapped_errors(self._classify):
             yield from chunks
 
     async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None,
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        self._ready()
         parent = super()._astream
 
         async def opened() -> tuple[AsyncIterator[ChatGenerationChunk], ChatGenerationChunk | None]:
@@ -419,7 +404,7 @@ class OpenAICompatChat(ChatOpenAI):
 
         chunks, first = await acall_with_retries(opened, self._policy(), self._classify, _retry_after)
         yield self._first(first)
-        with self._mapped_errors():
+        with mapped_errors(self._classify):
             async for chunk in chunks:
                 yield chunk
 
@@ -444,8 +429,6 @@ def make_openai_chat(model: str, *, base_url: str | None = None, timeout: float 
         raise E.MissingKeyError("openai: set OPENAI_API_KEY (or give --base-url / OPENAI_BASE_URL for a local server)")
     if base_url and not base_url.startswith(("http://", "https://")):
         raise E.ModelSpecError(f"openai: base URL must start with http:// or https://, got {E.redact_url(base_url)!r}")
-    # Our retry loop (_policy) backs off exponentially on 408/409/429/5xx, timeouts and broken connections,
-    # honours Retry-After, and stops after max_retries or at the question deadline, whichever comes first.
     return OpenAICompatChat(model=model, spec=f"openai:{model}", base_url=base_url,
                             api_key=key or PLACEHOLDER_KEY, timeout=timeout, max_retries=max_retries,
                             temperature=temperature, max_tokens=max_tokens, stream_usage=True,
