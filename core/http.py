@@ -1,6 +1,5 @@
-"""httpx transports for servers we do not trust (model servers, the CRAG API): a request's timeout is its total
-deadline (connect, send and every read, so a server that drips one byte a second cannot outlive it), and its
-response body is bounded in size and JSON nesting depth before any parser reads it."""
+"""httpx transports for servers we do not trust: a request's timeout is its total deadline (a server dripping one byte
+a second cannot outlive it), and its response body is bounded in size and JSON nesting before any parser reads it."""
 from __future__ import annotations
 
 import contextvars
@@ -39,31 +38,29 @@ def _cut(timeout: float | None, error: type[Exception]) -> float | None:
     return left if timeout is None else min(timeout, left)
 
 
-class _Stream:
+class _Wrapped:
+    """A wrapper that passes what it does not override to the wrapped socket or backend."""
+
     def __init__(self, inner: Any, errors: _Errors) -> None:
         self.inner, self.errors = inner, errors
 
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class _Stream(_Wrapped):
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return self.inner.read(max_bytes, _cut(timeout, self.errors.read))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self.inner.write(buffer, _cut(timeout, self.errors.write))
 
-    def close(self) -> None:
-        self.inner.close()
-
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                   timeout: float | None = None) -> Any:
         return _Stream(self.inner.start_tls(ssl_context, server_hostname, _cut(timeout, self.errors.connect)), self.errors)
 
-    def get_extra_info(self, info: str) -> Any:
-        return self.inner.get_extra_info(info)
 
-
-class _Backend:
-    def __init__(self, inner: Any, errors: _Errors) -> None:
-        self.inner, self.errors = inner, errors
-
+class _Backend(_Wrapped):
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[Any] | None = None) -> Any:
         return _Stream(self.inner.connect_tcp(host, port, _cut(timeout, self.errors.connect), local_address,
@@ -73,36 +70,21 @@ class _Backend:
                             socket_options: Iterable[Any] | None = None) -> Any:
         return _Stream(self.inner.connect_unix_socket(path, _cut(timeout, self.errors.connect), socket_options), self.errors)
 
-    def sleep(self, seconds: float) -> None:
-        self.inner.sleep(seconds)
 
-
-class _AsyncStream:
-    def __init__(self, inner: Any, errors: _Errors) -> None:
-        self.inner, self.errors = inner, errors
-
+class _AsyncStream(_Wrapped):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return await self.inner.read(max_bytes, _cut(timeout, self.errors.read))
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         await self.inner.write(buffer, _cut(timeout, self.errors.write))
 
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
     async def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                         timeout: float | None = None) -> Any:
         return _AsyncStream(await self.inner.start_tls(ssl_context, server_hostname,
                                                        _cut(timeout, self.errors.connect)), self.errors)
 
-    def get_extra_info(self, info: str) -> Any:
-        return self.inner.get_extra_info(info)
 
-
-class _AsyncBackend:
-    def __init__(self, inner: Any, errors: _Errors) -> None:
-        self.inner, self.errors = inner, errors
-
+class _AsyncBackend(_Wrapped):
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                           socket_options: Iterable[Any] | None = None) -> Any:
         return _AsyncStream(await self.inner.connect_tcp(host, port, _cut(timeout, self.errors.connect),
@@ -112,9 +94,6 @@ class _AsyncBackend:
                                   socket_options: Iterable[Any] | None = None) -> Any:
         return _AsyncStream(await self.inner.connect_unix_socket(path, _cut(timeout, self.errors.connect),
                                                                  socket_options), self.errors)
-
-    async def sleep(self, seconds: float) -> None:
-        await self.inner.sleep(seconds)
 
 
 def _deadline(request: Any) -> float | None:
@@ -129,8 +108,7 @@ _DECODED = {"gzip", "x-gzip", "deflate"}
 
 
 class _Body:
-    """Decodes (gzip, deflate) and counts a response body's bytes and nesting as it is read; JSONOutOfBounds past
-    either limit, however small the compressed body."""
+    """Decodes (gzip, deflate) and counts a body's bytes and nesting as it is read; JSONOutOfBounds past either limit."""
 
     def __init__(self, max_bytes: int, max_depth: int, encoding: str = "") -> None:
         self.max_bytes, self.size, self.guard = max_bytes, 0, DepthGuard(max_depth)
@@ -196,23 +174,37 @@ async def _aiterate(inner: Any, deadline: float | None, body: _Body) -> AsyncIte
 
 
 @functools.cache
-def _sync_transport(http: ModuleType) -> type:
-    """BoundedTransport for one httpx-like module (httpx, or httpx2 under openai)."""
+def _stream(http: ModuleType) -> type:
+    """The bounded response stream, sync and async, of one httpx-like module."""
 
-    class BoundedStream(http.SyncByteStream):  # type: ignore[name-defined]
+    class BoundedStream(http.SyncByteStream, http.AsyncByteStream):  # type: ignore[name-defined]
         def __init__(self, inner: Any, deadline: float | None, body: _Body) -> None:
             self.inner, self.deadline, self.body = inner, deadline, body
 
         def __iter__(self) -> Iterator[bytes]:
             return _iterate(self.inner, self.deadline, self.body)
 
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return _aiterate(self.inner, self.deadline, self.body)
+
         def close(self) -> None:
             self.inner.close()
 
-    class BoundedTransport(http.BaseTransport):  # type: ignore[name-defined]
-        def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any]) -> None:
-            self.inner, self.max_bytes, self.max_depth = http.HTTPTransport(**options), max_bytes, max_depth
-            _wrap_backend(self.inner, _Backend)
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return BoundedStream
+
+
+@functools.cache
+def _transport(http: ModuleType) -> type:
+    """BoundedTransport, sync and async, for one httpx-like module (httpx, or httpx2 under openai)."""
+
+    class BoundedTransport(http.BaseTransport, http.AsyncBaseTransport):  # type: ignore[name-defined]
+        def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any], asynchronous: bool) -> None:
+            self.inner = (http.AsyncHTTPTransport if asynchronous else http.HTTPTransport)(**options)
+            self.max_bytes, self.max_depth = max_bytes, max_depth
+            _wrap_backend(self.inner, _AsyncBackend if asynchronous else _Backend)
 
         def handle_request(self, request: Any) -> Any:
             request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
@@ -227,33 +219,8 @@ def _sync_transport(http: ModuleType) -> type:
             except JSONOutOfBounds:
                 response.close()
                 raise
-            response.stream = BoundedStream(response.stream, deadline, body)
+            response.stream = _stream(http)(response.stream, deadline, body)
             return response
-
-        def close(self) -> None:
-            self.inner.close()
-
-    return BoundedTransport
-
-
-@functools.cache
-def _async_transport(http: ModuleType) -> type:
-    """AsyncBoundedTransport for one httpx-like module."""
-
-    class AsyncBoundedStream(http.AsyncByteStream):  # type: ignore[name-defined]
-        def __init__(self, inner: Any, deadline: float | None, body: _Body) -> None:
-            self.inner, self.deadline, self.body = inner, deadline, body
-
-        def __aiter__(self) -> AsyncIterator[bytes]:
-            return _aiterate(self.inner, self.deadline, self.body)
-
-        async def aclose(self) -> None:
-            await self.inner.aclose()
-
-    class AsyncBoundedTransport(http.AsyncBaseTransport):  # type: ignore[name-defined]
-        def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any]) -> None:
-            self.inner, self.max_bytes, self.max_depth = http.AsyncHTTPTransport(**options), max_bytes, max_depth
-            _wrap_backend(self.inner, _AsyncBackend)
 
         async def handle_async_request(self, request: Any) -> Any:
             request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
@@ -268,21 +235,20 @@ def _async_transport(http: ModuleType) -> type:
             except JSONOutOfBounds:
                 await response.aclose()
                 raise
-            response.stream = AsyncBoundedStream(response.stream, deadline, body)
+            response.stream = _stream(http)(response.stream, deadline, body)
             return response
+
+        def close(self) -> None:
+            self.inner.close()
 
         async def aclose(self) -> None:
             await self.inner.aclose()
 
-    return AsyncBoundedTransport
+    return BoundedTransport
 
 
 def _wrap_backend(transport: Any, wrapper: type) -> None:
-    """Route every socket of the transport's pool through `wrapper` (the deadline cuts each operation's timeout).
-
-    httpx builds its httpcore pool without a backend argument, so the pool's backend attribute is replaced: httpcore is
-    pinned in pyproject.toml to the releases that have it, and a release without it is refused here, not ignored.
-    """
+    """Route every socket of the transport's pool through `wrapper` (an httpcore without the pinned attribute is refused)."""
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if backend is None or not callable(getattr(backend, "connect_tcp", None)):
@@ -296,15 +262,14 @@ def _wrap_backend(transport: Any, wrapper: type) -> None:
 
 def bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,
                       **options: Any) -> Any:
-    """http.HTTPTransport(**options) with a total deadline per request and a body bounded by max_bytes and
-    max_depth (default bounded.MAX_JSON_BYTES, MAX_DEPTH); http: httpx, or the httpx2 the openai SDK uses."""
-    return _sync_transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options)
+    """http.HTTPTransport(**options) (httpx, or the openai SDK's httpx2) with a total deadline and a bounded body."""
+    return _transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options, False)
 
 
 def async_bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,
                             **options: Any) -> Any:
     """The async bounded_transport."""
-    return _async_transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options)
+    return _transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options, True)
 
 
 def out_of_bounds(exc: BaseException | None) -> JSONOutOfBounds | None:

@@ -52,7 +52,9 @@ def run_llm(args: argparse.Namespace) -> int:
     else:
         result = structured(llm, messages, schema, _no_fallback, config=config)
         code = _print_structured(result)
-    _print_usage(args.model, tracker, time.perf_counter() - start)
+    cached = " (cached)" if tracker.usage.cached_calls else ""
+    print(f"[{args.model}] {tracker.usage.prompt_tokens} prompt + {tracker.usage.completion_tokens} completion tokens, "
+          f"{time.perf_counter() - start:.1f} s{cached}", file=sys.stderr)
     return code
 
 
@@ -65,10 +67,3 @@ def _print_structured(result: Any) -> int:
     if result.repaired:
         print(f"note: repaired the reply: {'; '.join(result.notes)}", file=sys.stderr)
     return 0
-
-
-def _print_usage(spec: str, tracker: Any, seconds: float) -> None:
-    usage = tracker.usage
-    cached = " (cached)" if usage.cached_calls else ""
-    print(f"[{spec}] {usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens, "
-          f"{seconds:.1f} s{cached}", file=sys.stderr)

@@ -108,12 +108,6 @@ class Usage:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
-    def as_dict(self) -> dict[str, int]:
-        """Plain numbers for reports."""
-        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.total_tokens, "cached_calls": self.cached_calls,
-                "counted_calls": self.counted_calls}
-
 
 def _tokens(meta: Any, key: str) -> int:
     """A token count a server reported; 0 for anything that is not a whole number of tokens ("eleven", -3, 1e400)."""

@@ -41,9 +41,9 @@ def test_a_pool_without_a_network_backend_is_refused(monkeypatch):
     monkeypatch.setattr(httpx, "HTTPTransport", Changed)
     from frames_agent.core import http as bounded_http
 
-    bounded_http._sync_transport.cache_clear()
+    bounded_http._transport.cache_clear()
     try:
         with pytest.raises(InstallError, match=r"^httpcore .* has no network backend to bound; install .*<1\.1"):
             bounded_transport()
     finally:
-        bounded_http._sync_transport.cache_clear()
+        bounded_http._transport.cache_clear()
