@@ -2,12 +2,15 @@
 a second cannot outlive it), and its response body is bounded in size and JSON nesting before any parser reads it."""
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import importlib
+import threading
 import time
+import weakref
 import zlib
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -173,6 +176,22 @@ async def _aiterate(inner: Any, deadline: float | None, body: _Body) -> AsyncIte
         yield body.check(chunk)
 
 
+class _PerLoop:
+    """One async transport per event loop: an httpx connection pool is bound to the loop that opened it."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make, self.spare, self.lock = make, make(), threading.Lock()  # the first is made now: its checks run
+        self.by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def current(self) -> Any:
+        """The transport of the running loop."""
+        loop = asyncio.get_running_loop()
+        with self.lock:
+            if loop not in self.by_loop:
+                self.by_loop[loop], self.spare = self.spare or self.make(), None
+            return self.by_loop[loop]
+
+
 @functools.cache
 def _stream(http: ModuleType) -> type:
     """The bounded response stream, sync and async, of one httpx-like module."""
@@ -202,9 +221,11 @@ def _transport(http: ModuleType) -> type:
 
     class BoundedTransport(http.BaseTransport, http.AsyncBaseTransport):  # type: ignore[name-defined]
         def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any], asynchronous: bool) -> None:
-            self.inner = (http.AsyncHTTPTransport if asynchronous else http.HTTPTransport)(**options)
             self.max_bytes, self.max_depth = max_bytes, max_depth
-            _wrap_backend(self.inner, _AsyncBackend if asynchronous else _Backend)
+            if asynchronous:
+                self.loops = _PerLoop(lambda: _wrap_backend(http.AsyncHTTPTransport(**options), _AsyncBackend))
+            else:
+                self.inner = _wrap_backend(http.HTTPTransport(**options), _Backend)
 
         def handle_request(self, request: Any) -> Any:
             request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
@@ -227,7 +248,7 @@ def _transport(http: ModuleType) -> type:
             deadline = _deadline(request)
             token = _DEADLINE.set(deadline)
             try:
-                response = await self.inner.handle_async_request(request)
+                response = await self.loops.current().handle_async_request(request)
             finally:
                 _DEADLINE.reset(token)
             try:
@@ -242,12 +263,12 @@ def _transport(http: ModuleType) -> type:
             self.inner.close()
 
         async def aclose(self) -> None:
-            await self.inner.aclose()
+            await self.loops.current().aclose()
 
     return BoundedTransport
 
 
-def _wrap_backend(transport: Any, wrapper: type) -> None:
+def _wrap_backend(transport: Any, wrapper: type) -> Any:
     """Route every socket of the transport's pool through `wrapper` (an httpcore without the pinned attribute is refused)."""
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
@@ -258,6 +279,7 @@ def _wrap_backend(transport: Any, wrapper: type) -> None:
         raise InstallError(f"httpcore {getattr(core, '__version__', '?')} has no network backend to bound; install "
                            "the httpcore release pyproject.toml pins (pip install 'httpcore>=1.0,<1.1')")
     pool._network_backend = wrapper(backend, _Errors(importlib.import_module(type(pool).__module__.split(".")[0])))  # type: ignore[union-attr]
+    return transport
 
 
 def bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,

@@ -27,7 +27,7 @@ def test_the_installed_httpcore_is_a_release_pyproject_pins_with_an_upper_bound(
 def test_every_socket_of_both_transports_goes_through_the_bounding_backend():
     sync, asynchronous = bounded_transport(), async_bounded_transport()
     assert type(sync.inner._pool._network_backend).__name__ == "_Backend"
-    assert type(asynchronous.inner._pool._network_backend).__name__ == "_AsyncBackend"
+    assert type(asynchronous.loops.spare._pool._network_backend).__name__ == "_AsyncBackend"
     sync.close()
     asyncio.run(asynchronous.aclose())
 

@@ -1,13 +1,10 @@
 """openai:<model> — any OpenAI-compatible server through langchain-openai, with errors made one-line."""
 from __future__ import annotations
 
-import asyncio
 import importlib
 import json
 import os
-import threading
-import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
@@ -212,51 +209,6 @@ def _http_module() -> ModuleType:
     return importlib.import_module(client.__module__.split(".")[0])
 
 
-class _LoopClients:
-    """One AsyncOpenAI client per event loop, copied from a template (an httpx pool is bound to its loop)."""
-
-    def __init__(self, template: openai.AsyncOpenAI) -> None:
-        self.template = template
-        self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
-
-    def current(self) -> openai.AsyncOpenAI:
-        """The client of the running loop (the template outside any loop)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return self.template
-        with self._lock:
-            client = self._clients.get(loop)
-            if client is None:
-                http = _AsyncClient(timeout=self.template.timeout,
-                                                      transport=async_bounded_transport(_http_module()))
-                client = self._clients[loop] = self.template.copy(http_client=http)
-            return client
-
-    def set_base_url(self, url: Any) -> None:
-        """Point the template and every loop's client at url (the local server picks its port late)."""
-        with self._lock:
-            for client in [self.template, *self._clients.values()]:
-                client.base_url = url
-
-
-class _PerLoop:
-    """Stands in for langchain's async client attribute: every access goes to the running loop's client."""
-
-    def __init__(self, clients: _LoopClients, select: Callable[[Any], Any]) -> None:
-        object.__setattr__(self, "_clients", clients)
-        object.__setattr__(self, "_select", select)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._select(self._clients.current()), name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name != "base_url":
-            raise AttributeError(f"cannot set {name} on a per-loop client")
-        self._clients.set_base_url(value)
-
-
 class OpenAICompatChat(ChatOpenAI):
     """ChatOpenAI that reports one-line FramesAgentErrors and keys its cache by model spec."""
 
@@ -267,7 +219,7 @@ class OpenAICompatChat(ChatOpenAI):
 
     @model_validator(mode="after")
     def _client_per_loop(self) -> OpenAICompatChat:
-        """Our bounded HTTP clients (one per event loop) unless the caller gave one; our retries replace the SDK's."""
+        """Our bounded HTTP clients unless the caller gave one; our retries replace the SDK's."""
         # Our transports bound every reply (size, nesting) and make the timeout a total deadline per request.
         if isinstance(self.root_client, openai.OpenAI):
             own: dict[str, Any] = {} if self.http_client is not None else {"http_client": _Client(
@@ -277,14 +229,9 @@ class OpenAICompatChat(ChatOpenAI):
         root = self.root_async_client
         if isinstance(root, openai.AsyncOpenAI):
             own_async: dict[str, Any] = {} if self.http_async_client is not None else {
-                "http_client": _AsyncClient(timeout=root.timeout,
-                                                              transport=async_bounded_transport(_http_module()))}
+                "http_client": _AsyncClient(timeout=root.timeout, transport=async_bounded_transport(_http_module()))}
             root = root.with_options(max_retries=0, **own_async)
             self.root_async_client, self.async_client = root, root.chat.completions
-            if self.http_async_client is None:
-                clients = _LoopClients(root)
-                self.root_async_client = _PerLoop(clients, lambda c: c)
-                self.async_client = _PerLoop(clients, lambda c: c.chat.completions)
         return self
 
     def to_json(self) -> Any:
