@@ -12,13 +12,14 @@ import weakref
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from frames_agent.core import bounded
 from frames_agent.core.bounded import DepthGuard, JSONOutOfBounds
 
+E = TypeVar("E", bound=BaseException)
 # The monotonic time the request being sent or read must end by; read by every socket operation of the transports.
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("frames_request_deadline", default=None)
 
@@ -294,10 +295,10 @@ def async_bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None =
     return _transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options, True)
 
 
-def out_of_bounds(exc: BaseException | None) -> JSONOutOfBounds | None:
-    """The JSONOutOfBounds behind exc (an SDK wraps what the transport raised), if any."""
+def in_chain(exc: BaseException | None, kind: type[E]) -> E | None:
+    """The first exception of type kind in exc's chain of causes (an SDK wraps what the transport raised), if any."""
     for _ in range(8):
-        if exc is None or isinstance(exc, JSONOutOfBounds):
+        if exc is None or isinstance(exc, kind):
             return exc
         exc = exc.__cause__ or exc.__context__
     return None

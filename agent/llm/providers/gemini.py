@@ -25,7 +25,8 @@ from frames_agent.agent.llm.retry import (
     request_timeout,
     timed_out,
 )
-from frames_agent.core.http import async_bounded_transport, bounded_transport, out_of_bounds
+from frames_agent.core.bounded import JSONOutOfBounds
+from frames_agent.core.http import async_bounded_transport, bounded_transport, in_chain
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The SDK itself reads this one too; tests and proxies point it at another host.
@@ -91,7 +92,7 @@ def classify_gemini_error(exc: Exception, spec: str) -> Exception:
     """Our error type for an SDK or transport exception (unknown ones pass through)."""
     if isinstance(exc, E.LLMError):
         return exc
-    if bounds := out_of_bounds(exc):  # refused by our transport before the SDK parsed it
+    if bounds := in_chain(exc, JSONOutOfBounds):  # refused by our transport before the SDK parsed it
         return E.MalformedReplyError(f"{spec}: the Gemini API answered with {bounds} (not a reply)")
     if isinstance(exc, gerr.APIError):
         detail, code = E.redact(str(exc.message or exc.status or exc)), exc.code

@@ -27,7 +27,8 @@ from frames_agent.agent.llm.retry import (
     retry_after_seconds,
     timed_out,
 )
-from frames_agent.core.http import async_bounded_transport, bounded_transport, out_of_bounds
+from frames_agent.core.bounded import JSONOutOfBounds
+from frames_agent.core.http import async_bounded_transport, bounded_transport, in_chain
 
 # A local server (llama.cpp, vLLM, Ollama) ignores the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
@@ -39,10 +40,10 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
     """Our one-line error for an openai exception (others pass through)."""
     where = E.redact_url(base_url) or "api.openai.com"
     model = spec.split(":", 1)[-1]
-    if bounds := out_of_bounds(exc):  # refused by our transport before any parser read it
+    if bounds := in_chain(exc, JSONOutOfBounds):  # refused by our transport before any parser read it
         return E.MalformedReplyError(f"{spec}: {where} answered with {bounds} (not a reply)")
     if isinstance(exc, ValueError) and not isinstance(exc, E.LLMError):
-        if _body_not_json(exc):  # a 200 reply that is not JSON (an HTML page)
+        if in_chain(exc, json.JSONDecodeError):  # a 200 reply that is not JSON (an HTML page)
             return not_json(spec, where)
         # The body was JSON; what the model put in it could not be read (a tool call whose arguments are not JSON).
         detail = E.redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)[:300]
@@ -168,15 +169,6 @@ class _AsyncClient(openai.DefaultAsyncHttpxClient):
 
     async def send(self, *args: Any, **kwargs: Any) -> Any:
         return _numbers_bounded(await super().send(*args, **kwargs))
-
-
-def _body_not_json(exc: BaseException | None) -> bool:
-    """Whether a ValueError is the SDK failing to decode the response body itself."""
-    for _ in range(8):
-        if exc is None or isinstance(exc, json.JSONDecodeError):
-            return exc is not None
-        exc = exc.__cause__ or exc.__context__
-    return False
 
 
 def _never_connected(exc: BaseException) -> bool:
