@@ -144,15 +144,11 @@ def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base
     env = dict(os.environ) if env is None else env
     if base_url and provider != "openai":
         raise ModelSpecError(f"--base-url applies to openai:<model> specs, not {provider}:")
-    if provider == "openai":
-        make_openai_chat = _provider_function("openai_compat", "make_openai_chat", parsed)
-        model: BaseChatModel = make_openai_chat(name, base_url=base_url, timeout=timeout or 120.0,
-                                                max_retries=3 if max_retries is None else max_retries,
-                                                temperature=temperature, max_tokens=max_tokens, env=env)
-    elif provider == "gemini":
-        make_gemini_chat = _provider_function("gemini", "make_gemini_chat", parsed)
-        model = make_gemini_chat(name, timeout=timeout or 120.0, max_retries=3 if max_retries is None else max_retries,
-                                 temperature=temperature, max_tokens=max_tokens, env=env)
+    if provider in ("openai", "gemini"):
+        make = _provider_function("openai_compat" if provider == "openai" else "gemini", f"make_{provider}_chat", parsed)
+        model: BaseChatModel = make(name, base_url=base_url, timeout=timeout or 120.0,
+                                    max_retries=3 if max_retries is None else max_retries,
+                                    temperature=temperature, max_tokens=max_tokens, env=env)
     elif provider == "local":
         model = _local_model(name, timeout=timeout, max_retries=max_retries, temperature=temperature,
                              max_tokens=max_tokens, pool=runtime_pool)
