@@ -26,7 +26,7 @@ from frames_agent.agent.deadline import aiterate_within, await_within, call_with
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.graph import build_graph, build_nodes
 from frames_agent.agent.llm.spec import ModelSpec
-from frames_agent.agent.llm.usage import UsageTracker
+from frames_agent.agent.llm.timing import UsageTracker
 from frames_agent.agent.runtime import (
     CONFIG_KEY,
     Picker,

@@ -14,18 +14,22 @@ from langchain_core.tools import BaseTool
 
 from frames_agent.agent.answers import AnswerReply, FinalAnswer, answer_schema, no_answer, parse_reply, read_structured
 from frames_agent.agent.config import AgentConfig
-from frames_agent.agent.llm.calls import accepts_json_schema, astructured, message_text, response_format_for, structured
-from frames_agent.agent.llm.errors import EmptyReplyError
-from frames_agent.agent.llm.json_repair import Structured, parse_structured
-from frames_agent.agent.llm.native import (
+from frames_agent.agent.llm.calls import (
+    accepts_json_schema,
+    astructured,
     bind_with_tools,
+    message_text,
     native_structured,
     native_tools,
     read_native,
     read_tool_reply,
+    response_format_for,
     schema_tool,
+    structured,
     structured_runnable,
 )
+from frames_agent.agent.llm.errors import EmptyReplyError
+from frames_agent.agent.llm.json_repair import Structured, parse_structured
 from frames_agent.agent.prompts import Prompt, structured_twin
 from frames_agent.agent.queries import PlanReply, fallback_plan, plan_schema, reply_extras
 from frames_agent.agent.state import ToolCall

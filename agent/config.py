@@ -41,8 +41,7 @@ def budgets_for_window(window: int) -> dict[str, int | None]:
 def model_budgets(model: Any) -> dict[str, int | None]:
     """Budgets for a spec string, ModelSpec or chat model: small for the embedded models and for models of unknown
     size (test fakes, objects without profile or known name), else from the context window."""
-    from frames_agent.agent.llm.spec import ModelClass, ModelSpec
-    from frames_agent.agent.llm.windows import model_window
+    from frames_agent.agent.llm.spec import ModelClass, ModelSpec, model_window
 
     spec = ModelSpec.of(model)
     if spec.model_class is ModelClass.SMALL_LOCAL:
@@ -59,8 +58,7 @@ LARGE_MODEL_DEADLINES = {"timeout": 120.0, "question_timeout": 900.0}
 
 def model_deadlines(model: Any) -> dict[str, float]:
     """Per-request and per-question deadlines: short for hosted models, long for local and unknown ones."""
-    from frames_agent.agent.llm.spec import ModelClass, ModelSpec
-    from frames_agent.agent.llm.windows import model_window
+    from frames_agent.agent.llm.spec import ModelClass, ModelSpec, model_window
 
     spec = ModelSpec.of(model)
     if spec.model_class is ModelClass.UNKNOWN and not isinstance(model, (str, ModelSpec, type(None))):

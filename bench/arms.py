@@ -31,7 +31,7 @@ def parse_arms(text: str) -> dict[str, dict]:
 def split_overrides(overrides: dict) -> tuple[dict, RuntimeSettings]:
     """An arm's overrides as (AgentConfig overrides, its runtime's settings with whole numbers typed)."""
     runtime = {k: int(v) if v.isdigit() else v for k, v in overrides.items() if k in RUNTIME_FIELDS}
-    return {k: v for k, v in overrides.items() if k not in RUNTIME_FIELDS}, RuntimeSettings.from_env(**runtime)
+    return {k: v for k, v in overrides.items() if k not in RUNTIME_FIELDS}, RuntimeSettings(**runtime)
 
 
 def measure(agent: FramesAgent, question, answer: bool) -> dict:

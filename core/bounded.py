@@ -1,6 +1,5 @@
-"""JSON from outside (model servers, tool arguments, JSON-RPC frames, data files) read within bounds: its size and
-its nesting depth are checked before a parser sees it, so a hostile body is one ValueError, never a RecursionError
-or a parse that runs out of memory."""
+"""JSON and files from outside read within bounds: size and nesting depth are checked before a parser sees them, so a
+hostile body is one ValueError, never a RecursionError or a parse that runs out of memory."""
 from __future__ import annotations
 
 import json
@@ -11,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-# Deep enough for any reply, tool call or record we read (they nest under ten levels), far below the C parser's
-# recursion limit and the recursion of whatever walks the parsed value next (pydantic, LangChain, json.dumps).
+# Deep enough for any reply, tool call or record we read, far below the recursion of whatever walks the value next.
 MAX_DEPTH = 64
 MAX_JSON_BYTES = 16 * 1024 * 1024  # a model reply or a data record; larger is not a reply, it is an attack or a bug
 
@@ -21,8 +19,7 @@ _STRING_STOP = re.compile(rb'["\\]')
 
 
 class OutOfBounds(ValueError):
-    """Input over a size or depth limit, or a file that is not a regular file (a ValueError, as
-    json.JSONDecodeError is, for callers that already treat input they cannot read as bad input)."""
+    """Input over a size or depth limit, or a file that is not a regular file (a ValueError, as JSONDecodeError is)."""
 
 
 class JSONOutOfBounds(OutOfBounds):
@@ -30,8 +27,7 @@ class JSONOutOfBounds(OutOfBounds):
 
 
 class DepthGuard:
-    """Tracks the nesting depth of a JSON text (or of a stream of JSON texts, such as server-sent events) fed in
-    chunks; feed() raises JSONOutOfBounds as soon as the depth passes max_depth. Linear, and no recursion."""
+    """The nesting depth of JSON text fed in chunks (linear, no recursion); JSONOutOfBounds once past max_depth."""
 
     def __init__(self, max_depth: int = MAX_DEPTH) -> None:
         self.max_depth, self.depth = max_depth, 0

@@ -1,22 +1,25 @@
-"""httpx transports for servers we do not trust (model servers, the CRAG API): a request's timeout is its total
-deadline (connect, send and every read, so a server that drips one byte a second cannot outlive it), and its
-response body is bounded in size and JSON nesting depth before any parser reads it."""
+"""httpx transports for servers we do not trust: a request's timeout is its total deadline (a server dripping one byte
+a second cannot outlive it), and its response body is bounded in size and JSON nesting before any parser reads it."""
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import importlib
+import threading
 import time
+import weakref
 import zlib
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from frames_agent.core import bounded
 from frames_agent.core.bounded import DepthGuard, JSONOutOfBounds
 
+E = TypeVar("E", bound=BaseException)
 # The monotonic time the request being sent or read must end by; read by every socket operation of the transports.
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("frames_request_deadline", default=None)
 
@@ -39,31 +42,29 @@ def _cut(timeout: float | None, error: type[Exception]) -> float | None:
     return left if timeout is None else min(timeout, left)
 
 
-class _Stream:
+class _Wrapped:
+    """A wrapper that passes what it does not override to the wrapped socket or backend."""
+
     def __init__(self, inner: Any, errors: _Errors) -> None:
         self.inner, self.errors = inner, errors
 
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class _Stream(_Wrapped):
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return self.inner.read(max_bytes, _cut(timeout, self.errors.read))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self.inner.write(buffer, _cut(timeout, self.errors.write))
 
-    def close(self) -> None:
-        self.inner.close()
-
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                   timeout: float | None = None) -> Any:
         return _Stream(self.inner.start_tls(ssl_context, server_hostname, _cut(timeout, self.errors.connect)), self.errors)
 
-    def get_extra_info(self, info: str) -> Any:
-        return self.inner.get_extra_info(info)
 
-
-class _Backend:
-    def __init__(self, inner: Any, errors: _Errors) -> None:
-        self.inner, self.errors = inner, errors
-
+class _Backend(_Wrapped):
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[Any] | None = None) -> Any:
         return _Stream(self.inner.connect_tcp(host, port, _cut(timeout, self.errors.connect), local_address,
@@ -73,36 +74,21 @@ class _Backend:
                             socket_options: Iterable[Any] | None = None) -> Any:
         return _Stream(self.inner.connect_unix_socket(path, _cut(timeout, self.errors.connect), socket_options), self.errors)
 
-    def sleep(self, seconds: float) -> None:
-        self.inner.sleep(seconds)
 
-
-class _AsyncStream:
-    def __init__(self, inner: Any, errors: _Errors) -> None:
-        self.inner, self.errors = inner, errors
-
+class _AsyncStream(_Wrapped):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return await self.inner.read(max_bytes, _cut(timeout, self.errors.read))
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         await self.inner.write(buffer, _cut(timeout, self.errors.write))
 
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
     async def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                         timeout: float | None = None) -> Any:
         return _AsyncStream(await self.inner.start_tls(ssl_context, server_hostname,
                                                        _cut(timeout, self.errors.connect)), self.errors)
 
-    def get_extra_info(self, info: str) -> Any:
-        return self.inner.get_extra_info(info)
 
-
-class _AsyncBackend:
-    def __init__(self, inner: Any, errors: _Errors) -> None:
-        self.inner, self.errors = inner, errors
-
+class _AsyncBackend(_Wrapped):
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                           socket_options: Iterable[Any] | None = None) -> Any:
         return _AsyncStream(await self.inner.connect_tcp(host, port, _cut(timeout, self.errors.connect),
@@ -112,9 +98,6 @@ class _AsyncBackend:
                                   socket_options: Iterable[Any] | None = None) -> Any:
         return _AsyncStream(await self.inner.connect_unix_socket(path, _cut(timeout, self.errors.connect),
                                                                  socket_options), self.errors)
-
-    async def sleep(self, seconds: float) -> None:
-        await self.inner.sleep(seconds)
 
 
 def _deadline(request: Any) -> float | None:
@@ -129,8 +112,7 @@ _DECODED = {"gzip", "x-gzip", "deflate"}
 
 
 class _Body:
-    """Decodes (gzip, deflate) and counts a response body's bytes and nesting as it is read; JSONOutOfBounds past
-    either limit, however small the compressed body."""
+    """Decodes (gzip, deflate) and counts a body's bytes and nesting as it is read; JSONOutOfBounds past either limit."""
 
     def __init__(self, max_bytes: int, max_depth: int, encoding: str = "") -> None:
         self.max_bytes, self.size, self.guard = max_bytes, 0, DepthGuard(max_depth)
@@ -195,24 +177,56 @@ async def _aiterate(inner: Any, deadline: float | None, body: _Body) -> AsyncIte
         yield body.check(chunk)
 
 
-@functools.cache
-def _sync_transport(http: ModuleType) -> type:
-    """BoundedTransport for one httpx-like module (httpx, or httpx2 under openai)."""
+class _PerLoop:
+    """One async transport per event loop: an httpx connection pool is bound to the loop that opened it."""
 
-    class BoundedStream(http.SyncByteStream):  # type: ignore[name-defined]
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make, self.spare, self.lock = make, make(), threading.Lock()  # the first is made now: its checks run
+        self.by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def current(self) -> Any:
+        """The transport of the running loop."""
+        loop = asyncio.get_running_loop()
+        with self.lock:
+            if loop not in self.by_loop:
+                self.by_loop[loop], self.spare = self.spare or self.make(), None
+            return self.by_loop[loop]
+
+
+@functools.cache
+def _stream(http: ModuleType) -> type:
+    """The bounded response stream, sync and async, of one httpx-like module."""
+
+    class BoundedStream(http.SyncByteStream, http.AsyncByteStream):  # type: ignore[name-defined]
         def __init__(self, inner: Any, deadline: float | None, body: _Body) -> None:
             self.inner, self.deadline, self.body = inner, deadline, body
 
         def __iter__(self) -> Iterator[bytes]:
             return _iterate(self.inner, self.deadline, self.body)
 
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return _aiterate(self.inner, self.deadline, self.body)
+
         def close(self) -> None:
             self.inner.close()
 
-    class BoundedTransport(http.BaseTransport):  # type: ignore[name-defined]
-        def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any]) -> None:
-            self.inner, self.max_bytes, self.max_depth = http.HTTPTransport(**options), max_bytes, max_depth
-            _wrap_backend(self.inner, _Backend)
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return BoundedStream
+
+
+@functools.cache
+def _transport(http: ModuleType) -> type:
+    """BoundedTransport, sync and async, for one httpx-like module (httpx, or httpx2 under openai)."""
+
+    class BoundedTransport(http.BaseTransport, http.AsyncBaseTransport):  # type: ignore[name-defined]
+        def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any], asynchronous: bool) -> None:
+            self.max_bytes, self.max_depth = max_bytes, max_depth
+            if asynchronous:
+                self.loops = _PerLoop(lambda: _wrap_backend(http.AsyncHTTPTransport(**options), _AsyncBackend))
+            else:
+                self.inner = _wrap_backend(http.HTTPTransport(**options), _Backend)
 
         def handle_request(self, request: Any) -> Any:
             request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
@@ -227,40 +241,15 @@ def _sync_transport(http: ModuleType) -> type:
             except JSONOutOfBounds:
                 response.close()
                 raise
-            response.stream = BoundedStream(response.stream, deadline, body)
+            response.stream = _stream(http)(response.stream, deadline, body)
             return response
-
-        def close(self) -> None:
-            self.inner.close()
-
-    return BoundedTransport
-
-
-@functools.cache
-def _async_transport(http: ModuleType) -> type:
-    """AsyncBoundedTransport for one httpx-like module."""
-
-    class AsyncBoundedStream(http.AsyncByteStream):  # type: ignore[name-defined]
-        def __init__(self, inner: Any, deadline: float | None, body: _Body) -> None:
-            self.inner, self.deadline, self.body = inner, deadline, body
-
-        def __aiter__(self) -> AsyncIterator[bytes]:
-            return _aiterate(self.inner, self.deadline, self.body)
-
-        async def aclose(self) -> None:
-            await self.inner.aclose()
-
-    class AsyncBoundedTransport(http.AsyncBaseTransport):  # type: ignore[name-defined]
-        def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any]) -> None:
-            self.inner, self.max_bytes, self.max_depth = http.AsyncHTTPTransport(**options), max_bytes, max_depth
-            _wrap_backend(self.inner, _AsyncBackend)
 
         async def handle_async_request(self, request: Any) -> Any:
             request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
             deadline = _deadline(request)
             token = _DEADLINE.set(deadline)
             try:
-                response = await self.inner.handle_async_request(request)
+                response = await self.loops.current().handle_async_request(request)
             finally:
                 _DEADLINE.reset(token)
             try:
@@ -268,21 +257,20 @@ def _async_transport(http: ModuleType) -> type:
             except JSONOutOfBounds:
                 await response.aclose()
                 raise
-            response.stream = AsyncBoundedStream(response.stream, deadline, body)
+            response.stream = _stream(http)(response.stream, deadline, body)
             return response
 
+        def close(self) -> None:
+            self.inner.close()
+
         async def aclose(self) -> None:
-            await self.inner.aclose()
+            await self.loops.current().aclose()
 
-    return AsyncBoundedTransport
+    return BoundedTransport
 
 
-def _wrap_backend(transport: Any, wrapper: type) -> None:
-    """Route every socket of the transport's pool through `wrapper` (the deadline cuts each operation's timeout).
-
-    httpx builds its httpcore pool without a backend argument, so the pool's backend attribute is replaced: httpcore is
-    pinned in pyproject.toml to the releases that have it, and a release without it is refused here, not ignored.
-    """
+def _wrap_backend(transport: Any, wrapper: type) -> Any:
+    """Route every socket of the transport's pool through `wrapper` (an httpcore without the pinned attribute is refused)."""
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if backend is None or not callable(getattr(backend, "connect_tcp", None)):
@@ -292,25 +280,25 @@ def _wrap_backend(transport: Any, wrapper: type) -> None:
         raise InstallError(f"httpcore {getattr(core, '__version__', '?')} has no network backend to bound; install "
                            "the httpcore release pyproject.toml pins (pip install 'httpcore>=1.0,<1.1')")
     pool._network_backend = wrapper(backend, _Errors(importlib.import_module(type(pool).__module__.split(".")[0])))  # type: ignore[union-attr]
+    return transport
 
 
 def bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,
                       **options: Any) -> Any:
-    """http.HTTPTransport(**options) with a total deadline per request and a body bounded by max_bytes and
-    max_depth (default bounded.MAX_JSON_BYTES, MAX_DEPTH); http: httpx, or the httpx2 the openai SDK uses."""
-    return _sync_transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options)
+    """http.HTTPTransport(**options) (httpx, or the openai SDK's httpx2) with a total deadline and a bounded body."""
+    return _transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options, False)
 
 
 def async_bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,
                             **options: Any) -> Any:
     """The async bounded_transport."""
-    return _async_transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options)
+    return _transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options, True)
 
 
-def out_of_bounds(exc: BaseException | None) -> JSONOutOfBounds | None:
-    """The JSONOutOfBounds behind exc (an SDK wraps what the transport raised), if any."""
+def in_chain(exc: BaseException | None, kind: type[E]) -> E | None:
+    """The first exception of type kind in exc's chain of causes (an SDK wraps what the transport raised), if any."""
     for _ in range(8):
-        if exc is None or isinstance(exc, JSONOutOfBounds):
+        if exc is None or isinstance(exc, kind):
             return exc
         exc = exc.__cause__ or exc.__context__
     return None

@@ -1,9 +1,5 @@
-"""A persistent cache of LLM calls (sqlite), keyed by model, messages and parameters.
-
-It is a LangChain BaseCache set on one model instance (not the process-wide cache), so it
-works with invoke/ainvoke/batch on any BaseChatModel and with concurrent threads, tasks and
-processes. Streaming calls are not cached (LangChain's stream() bypasses model caches).
-"""
+"""A persistent cache of LLM calls (sqlite) keyed by model, messages and parameters: a LangChain BaseCache set on one
+model instance, safe across threads, tasks and processes (streamed calls bypass it, as in LangChain)."""
 from __future__ import annotations
 
 import hashlib
@@ -43,7 +39,7 @@ class LLMCallCache(BaseCache):
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else default_cache_path()
         self._local = threading.local()
-        self.hits = self.misses = 0
+        self.hits = 0
         self._count_lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,12 +60,11 @@ class LLMCallCache(BaseCache):
         """Cached generations of this call, marked cache_hit, or None."""
         row = self._connect().execute("SELECT generations FROM calls WHERE key = ?",
                                       (cache_key(prompt, llm_string),)).fetchone()
+        if row is None:
+            return None
         with self._count_lock:
-            if row is None:
-                self.misses += 1
-            else:
-                self.hits += 1
-        return None if row is None else _decode(row[0])
+            self.hits += 1
+        return _decode(row[0])
 
     def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
         """Store a call's generations (kept if another caller stored it first)."""

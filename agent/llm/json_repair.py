@@ -14,10 +14,7 @@ from pydantic_core import ErrorDetails
 from frames_agent.core.errors import first_line
 from frames_agent.core.terminal import valid_data
 
-# A cut-off reply is closed by LangChain's partial-JSON parser. Kept here because no library does them alike: the
-# schema-shaped repairs (a bare list as the schema's list field, bulleted lines as its items, list lengths cut or
-# padded to the schema's bounds), a note for every repair, and conservative quote and comma fixes (json-repair reads
-# prose as a value, `[[[` as [] and `\\boxed{...` as a list of strings, and took 1.6 s on 12 kB of brackets).
+# Schema-shaped repairs no library makes (the json-repair package: docs/measurements.md#tried-and-not-kept).
 T = TypeVar("T", bound=BaseModel)
 BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|\(\d+\))\s+")
 
@@ -34,8 +31,7 @@ class Structured(Generic[T]):
     notes: list[str] = field(default_factory=list)
 
 
-# A structured reply is read from its first MAX_REPLY_CHARS characters (a plan is a few hundred): past that the
-# reply is treated as cut off there. The repairs below are linear scans, so the worst reply costs well under a second.
+# A structured reply is read from its first MAX_REPLY_CHARS characters (a plan is a few hundred); the rest is cut off.
 MAX_REPLY_CHARS = 32_000
 _FENCED = re.compile(r"```(?:json|JSON)?\s*+(.*?)```", re.S)
 
@@ -96,8 +92,7 @@ def _decode_truncated(text: str) -> Any:
     return value
 
 
-# Deeper than any reply the agent asks for; the json module's own limit is the C stack's, which differs by Python
-# version (3.13 parses 5000 levels that 3.11 and 3.12 refuse), so the bound is stated here.
+# Deeper than any reply the agent asks for; the json module's own limit differs by Python version.
 MAX_DEPTH = 200
 
 
@@ -120,8 +115,7 @@ def nesting_depth(text: str) -> int:
 
 
 def loads_lenient(text: str) -> tuple[Any, list[str]]:
-    """A JSON value from text and the repairs it took; ValueError when nothing decodes or it nests deeper than
-    MAX_DEPTH."""
+    """A JSON value from text and the repairs it took; ValueError when nothing decodes or it nests past MAX_DEPTH."""
     if nesting_depth(text) > MAX_DEPTH:  # a looping small model can open a thousand brackets
         raise ValueError("JSON nested too deeply")
     no_commas = re.sub(r",(\s*[}\]])", r"\1", text)

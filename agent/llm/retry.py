@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -84,22 +85,24 @@ def _options(policy: RetryPolicy, hint: RetryHint | None) -> dict[str, Any]:
             "stop": stop_after_attempt(policy.max_retries + 1) | _past_deadline}  # type: ignore[operator]
 
 
-def _mapped(exc: Exception, classify: Callable[[Exception], Exception]) -> Exception:
-    """Our error for exc, caused by it (exc itself when it already is ours)."""
-    mapped = classify(exc)
-    if mapped is not exc:
-        mapped.__cause__ = exc  # the raw error stays reachable (its Retry-After header)
-    return mapped
+@contextlib.contextmanager
+def mapped_errors(classify: Callable[[Exception], Exception]) -> Iterator[None]:
+    """Raise our error for what the block raises, caused by it (one that classify returns unchanged is re-raised)."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - mapped or re-raised unchanged
+        mapped = classify(exc)
+        if mapped is exc:
+            raise
+        raise mapped from exc  # the raw error stays reachable (its Retry-After header)
 
 
 def call_with_retries(fn: Callable[[], R], policy: RetryPolicy, classify: Callable[[Exception], Exception],
                       hint: RetryHint | None = None) -> R:
     """fn(), retried on transient failures; classify maps a raw exception to our error type."""
     def attempt() -> R:
-        try:
+        with mapped_errors(classify):
             return fn()
-        except Exception as exc:  # noqa: BLE001 - classify decides what is ours to handle
-            raise _mapped(exc, classify)  # noqa: B904 - the cause is set when it differs
 
     return Retrying(sleep=policy.sleep, **_options(policy, hint))(attempt)
 
@@ -108,10 +111,8 @@ async def acall_with_retries(fn: Callable[[], Awaitable[R]], policy: RetryPolicy
                              classify: Callable[[Exception], Exception], hint: RetryHint | None = None) -> R:
     """Async call_with_retries (sleeps without blocking the loop)."""
     async def attempt() -> R:
-        try:
+        with mapped_errors(classify):
             return await fn()
-        except Exception as exc:  # noqa: BLE001
-            raise _mapped(exc, classify)  # noqa: B904 - the cause is set when it differs
 
     async def sleep(seconds: float) -> None:
         if policy.sleep is time.sleep:

@@ -1,8 +1,5 @@
-"""Model specs (provider:model) resolved to LangChain chat models.
-
-`local:`, `openai:` and `gemini:` are this project's own providers; every other provider LangChain's
-`init_chat_model` knows (`anthropic:`, `ollama:`, `mistralai:`, ...) goes through it.
-"""
+"""Model specs (provider:model) resolved to LangChain chat models: `local:`, `openai:` and `gemini:` are our own
+providers, every other one goes through LangChain's `init_chat_model`; and the context windows of known models."""
 from __future__ import annotations
 
 import os
@@ -15,12 +12,46 @@ from langchain_core.language_models import BaseChatModel
 
 from frames_agent.agent.llm.errors import LLMError, MissingPackageError, ModelNotFoundError, ModelSpecError
 from frames_agent.agent.llm.providers.langchain import known_providers, make_langchain_chat, normalize_provider
-from frames_agent.agent.llm.windows import SERVER_WINDOWS, window_for_name
 
 DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
 LOCAL_ALIASES = {"qwen2.5-coder-1.5b": "qwen2.5-coder-1.5b", "qwen": "qwen2.5-coder-1.5b",
                  "smollm2-135m": "smollm2-135m", "smollm2": "smollm2-135m"}
 PROVIDERS = ("gemini", "openai", "local")  # our own; the rest come from LangChain
+
+# Input tokens by model-name prefix (longest prefix wins), from the providers' model pages, for models without a profile.
+KNOWN_WINDOWS: dict[str, int] = {
+    "gemini-1.5-pro": 2_097_152, "gemini": 1_048_576,
+    "gpt-4.1": 1_047_576, "gpt-5": 400_000, "gpt-4o": 128_000, "gpt-4-turbo": 128_000, "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385, "o1": 200_000, "o3": 200_000, "o4": 200_000,
+    "claude": 200_000, "mistral-large": 128_000, "mistral-small": 32_000, "mixtral": 32_000,
+    "llama3.1": 128_000, "llama-3.1": 128_000, "llama3.2": 128_000, "llama-3.3": 128_000, "llama3.3": 128_000,
+    "qwen2.5": 32_768, "deepseek": 64_000, "command-r": 128_000, "grok": 131_072,
+}
+
+# Servers that cut prompts to their own context size (Ollama's default num_ctx drops the start of longer prompts).
+SERVER_WINDOWS: dict[str, int] = {"ollama": 4_096}
+
+
+def window_for_name(name: str) -> int | None:
+    """The context window of a model name (any 'models/' or 'org/' prefix ignored), if known."""
+    key = str(name or "").strip().lower().rsplit("/", 1)[-1]
+    matches = [prefix for prefix in KNOWN_WINDOWS if key.startswith(prefix)]
+    return KNOWN_WINDOWS[max(matches, key=len)] if matches else None
+
+
+def model_window(model: BaseChatModel) -> int | None:
+    """The context window of a model object: its LangChain profile's max_input_tokens, else its name, if known."""
+    num_ctx = getattr(model, "num_ctx", None)  # ChatOllama: the context the server will actually use
+    if isinstance(num_ctx, int) and num_ctx > 0:
+        return num_ctx
+    profile = getattr(model, "profile", None)
+    if isinstance(profile, dict) and isinstance(profile.get("max_input_tokens"), int):
+        return profile["max_input_tokens"]
+    for attribute in ("model_name", "model", "model_id"):
+        name = getattr(model, attribute, None)
+        if isinstance(name, str) and (window := window_for_name(name)):
+            return window
+    return None
 
 __all__ = ["DEFAULT_MODEL", "LLMError", "ModelClass", "ModelSpec", "resolve_model", "split_spec"]
 
@@ -47,8 +78,7 @@ class ModelSpec:
 
     @classmethod
     def of(cls, model: str | ModelSpec | BaseChatModel | None) -> ModelSpec:
-        """The spec of a spec string or of a model object built from one; anything else (a test fake's label, a
-        model object from elsewhere) gives a spec without provider, whose class is UNKNOWN."""
+        """The spec of a spec string or of a model built from one; anything else gives a spec without provider."""
         if isinstance(model, BaseChatModel):
             spec = getattr(model, "spec", None)  # set by our own providers
             label = spec if isinstance(spec, str) and spec else ""
@@ -102,10 +132,7 @@ def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base
                   cache: bool | str | Path | Any = False, temperature: float | None = 0.0,
                   max_tokens: int | None = None, runtime_pool: Any = None,
                   env: dict[str, str] | None = None) -> BaseChatModel:
-    """A LangChain chat model for spec (or spec itself if it already is one), optionally cached on disk.
-
-    cache: False (default), True (the shared cache under cache_dir()/llm-cache), a path, or an LLMCallCache.
-    """
+    """A LangChain chat model for spec (or spec itself), cached on disk when cache is True, a path or an LLMCallCache."""
     from frames_agent.agent.llm.cache import with_cache
 
     if isinstance(spec, BaseChatModel):
@@ -117,15 +144,11 @@ def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base
     env = dict(os.environ) if env is None else env
     if base_url and provider != "openai":
         raise ModelSpecError(f"--base-url applies to openai:<model> specs, not {provider}:")
-    if provider == "openai":
-        make_openai_chat = _provider_function("openai_compat", "make_openai_chat", parsed)
-        model: BaseChatModel = make_openai_chat(name, base_url=base_url, timeout=timeout or 120.0,
-                                                max_retries=3 if max_retries is None else max_retries,
-                                                temperature=temperature, max_tokens=max_tokens, env=env)
-    elif provider == "gemini":
-        make_gemini_chat = _provider_function("gemini", "make_gemini_chat", parsed)
-        model = make_gemini_chat(name, timeout=timeout or 120.0, max_retries=3 if max_retries is None else max_retries,
-                                 temperature=temperature, max_tokens=max_tokens, env=env)
+    if provider in ("openai", "gemini"):
+        make = _provider_function("openai_compat" if provider == "openai" else "gemini", f"make_{provider}_chat", parsed)
+        model: BaseChatModel = make(name, base_url=base_url, timeout=timeout or 120.0,
+                                    max_retries=3 if max_retries is None else max_retries,
+                                    temperature=temperature, max_tokens=max_tokens, env=env)
     elif provider == "local":
         model = _local_model(name, timeout=timeout, max_retries=max_retries, temperature=temperature,
                              max_tokens=max_tokens, pool=runtime_pool)

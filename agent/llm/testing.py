@@ -33,12 +33,8 @@ def render_messages(messages: list[BaseMessage]) -> str:
 
 
 class ScriptedLLM(BaseChatModel):
-    """Pops scripted replies in order, records every prompt, fails loudly when exhausted.
-
-    A reply may be text, a dict/list/pydantic model (sent as JSON), an exception (raised),
-    or a callable of the messages (for endless benchmark fakes). `delay` sleeps per call.
-    `supports_json_schema=True` makes it receive response_format like the real providers.
-    """
+    """Pops scripted replies in order (text, JSON values, exceptions raised, callables of the messages), records
+    every prompt, fails loudly when exhausted."""
 
     replies: list[Any] = []
     responder: Callable[[list[BaseMessage]], Any] | None = None
@@ -115,8 +111,7 @@ class ScriptedLLM(BaseChatModel):
 
 
 class StreamingScriptedLLM(ScriptedLLM):
-    """ScriptedLLM that streams each reply in pieces of `chunk_chars`, as a streaming provider does; `before_last`,
-    when set, runs just before the last piece is sent (a test sees what reached its reader before the reply ended)."""
+    """ScriptedLLM streaming each reply in pieces of `chunk_chars`; `before_last` runs before the last piece."""
 
     chunk_chars: int = 8
     before_last: Callable[[], None] | None = None
@@ -132,8 +127,7 @@ class StreamingScriptedLLM(ScriptedLLM):
 
 
 class ToolScriptedLLM(ScriptedLLM):
-    """ScriptedLLM with tool calling, as a tool-calling chat model has it: bind_tools sends the tools (OpenAI format)
-    and tool_choice as call kwargs, so with_structured_output works too; script AIMessages with tool_calls."""
+    """ScriptedLLM with tool calling: bind_tools sends the tools and tool_choice as call kwargs."""
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any) -> Runnable:
         """The tools and tool_choice bound to every call (see call_kwargs)."""
@@ -147,11 +141,7 @@ TEST_SCRIPT_VARIABLE = "FRAMES_AGENT_TEST_SCRIPT"
 
 
 def scripted_from_file(path: str | Path) -> ScriptedLLM:
-    """An endless ScriptedLLM from a JSON file {"rules": [[needle, reply], ...], "delay": seconds}.
-
-    Each call answers with the reply of the first rule whose needle occurs in the last message ("" matches all);
-    lets a server or MCP process under test run the agent without a real model.
-    """
+    """An endless ScriptedLLM from {"rules": [[needle, reply], ...], "delay": s}: the first rule in the last message."""
     spec = json.loads(Path(path).read_text(encoding="utf-8"))
     rules = [(str(needle), reply) for needle, reply in spec["rules"]]
 

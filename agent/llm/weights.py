@@ -14,7 +14,6 @@ from frames_agent.agent.llm.errors import WeightsError
 
 GGUF_MAGIC = b"GGUF"
 QWEN_PARTS = 22
-QWEN_VERSION = "0.2.0"
 
 
 @dataclass(frozen=True)
@@ -71,6 +70,12 @@ def _stamp_path(path: Path, stamps: Path) -> Path:
     return stamps / (hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16] + ".json")
 
 
+def _mark(path: Path, spec: WeightsSpec) -> dict:
+    """What a verified stamp records: the file's size and mtime, and the sha256 they were checked against."""
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": spec.sha256}
+
+
 def verify_gguf(path: Path, spec: WeightsSpec, stamps: Path) -> Path:
     """path if it holds exactly spec's bytes; a verified stamp (size, mtime) spares rehashing 1 GB."""
     if not path.is_file():
@@ -79,8 +84,8 @@ def verify_gguf(path: Path, spec: WeightsSpec, stamps: Path) -> Path:
     if stat.st_size != spec.size:
         raise WeightsError(f"{spec.name}: {path} is truncated or corrupt ({stat.st_size:,} bytes, expected "
                            f"{spec.size:,}); reinstall: {spec.install_hint}")
-    stamp, mark = _stamp_path(path, stamps), {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": spec.sha256}
-    if stamp.is_file() and _read_json(stamp) == mark:
+    stamp = _stamp_path(path, stamps)
+    if stamp.is_file() and _read_json(stamp) == _mark(path, spec):
         return path
     if sha256_file(path) != spec.sha256:
         raise WeightsError(f"{spec.name}: {path} is corrupt (sha256 mismatch); reinstall: {spec.install_hint}")
@@ -89,11 +94,9 @@ def verify_gguf(path: Path, spec: WeightsSpec, stamps: Path) -> Path:
 
 
 def _write_stamp(path: Path, spec: WeightsSpec, stamps: Path) -> None:
-    stat = path.stat()
-    mark = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": spec.sha256}
     try:
         stamps.mkdir(parents=True, exist_ok=True)
-        _stamp_path(path, stamps).write_text(json.dumps(mark))
+        _stamp_path(path, stamps).write_text(json.dumps(_mark(path, spec)))
     except OSError:
         pass  # no stamp only costs a rehash next time
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -22,6 +21,7 @@ from frames_agent.agent.state import AgentResult, TokenUsage
 from frames_agent.agent.tools import tool_text
 from frames_agent.core.errors import FramesAgentError
 from frames_agent.core.terminal import valid_data, valid_text
+from frames_agent.core.version import __version__
 from frames_agent.retrieval.types import Document
 
 _SNIPPET_CHARS = 600
@@ -32,9 +32,7 @@ INSTRUCTIONS = ("frames_research answers a factual question by searching Wikiped
 
 
 def _bounded(name: str) -> Any:
-    """An AgentConfig field's description and range for a tool argument, the range as the schema's minimum and
-    maximum. The limits are advertised, not enforced by the SDK: the tool checks them itself (agent.limits,
-    AgentConfig), so a refusal is our one line rather than a validation dump."""
+    """An AgentConfig field's description and range, advertised in the schema (the tool checks them: one-line refusals)."""
     info = AgentConfig.model_fields[name]
     low, high = (next(getattr(m, attr) for m in info.metadata if hasattr(m, attr)) for attr in ("ge", "le"))
     return Field(description=f"{info.description} ({low}-{high}; default: the server's setting)",
@@ -98,17 +96,8 @@ def render_hits(hits: list[Document]) -> str:
     return "\n\n".join(f"## {d.title} [{d.id}]\n{d.text[:_SNIPPET_CHARS]}" for d in hits)
 
 
-def package_version() -> str:
-    """frames-agent's installed version (the server's serverInfo.version)."""
-    try:
-        return version("frames-agent")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "0+unknown"
-
-
 def tool_result(text: str, structured: BaseModel) -> CallToolResult:
-    """A tool's reply as text and structured content, valid whatever text the model or the index gave (the SDK
-    cannot send a lone surrogate)."""
+    """A tool's reply as text and structured content, valid whatever text the model or the index gave."""
     return CallToolResult(content=[TextContent(type="text", text=valid_text(text))],
                           structured_content=valid_data(structured.model_dump(mode="json")))
 
@@ -124,7 +113,7 @@ def reported() -> Iterator[None]:
 
 def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
     """An MCP server exposing one agent; search_wikipedia needs the agent to have a retriever."""
-    server = MCPServer(name, version=package_version(), instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer(name, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(name="frames_research", title="Research a question in Wikipedia",
                  annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=False))

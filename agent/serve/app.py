@@ -12,8 +12,6 @@ from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.limits import Busy, InvalidRequest, check_text, status_of
 from frames_agent.agent.nodes import PLAN_VARIABLES
 from frames_agent.agent.prompts import available_prompts, load_prompt
-from frames_agent.agent.serve.access import AccessLog
-from frames_agent.agent.serve.browser import BrowserGuard, served_hosts
 from frames_agent.agent.serve.chat import (
     MODEL_ID,
     ChatRequest,
@@ -21,11 +19,19 @@ from frames_agent.agent.serve.chat import (
     completion,
     completion_chunks,
     model_card,
-    models,
     question_of,
 )
+from frames_agent.agent.serve.connections import AccessLog
 from frames_agent.agent.serve.encoding import TextJSONResponse, json_text
-from frames_agent.agent.serve.guard import Gate, GatedStream, ServeSettings, check_token, read_body
+from frames_agent.agent.serve.guard import (
+    BrowserGuard,
+    Gate,
+    GatedStream,
+    ServeSettings,
+    check_token,
+    read_body,
+    served_hosts,
+)
 from frames_agent.core.errors import FramesAgentError
 
 
@@ -48,21 +54,15 @@ def planning_prompts(agent: FramesAgent) -> list[str]:
     return [name for name, used in prompts.items() if "previous_queries" in used and used <= known]
 
 
-class Variants:
-    """Agents for per-request settings, sharing the model, index and tools (FramesAgent.with_settings keeps a few)."""
-
-    def __init__(self, base: FramesAgent) -> None:
-        self.base, self.prompts = base, planning_prompts(base)
-
-    def get(self, request: AskRequest) -> FramesAgent:
-        """The agent for this request's k, n, n_docs and prompt (InvalidRequest, 422, when they are out of bounds)."""
-        changes = request.model_dump(include={"k", "n", "n_docs", "prompt"})
-        if changes["prompt"] is not None and changes["prompt"] not in self.prompts:  # never a path from the network
-            raise InvalidRequest(f"prompt: choose a planning prompt: {', '.join(self.prompts)}")
-        try:
-            return self.base.with_settings(**changes)
-        except FramesAgentError as exc:  # out-of-bounds values
-            raise InvalidRequest(str(exc)) from None
+def variant(agent: FramesAgent, prompts: list[str], request: AskRequest) -> FramesAgent:
+    """The agent for a request's k, n, n_docs and prompt (InvalidRequest, 422, when they are out of bounds)."""
+    changes = request.model_dump(include={"k", "n", "n_docs", "prompt"})
+    if changes["prompt"] is not None and changes["prompt"] not in prompts:  # never a path from the network
+        raise InvalidRequest(f"prompt: choose a planning prompt: {', '.join(prompts)}")
+    try:
+        return agent.with_settings(**changes)  # which keeps a few variants
+    except FramesAgentError as exc:  # out-of-bounds values
+        raise InvalidRequest(str(exc)) from None
 
 
 def _sse(event: str, data: Any) -> str:
@@ -96,7 +96,7 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     app = FastAPI(title="frames-agent", summary="FRAMES multi-step retrieval agent",
                   default_response_class=TextJSONResponse)
     _guarded(app, settings)
-    gate, variants = Gate(settings.max_concurrency, settings.retry_after), Variants(agent)
+    gate, prompts = Gate(settings.max_concurrency, settings.retry_after), planning_prompts(agent)
 
     @app.exception_handler(FramesAgentError)
     async def agent_failed(request: Request, exc: FramesAgentError) -> TextJSONResponse:
@@ -120,7 +120,7 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     @app.get("/v1/models")
     async def list_models(request: Request) -> dict:
         check_token(request, settings)
-        return models()
+        return {"object": "list", "data": [model_card()]}
 
     @app.get("/v1/models/{model}")
     async def get_model(model: str, request: Request) -> TextJSONResponse:
@@ -132,7 +132,7 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     @app.post("/v1/ask")
     async def ask(request: Request) -> TextJSONResponse:
         body: AskRequest = await admit(request, AskRequest)
-        question, runner = check_text(body.question), variants.get(body)
+        question, runner = check_text(body.question), variant(agent, prompts, body)
         gate.enter()
         try:
             result = await runner.ainvoke(question)
@@ -143,7 +143,7 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     @app.post("/v1/ask/stream")
     async def ask_stream(request: Request) -> GatedStream:
         body: AskRequest = await admit(request, AskRequest)
-        question, runner = check_text(body.question), variants.get(body)
+        question, runner = check_text(body.question), variant(agent, prompts, body)
         gate.enter()
         return GatedStream(gate, _ask_events(runner, question))
 

@@ -26,9 +26,7 @@ class ChatMessage(BaseModel):
 
 
 MODEL_ID = "frames-agent"
-# Request fields that would change what the reply is, each with the values that change nothing: any other value is
-# refused (400), never silently dropped. Sampling and length fields (temperature, top_p, seed, max_tokens, stop, ...)
-# are accepted and ignored: the agent's own model settings decide them (README "Serve").
+# Request fields that would change what the reply is, with the values that change nothing; any other value gets 400.
 _NO_OP: dict[str, Any] = {
     "n": (None, 1), "tools": (None, []), "functions": (None, []), "tool_choice": (None, "none", "auto"),
     "function_call": (None, "none", "auto"), "response_format": (None, {"type": "text"}), "logprobs": (None, False),
@@ -44,8 +42,7 @@ class Unsupported(RequestRefused):
 
 
 class ChatRequest(BaseModel):
-    """The fields we read from an OpenAI chat request; those that change the reply's meaning are checked
-    (check_supported), sampling ones like temperature are accepted and ignored."""
+    """The fields we read from an OpenAI chat request (the others are checked by check_supported, or ignored)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -62,11 +59,6 @@ def check_supported(request: ChatRequest) -> None:
     if refused:
         raise Unsupported(f"unsupported: {', '.join(refused)} (this server gives one text answer per request; "
                           "no tools, no structured or multiple choices)")
-
-
-def models() -> dict[str, Any]:
-    """GET /v1/models: the one model this server answers as."""
-    return {"object": "list", "data": [model_card()]}
 
 
 def model_card() -> dict[str, Any]:
@@ -106,8 +98,7 @@ def usage(result: AgentResult) -> dict[str, int]:
 
 
 def completion(result: AgentResult, model: str, with_sources: bool = True) -> dict[str, Any]:
-    """A chat.completion object: the answer (and its top sources, with_sources) as content, the documents as
-    `sources`."""
+    """A chat.completion object: the answer (with its top sources) as content, the documents as `sources`."""
     return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "choices": [{"index": 0, "finish_reason": "stop", "message": {
                 "role": "assistant", "content": content(result, with_sources)}}],
@@ -122,8 +113,7 @@ def _chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = Non
 
 async def completion_chunks(events: AsyncIterator[AgentEvent], model: str,
                             with_sources: bool = True) -> AsyncIterator[str]:
-    """chat.completion.chunk SSE lines: progress as reasoning_content, then the answer (and its top sources,
-    with_sources), sources and usage."""
+    """chat.completion.chunk SSE lines: progress as reasoning_content, then the answer, sources and usage."""
     cid = f"chatcmpl-{uuid.uuid4().hex}"
     yield _chunk(cid, model, {"role": "assistant", "content": ""})
     try:

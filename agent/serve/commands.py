@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 
 from frames_agent.core.errors import validation_error
-
-LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,22 +44,13 @@ def _listed(values: list[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def is_loopback(host: str) -> bool:
-    """True for 127.0.0.0/8, ::1 and localhost."""
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def run_serve(args: argparse.Namespace) -> int:
     """Bind the port, build the agent once, then serve it until interrupted."""
     from pydantic import ValidationError
 
     from frames_agent.agent.serve import ServeSettings, create_app
     from frames_agent.agent.serve.connections import server_options
+    from frames_agent.agent.serve.guard import is_loopback
     from frames_agent.agent.settings import AgentSettings
     from frames_agent.core.errors import UsageError
     from frames_agent.core.sockets import bind, serve_on, url_of

@@ -1,14 +1,18 @@
-"""How long a connection may hold the server: each request's headers and body must arrive within request_timeout of
-the connection opening (or of the previous reply ending), else the connection is closed (slowloris, a silent
-client); on SIGTERM replies in flight get shutdown_grace seconds, then are cut off (a client that stops reading a
-stream cannot keep the server alive)."""
+"""The server's connections: each request must arrive within request_timeout (slowloris, a silent client), replies in
+flight get shutdown_grace after SIGTERM, and each request ends in one access-log line (never its query or headers)."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import sys
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from frames_agent.core.terminal import plain
 
 
 class _RequestDeadline(H11Protocol):
@@ -46,3 +50,44 @@ def server_options(request_timeout: float, shutdown_grace: float) -> dict[str, A
     """uvicorn.Config options for these limits."""
     protocol = type("RequestDeadlineProtocol", (_RequestDeadline,), {"request_timeout": request_timeout})
     return {"http": protocol, "timeout_graceful_shutdown": shutdown_grace}
+
+
+LOGGER = "frames_agent.serve.access"
+
+
+def access_logger() -> logging.Logger:
+    """The access logger: INFO lines to stderr, set up once, not passed to the root logger."""
+    logger = logging.getLogger(LOGGER)
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%dT%H:%M:%S"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+    return logger
+
+
+class AccessLog:
+    """ASGI middleware writing `client "METHOD /path" status seconds` when each HTTP response ends."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app, self.log = app, access_logger()
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started, status = time.perf_counter(), [500]  # 500 unless a response starts
+
+        async def sending(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            client = (scope.get("client") or ("-",))[0]
+            # The path arrives percent-decoded: %1b or %0a would otherwise write raw control bytes to the log.
+            self.log.info('%s "%s %s" %d %.3fs', client, scope["method"], plain(scope["path"], lines=False), status[0],
+                          time.perf_counter() - started)

@@ -1,5 +1,4 @@
-"""What the server sends is valid UTF-8 whatever text reached the agent (a model's reply, a document, an error):
-JSON text with every lone surrogate replaced (core.terminal.valid_text), for whole replies and stream lines."""
+"""What the server sends is valid UTF-8 JSON whatever text reached the agent (every lone surrogate replaced)."""
 from __future__ import annotations
 
 import json

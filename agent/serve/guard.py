@@ -1,30 +1,106 @@
-"""What stands before the agent: the bearer token, the body size limit and the concurrency gate (held by a
-streamed reply until it ends)."""
+"""What stands before the agent: the Host and Origin a browser page could abuse (DNS rebinding, cross-origin POSTs),
+the bearer token, the body size limit and the concurrency gate (held by a streamed reply until it ends)."""
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from fastapi import HTTPException, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from frames_agent.agent.limits import MAX_BODY_BYTES, MIN_BODY_BYTES, BodyTooLarge, Busy, InvalidRequest
-from frames_agent.agent.serve.browser import normal_origin
 from frames_agent.core.bounded import JSONOutOfBounds, check_json
 from frames_agent.core.errors import validation_error
 from frames_agent.core.terminal import valid_data
 
 TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
 M = TypeVar("M", bound=BaseModel)
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost"})
+JSON_TYPES = ("application/json",)
+
+
+def host_name(host: str) -> str:
+    """The name in a Host header, lower case, without the port or IPv6 brackets."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def normal_origin(origin: str) -> str:
+    """An origin as compared: trimmed, lower case, no trailing slash (browsers send it so)."""
+    return origin.strip().rstrip("/").lower()
+
+
+def _address(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(name)
+    except ValueError:
+        return None
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost."""
+    address = _address(host)
+    return host.lower() in LOOPBACK_HOSTS or (address is not None and address.is_loopback)
+
+
+def served_hosts(bound: str, extra: Iterable[str] = ()) -> frozenset[str] | None:
+    """The names a server bound to `bound` answers to (None: any; a wildcard address without --allow-host)."""
+    names = {host_name(h) for h in extra if h.strip()}
+    name = host_name(bound)
+    address = _address(name)
+    if address is not None and address.is_unspecified:  # 0.0.0.0 or ::: every name the machine has
+        return frozenset(names | LOOPBACK_HOSTS) if names else None
+    return frozenset(names | {name} | (LOOPBACK_HOSTS if is_loopback(name) else set()))
+
+
+class BrowserGuard:
+    """ASGI middleware: 421 for a Host not served, 403 for a foreign Origin, 415 for a body that is not JSON."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]], hosts: frozenset[str] | None,
+                 origins: Iterable[str] = ()) -> None:
+        self.app, self.hosts = app, hosts
+        self.origins = frozenset(normal_origin(o) for o in origins if o.strip())
+
+    def check(self, scope: dict) -> tuple[int, str] | None:
+        """(status, reason) when the request must be refused, else None."""
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host = headers.get("host", "")
+        if self.hosts is not None and host_name(host) not in self.hosts:
+            return 421, "this server does not answer to that Host name (serve --allow-host adds names)"
+        origin = headers.get("origin")
+        if origin is not None and not self._allowed(origin, host):
+            return 403, "cross-origin requests are refused (serve --allow-origin allows an origin)"
+        if scope["method"] == "POST" and headers.get("content-type", "").partition(";")[0].strip().lower() \
+                not in JSON_TYPES:
+            return 415, "request bodies must be Content-Type: application/json"
+        return None
+
+    def _allowed(self, origin: str, host: str) -> bool:
+        origin = normal_origin(origin)
+        same = origin in (f"http://{host.lower()}", f"https://{host.lower()}")
+        return same or "*" in self.origins or origin in self.origins
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refused = self.check(scope)
+        if refused is None:
+            await self.app(scope, receive, send)
+            return
+        status, detail = refused
+        await JSONResponse({"detail": detail}, status)(scope, receive, send)
 
 
 class ServeSettings(BaseModel):
-    """Limits of one server: questions in flight, body size, token, how long a refused client should wait, how long
-    a client may take to send a request and replies in flight may take after SIGTERM."""
+    """Limits of one server: questions in flight, body size, token, names and origins served, timeouts."""
 
     max_concurrency: int = Field(4, ge=1, description="questions answered at once; more get 429")
     max_body_bytes: int = Field(MAX_BODY_BYTES, ge=MIN_BODY_BYTES, description="larger request bodies get 413")
@@ -75,8 +151,7 @@ class Gate:
 
 
 class GatedStream(StreamingResponse):
-    """Server-sent events holding one of the gate's slots until the response ends, however it ends: sent, cut off
-    by the client, or failed while sending (the slot never hangs on the body's generator being closed)."""
+    """Server-sent events holding one of the gate's slots until the response ends, however it ends."""
 
     def __init__(self, gate: Gate, lines: AsyncIterator[str]) -> None:
         super().__init__(lines, media_type="text/event-stream")
@@ -99,8 +174,7 @@ def check_token(request: Request, settings: ServeSettings) -> None:
 
 
 async def read_body(request: Request, model: type[M], limit: int) -> M:
-    """The JSON body as model, its text valid (a lone surrogate becomes U+FFFD); BodyTooLarge (413) past limit bytes,
-    declared or streamed; InvalidRequest (422)."""
+    """The JSON body as valid text in model; BodyTooLarge (413) past limit bytes, else InvalidRequest (422)."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"request body over {limit} bytes")

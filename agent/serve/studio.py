@@ -1,16 +1,5 @@
-"""The graph factory langgraph.json names, so LangGraph Server and Studio (`langgraph dev`) can load the agent.
-
-Settings come from the run's `configurable` (model, index, tools, k, n, n_docs, prompt; under "frames_agent" or at
-the top, as Studio's form sends them), else FRAMES_AGENT_MODEL, FRAMES_AGENT_INDEX and FRAMES_AGENT_TOOLS, else the
-CLI defaults (AgentSettings.from_runnable_config reads them). A run's prompt is a shipped name or prompt text, never a
-file path; a run's model or index other than the server's own must be listed in FRAMES_AGENT_ALLOW_MODELS or
-FRAMES_AGENT_ALLOW_INDEXES (comma-separated; nothing else is opened, downloaded or built for a run). The graph
-declares them as its context schema (StudioSettings), so Studio draws a settings form. The graph's input is
-{"question": ...}.
-
-The server calls the factory on its event loop with a blocking-call detector on (blockbuster): opening the index, the
-model and the prompt files happens in a worker thread, once per distinct settings (the last few graphs are kept).
-"""
+"""The graph factory langgraph.json names, so LangGraph Server and Studio (`langgraph dev`) can load the agent, with
+a run's settings from its `configurable` (docs/serving.md)."""
 # No `from __future__ import annotations`: LangGraph Server loads this file by path, outside sys.modules, where
 # pydantic could not resolve StudioSettings' annotations as strings.
 import asyncio
@@ -50,8 +39,7 @@ class StudioSettings(TypedDict, total=False):
 
 
 class GraphFactory:
-    """Compiled agent graphs by their settings, built off the event loop, the last few kept; models and indexes are
-    those a run may choose besides the server's own (added to FRAMES_AGENT_ALLOW_MODELS and ..._INDEXES)."""
+    """Compiled agent graphs by their settings, the last few kept; models and indexes a run may choose besides its own."""
 
     def __init__(self, kept: int = _KEPT_GRAPHS, *, models: Sequence[str] = (), indexes: Sequence[str] = ()) -> None:
         self._graphs, self.models, self.indexes = Variants(kept), list(models), list(indexes)
@@ -79,9 +67,7 @@ _FACTORY = GraphFactory()  # the composition root LangGraph Server loads: one pe
 
 
 def make_graph(config: RunnableConfig) -> Any:
-    """The compiled agent graph for LangGraph Server (input {"question": ...}, output the final state, context
-    schema StudioSettings). Called on an event loop, as the server calls it, an awaitable that builds it in a worker
-    thread, so the loop never blocks; called elsewhere (a script, a test), the graph itself."""
+    """The compiled agent graph for LangGraph Server: on an event loop, an awaitable building it in a worker thread."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:

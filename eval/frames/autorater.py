@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseChatModel
 
 from frames_agent.agent.llm.calls import message_text
 from frames_agent.agent.llm.spec import ModelSpec
-from frames_agent.agent.llm.usage import UsageTracker
+from frames_agent.agent.llm.timing import UsageTracker
 from frames_agent.agent.prompts import Prompt, load_prompt
 from frames_agent.eval.frames.shortcuts import (
     exact_match,

@@ -13,12 +13,11 @@ import httpx
 
 from frames_agent.core.bounded import JSONOutOfBounds
 from frames_agent.core.http import bounded_transport
-from frames_agent.retrieval.crag.endpoints import ENDPOINTS, Endpoint, endpoint
+from frames_agent.retrieval.crag.endpoints import ENDPOINTS, Endpoint
 from frames_agent.retrieval.crag.errors import CRAGError
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
-# Only transient statuses are retried: the CRAG server answers 500 for deterministic failures
-# (e.g. a year outside 1990-2021), so retrying those would just repeat the same error slower.
+# Only transient statuses are retried: the CRAG server answers 500 for deterministic failures (a year out of range).
 _RETRY_STATUSES = {502, 503, 504}
 
 
@@ -70,14 +69,6 @@ class CRAGClient:
             return reply.status_code == 200 and "CRAG" in reply.text
         except httpx.HTTPError:
             return False
-
-    def call(self, name: str, **args: Any) -> dict[str, Any]:
-        """Call an endpoint by its method name with keyword arguments."""
-        try:
-            ep = endpoint(name)
-        except KeyError as exc:
-            raise CRAGError(str(exc.args[0])) from None
-        return self.post(ep, ep.body(args))
 
     def post(self, ep: Endpoint, body: dict[str, Any] | None) -> dict[str, Any]:
         """POST a body to an endpoint, with bounded retries on transport errors and 502/503/504."""

@@ -20,9 +20,7 @@ RECORDED_FILE = "example_call_responses.json"
 _PUNCT = str.maketrans("", "", string.punctuation)
 
 
-# Searches whose official implementation normalises the query before BM25 (facebookresearch/CRAG mock_api:
-# MovieKG._search_entity_by_name, MusicKG.search_*_entity_by_name, OpenKG.search_entity_by_name): any query with
-# the same normalised words gets the same reply.
+# Searches the official mock_api normalises before BM25: any query with the same normalised words gets the same reply.
 NORMALISED_SEARCHES = frozenset({"open_search_entity_by_name", "movie_get_person_info", "movie_get_movie_info",
                                  "music_search_artist_entity_by_name", "music_search_song_entity_by_name",
                                  "finance_get_company_name"})
@@ -81,18 +79,8 @@ def _parse_python_repr(text: str) -> Any:
     return ast.literal_eval(cut)
 
 
-def bind_args(ep: Endpoint, args: list[Any]) -> dict[str, Any] | None:
-    """Positional recorded arguments -> the JSON body the official client posts."""
-    names = [p.name for p in ep.params]
-    return ep.body(dict(zip(names, args)))
-
-
 def load_recorded(path: Path) -> list[tuple[Endpoint, dict[str, Any] | None, dict[str, Any]]]:
-    """(endpoint, body, reply) for every recorded call whose reply can be reconstructed.
-
-    A reply the recording marks `truncated` (only its start was kept) carries `"truncated": True` next to its
-    `result`, so that nobody serves it as the whole answer.
-    """
+    """(endpoint, body, reply) of every recorded call whose reply can be read; a cut-off one is marked `truncated`."""
     try:
         calls = json.loads(path.read_text(encoding="utf-8"))["calls"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -111,5 +99,5 @@ def load_recorded(path: Path) -> list[tuple[Endpoint, dict[str, Any] | None, dic
         if isinstance(reply, dict) and "result" in reply:
             if call.get("truncated"):
                 reply = {**reply, "truncated": True}
-            out.append((ep, bind_args(ep, list(call.get("args") or [])), reply))
+            out.append((ep, ep.body(dict(zip([p.name for p in ep.params], call.get("args") or []))), reply))
     return out

@@ -38,11 +38,6 @@ class Endpoint:
     params: tuple[Param, ...]
     description: str
 
-    @property
-    def has_body(self) -> bool:
-        """False for the one route the official client posts without a JSON body."""
-        return bool(self.params)
-
     def body(self, args: dict[str, Any]) -> dict[str, Any] | None:
         """The JSON body for these (already bound) arguments, as the official client sends it."""
         if not self.params:
@@ -147,14 +142,6 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 )
 
 BY_NAME: dict[str, Endpoint] = {e.name: e for e in ENDPOINTS}
-
-
-def endpoint(name: str) -> Endpoint:
-    """The endpoint with this official client method name."""
-    try:
-        return BY_NAME[name]
-    except KeyError:
-        raise KeyError(f"unknown CRAG endpoint {name!r}") from None
 
 
 def select_endpoints(domains: str | Sequence[str] | None = "all") -> list[Endpoint]:

@@ -1,9 +1,5 @@
-"""A CRAG mock API compatible server (FastAPI) for offline use and tests, and a helper that runs it as a process.
-
-It serves the official 38 routes with the same bodies and reply shapes from files: the real company table
-(name search and tickers) and the recorded replies of the real server (for their recorded arguments). Other
-arguments get what the real server answers when its knowledge graph has no match.
-"""
+"""A CRAG mock API compatible server (FastAPI): the official 38 routes answered from the real company table and the
+real server's recorded replies (else its no-match answers); and a helper that runs it as a process."""
 from __future__ import annotations
 
 import inspect
@@ -197,16 +193,8 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def check_port(host: str, port: int) -> None:
-    """Raise a one-line error when the port cannot be bound."""
-    from frames_agent.core.sockets import bind
-
-    bind(host, port).close()
-
-
 def serve(data_dir: str | Path | None, host: str, port: int) -> None:
-    """Serve the compatible API with uvicorn until interrupted; the port is bound before the data is loaded, so a
-    bad or busy --port fails at once and no other process can take it in between."""
+    """Serve the compatible API with uvicorn until interrupted (the port is bound before the data is loaded)."""
     from frames_agent.core.sockets import bind, serve_on
 
     with bind(host, port) as sock:

@@ -51,8 +51,7 @@ def result_document(ep: Endpoint, args: dict[str, Any], reply: dict[str, Any], c
 
 
 def make_tool(client: CRAGClient, ep: Endpoint, cap: int = CAP) -> StructuredTool:
-    """One endpoint as a StructuredTool: the model reads the result as text, the Document is its artifact (what
-    the agent adds to its context); failures raise CRAGToolError."""
+    """One endpoint as a StructuredTool: the result as text, the Document as its artifact; failures raise CRAGToolError."""
 
     def run(**kwargs: Any) -> tuple[str, Document]:
         args = {p.name: kwargs.get(p.name, None if p.required else p.default) for p in ep.params}

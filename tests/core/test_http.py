@@ -27,7 +27,7 @@ def test_the_installed_httpcore_is_a_release_pyproject_pins_with_an_upper_bound(
 def test_every_socket_of_both_transports_goes_through_the_bounding_backend():
     sync, asynchronous = bounded_transport(), async_bounded_transport()
     assert type(sync.inner._pool._network_backend).__name__ == "_Backend"
-    assert type(asynchronous.inner._pool._network_backend).__name__ == "_AsyncBackend"
+    assert type(asynchronous.loops.spare._pool._network_backend).__name__ == "_AsyncBackend"
     sync.close()
     asyncio.run(asynchronous.aclose())
 
@@ -41,9 +41,9 @@ def test_a_pool_without_a_network_backend_is_refused(monkeypatch):
     monkeypatch.setattr(httpx, "HTTPTransport", Changed)
     from frames_agent.core import http as bounded_http
 
-    bounded_http._sync_transport.cache_clear()
+    bounded_http._transport.cache_clear()
     try:
         with pytest.raises(InstallError, match=r"^httpcore .* has no network backend to bound; install .*<1\.1"):
             bounded_transport()
     finally:
-        bounded_http._sync_transport.cache_clear()
+        bounded_http._transport.cache_clear()

@@ -17,8 +17,16 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import PrivateAttr, SecretStr
 
 from frames_agent.agent.llm import errors as E
-from frames_agent.agent.llm.retry import RetryPolicy, acall_with_retries, call_with_retries, request_timeout, timed_out
-from frames_agent.core.http import async_bounded_transport, bounded_transport, out_of_bounds
+from frames_agent.agent.llm.retry import (
+    RetryPolicy,
+    acall_with_retries,
+    call_with_retries,
+    mapped_errors,
+    request_timeout,
+    timed_out,
+)
+from frames_agent.core.bounded import JSONOutOfBounds
+from frames_agent.core.http import async_bounded_transport, bounded_transport, in_chain
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The SDK itself reads this one too; tests and proxies point it at another host.
@@ -84,7 +92,7 @@ def classify_gemini_error(exc: Exception, spec: str) -> Exception:
     """Our error type for an SDK or transport exception (unknown ones pass through)."""
     if isinstance(exc, E.LLMError):
         return exc
-    if bounds := out_of_bounds(exc):  # refused by our transport before the SDK parsed it
+    if bounds := in_chain(exc, JSONOutOfBounds):  # refused by our transport before the SDK parsed it
         return E.MalformedReplyError(f"{spec}: the Gemini API answered with {bounds} (not a reply)")
     if isinstance(exc, gerr.APIError):
         detail, code = E.redact(str(exc.message or exc.status or exc)), exc.code
@@ -246,16 +254,11 @@ class GeminiChat(BaseChatModel):
         stream = call_with_retries(
             lambda: self.client.models.generate_content_stream(**self._request(messages, stop, kwargs)),
             self._policy(), self._classify)
-        try:
+        with mapped_errors(self._classify):
             for resp in stream:
                 chunk = self._chunk(resp, state, run_manager)
                 if chunk:
                     yield chunk
-        except Exception as exc:  # noqa: BLE001 - mapped to ours, or re-raised unchanged
-            mapped = self._classify(exc)
-            if mapped is exc:
-                raise
-            raise mapped from None
         yield self._last(state)
 
     async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
@@ -264,18 +267,13 @@ class GeminiChat(BaseChatModel):
         stream = await acall_with_retries(
             lambda: self.client.aio.models.generate_content_stream(**self._request(messages, stop, kwargs)),
             self._policy(), self._classify)
-        try:
+        with mapped_errors(self._classify):
             async for resp in stream:
                 chunk = self._chunk(resp, state, None)
                 if chunk:
                     if run_manager:
                         await run_manager.on_llm_new_token(chunk.text)
                     yield chunk
-        except Exception as exc:  # noqa: BLE001
-            mapped = self._classify(exc)
-            if mapped is exc:
-                raise
-            raise mapped from None
         yield self._last(state)
 
 

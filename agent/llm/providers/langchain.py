@@ -39,8 +39,7 @@ def provider_package(provider: str) -> str:
     return module.split(".", 1)[0].replace("_", "-")
 
 
-# Seconds per request when the caller gives none: a hung connection must not hold a question forever (an Ollama
-# server on a CPU answers slowly, as the embedded model does).
+# Seconds per request when the caller gives none (an Ollama server on a CPU answers slowly, as the embedded model does).
 DEFAULT_TIMEOUT, SLOW_PROVIDER_TIMEOUT = 120.0, 600.0
 
 
@@ -58,8 +57,7 @@ def accepted_keywords(provider: str) -> set[str]:
 
 
 def deadline_kwargs(provider: str, timeout: float | None, max_retries: int | None) -> dict[str, Any]:
-    """The request timeout (default DEFAULT_TIMEOUT) and retries as the provider's class takes them: `timeout` or
-    `request_timeout`, else its HTTP client's (`client_kwargs`, Ollama); nothing it does not take."""
+    """The request timeout and retries under the keywords the provider's class takes (none it does not take)."""
     accepted = accepted_keywords(provider)
     timeout = timeout or (SLOW_PROVIDER_TIMEOUT if provider == "ollama" else DEFAULT_TIMEOUT)
     out: dict[str, Any] = {}
@@ -76,8 +74,7 @@ def deadline_kwargs(provider: str, timeout: float | None, max_retries: int | Non
 
 def make_langchain_chat(provider: str, name: str, *, timeout: float | None = None, max_retries: int | None = None,
                         temperature: float | None = 0.0, max_tokens: int | None = None) -> BaseChatModel:
-    """provider:name through init_chat_model; only settings the caller gave are passed (not every integration
-    takes every keyword), and a request timeout (and retries) where the provider's class takes one."""
+    """provider:name through init_chat_model, passing only the settings the caller gave (and a request timeout)."""
     from langchain.chat_models import init_chat_model
 
     spec = f"{provider}:{name}"

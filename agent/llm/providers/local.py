@@ -5,14 +5,13 @@ import atexit
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import PrivateAttr
 
-from frames_agent.agent.llm.errors import LLMError, MissingPackageError, WeightsError
+from frames_agent.agent.llm.errors import MissingPackageError, WeightsError
 from frames_agent.agent.llm.providers.openai_compat import PLACEHOLDER_KEY, OpenAICompatChat
 
 DEFAULT_CTX = 8192
@@ -37,8 +36,7 @@ def cores() -> int:
 
 
 def busy_cores(sample: float = 0.25) -> float:
-    """Cores kept busy by other work right now: /proc/stat sampled over `sample` seconds (Linux), else the
-    1-minute load average."""
+    """Cores kept busy by other work now: /proc/stat sampled over `sample` seconds, else the 1-minute load average."""
     def ticks() -> tuple[int, int]:
         with open("/proc/stat", encoding="ascii") as f:
             fields = [int(x) for x in f.readline().split()[1:]]
@@ -58,12 +56,8 @@ def busy_cores(sample: float = 0.25) -> float:
 
 
 def default_threads() -> tuple[int, int]:
-    """(generation, prompt) threads; FRAMES_AGENT_LLM_THREADS sets both.
-
-    Generation syncs its threads once per layer per token, so a single descheduled thread stalls all of them:
-    generation takes the cores that are idle when the runtime starts (at least one); prompt reading (large matrix
-    products) uses every core. Measured: docs/measurements.md#generation-threads
-    """
+    """(generation, prompt) threads: the idle cores and every core (docs/measurements.md#generation-threads);
+    FRAMES_AGENT_LLM_THREADS sets both."""
     env = os.environ.get("FRAMES_AGENT_LLM_THREADS", "")
     if env.isdigit() and int(env) > 0:
         return int(env), int(env)
@@ -76,27 +70,14 @@ FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    """How llama.cpp runs a local model: threads, flash attention, batch sizes, context and slots."""
+    """How llama.cpp runs a local model: threads, flash attention, batch sizes and context (one slot)."""
 
     threads: int | None = None  # generation threads (None: default_threads())
     batch_threads: int | None = None  # prompt-reading threads (None: default_threads())
-    # On CPUs flash attention tends to slow prompt reading (llama.cpp made it `auto` = on in 2025).
-    flash_attn: str = "off"
+    flash_attn: str = "off"  # on CPUs flash attention tends to slow prompt reading
     n_batch: int = 2048
     n_ubatch: int = 512
     n_ctx: int = DEFAULT_CTX
-    parallel: int = 1
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> RuntimeSettings:
-        """Defaults, FRAMES_AGENT_LLM_FLASH_ATTN (auto/on/off), then explicit overrides."""
-        env: dict[str, Any] = {}
-        flash = os.environ.get("FRAMES_AGENT_LLM_FLASH_ATTN", "").strip().lower()
-        if flash and flash not in FLASH_ATTN:
-            raise LLMError(f"FRAMES_AGENT_LLM_FLASH_ATTN must be auto, on or off, not {flash!r}")
-        if flash:
-            env["flash_attn"] = flash
-        return replace(cls(**env), **overrides)
 
     def resolved_threads(self) -> tuple[int, int]:
         """(generation, prompt) threads after defaults."""
@@ -111,7 +92,7 @@ class LocalRuntime:
 
     def __init__(self, model_path: Path, *, name: str, settings: RuntimeSettings | None = None) -> None:
         self.model_path, self.name = Path(model_path), name
-        self.settings = settings or RuntimeSettings.from_env()
+        self.settings = settings or RuntimeSettings()
         self._lock = threading.Lock()
         self._server: Any = None
         self._address: str | None = None
@@ -140,7 +121,7 @@ class LocalRuntime:
         params.model.path = str(self.model_path)
         params.model_alias = self.name
         params.hostnames, params.port = ["127.0.0.1"], 0  # port 0: the OS picks a free one
-        params.n_ctx, params.n_parallel, params.n_predict = cfg.n_ctx * cfg.parallel, cfg.parallel, MAX_PREDICT
+        params.n_ctx, params.n_parallel, params.n_predict = cfg.n_ctx, 1, MAX_PREDICT
         self.threads = cfg.resolved_threads()  # chosen once, when the server starts
         params.cpuparams.n_threads, params.cpuparams_batch.n_threads = self.threads
         params.flash_attn_type = xllamacpp.llama_flash_attn_type(FLASH_ATTN[cfg.flash_attn])
@@ -173,13 +154,13 @@ class RuntimePool:
     """Runtimes by (model file, settings): one loaded copy of a model per process and configuration."""
 
     def __init__(self, settings: RuntimeSettings | None = None) -> None:
-        self.settings = settings  # None: RuntimeSettings.from_env() when a runtime is first asked for
+        self.settings = settings  # None: RuntimeSettings()
         self._lock = threading.Lock()
         self._runtimes: dict[tuple, LocalRuntime] = {}
 
     def get(self, model_path: Path, *, name: str, settings: RuntimeSettings | None = None) -> LocalRuntime:
         """The shared runtime for this model and settings (not started yet if new)."""
-        settings = settings or self.settings or RuntimeSettings.from_env()
+        settings = settings or self.settings or RuntimeSettings()
         # Threads left unset are chosen when the runtime starts (by the cores idle then), so they are no part of the
         # key; FRAMES_AGENT_LLM_THREADS is, as it sets them.
         key = (str(Path(model_path).resolve()), settings, os.environ.get("FRAMES_AGENT_LLM_THREADS", ""))
@@ -196,8 +177,7 @@ class RuntimePool:
             runtime.close()
 
 
-# Loading a model costs ~1 GB and seconds, so every resolve_model("local:…") in a process
-# shares it by default; pass your own RuntimePool to isolate.
+# Every resolve_model("local:…") of a process shares one loaded model (~1 GB); pass your own RuntimePool to isolate.
 SHARED_POOL = RuntimePool()
 
 
@@ -216,7 +196,7 @@ class LocalChat(OpenAICompatChat):
         """The runtime this model calls."""
         return self._runtime
 
-    def _ensure_server(self) -> None:
+    def _ready(self) -> None:
         if self._runtime is None:  # built directly (load(), a test): the server at its base_url
             return
         url = self._runtime.base_url()
@@ -224,30 +204,11 @@ class LocalChat(OpenAICompatChat):
             if client is not None and str(client.base_url).rstrip("/") != url:
                 client.base_url = url
 
-    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-        self._ensure_server()
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
-        self._ensure_server()
-        return await super()._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Iterator[Any]:
-        self._ensure_server()
-        yield from super()._stream(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-    async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None,
-                       **kwargs: Any) -> AsyncIterator[Any]:
-        self._ensure_server()
-        async for chunk in super()._astream(messages, stop=stop, run_manager=run_manager, **kwargs):
-            yield chunk
-
 
 def make_local_chat(name: str, runtime: LocalRuntime, *, timeout: float = 600.0, max_retries: int = 0,
                     temperature: float = 0.0, max_tokens: int | None = 1024, seed: int = 0) -> LocalChat:
     """local:<name> served by runtime (greedy and seeded, so reruns repeat)."""
-    # The URL is a placeholder until the runtime starts; timeouts are long because a 1.5B model
-    # on two cores reads ~26 tok/s, and retrying a slow local call would only double the wait.
+    # The URL is a placeholder until the runtime starts; a slow local call is not retried (it would double the wait).
     chat = LocalChat(model=name, spec=f"local:{name}", base_url="http://127.0.0.1:1/v1", api_key=PLACEHOLDER_KEY,
                      timeout=timeout, max_retries=max_retries, temperature=temperature, max_tokens=max_tokens,
                      seed=seed, stream_usage=True, legacy_max_tokens=True)

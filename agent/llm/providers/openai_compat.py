@@ -1,14 +1,10 @@
 """openai:<model> — any OpenAI-compatible server through langchain-openai, with errors made one-line."""
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import importlib
 import json
 import os
-import threading
-import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,16 +18,17 @@ from pydantic import SecretStr, model_validator
 
 from frames_agent.agent.llm import errors as E
 from frames_agent.agent.llm.calls import message_text
-from frames_agent.agent.llm.replies import check_completion, json_kind, not_json
 from frames_agent.agent.llm.retry import (
     RetryPolicy,
     acall_with_retries,
     call_with_retries,
+    mapped_errors,
     request_timeout,
     retry_after_seconds,
     timed_out,
 )
-from frames_agent.core.http import async_bounded_transport, bounded_transport, out_of_bounds
+from frames_agent.core.bounded import JSONOutOfBounds
+from frames_agent.core.http import async_bounded_transport, bounded_transport, in_chain
 
 # A local server (llama.cpp, vLLM, Ollama) ignores the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
@@ -43,10 +40,10 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
     """Our one-line error for an openai exception (others pass through)."""
     where = E.redact_url(base_url) or "api.openai.com"
     model = spec.split(":", 1)[-1]
-    if bounds := out_of_bounds(exc):  # refused by our transport before any parser read it
+    if bounds := in_chain(exc, JSONOutOfBounds):  # refused by our transport before any parser read it
         return E.MalformedReplyError(f"{spec}: {where} answered with {bounds} (not a reply)")
     if isinstance(exc, ValueError) and not isinstance(exc, E.LLMError):
-        if _body_not_json(exc):  # a 200 reply that is not JSON (an HTML page)
+        if in_chain(exc, json.JSONDecodeError):  # a 200 reply that is not JSON (an HTML page)
             return not_json(spec, where)
         # The body was JSON; what the model put in it could not be read (a tool call whose arguments are not JSON).
         detail = E.redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)[:300]
@@ -72,6 +69,49 @@ def map_openai_error(exc: Exception, spec: str, base_url: str | None, key: str |
     return E.LLMError(f"{spec}: request failed: {detail}")
 
 
+def not_json(spec: str, where: str) -> E.MalformedReplyError:
+    """The error for a reply body that is not JSON (an HTML page, a body cut off midway)."""
+    return E.MalformedReplyError(f"{spec}: {where} answered with something that is not JSON "
+                                 "(is it an OpenAI-compatible /v1 URL?)")
+
+
+def json_kind(value: Any) -> str:
+    """What a decoded JSON value is, in words ("null", "a list", ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    kinds: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+    return kinds.get(type(value), "a number")
+
+
+def check_completion(response: Any, spec: str, where: str) -> None:
+    """Raise the BadReplyError that fits a chat.completion body (a dict) that cannot be read as a reply."""
+    if isinstance(response, str):  # the SDK hands over a body it could not read as JSON as its text
+        raise not_json(spec, where)
+    if not isinstance(response, dict):  # JSON, but no object: the server answered, the URL is not to blame
+        raise E.MalformedReplyError(f"{spec}: {where} answered with {json_kind(response)} in JSON, not a chat completion")
+    if response.get("error"):
+        raise E.BadReplyError(f"{spec}: {where} answered with an error: {E.redact(str(response['error']))}")
+    choices = response.get("choices")
+    if choices is not None and not isinstance(choices, list):
+        raise E.MalformedReplyError(f"{spec}: {where} answered with 'choices' as {json_kind(choices)}, "
+                                    "not a list of choices")
+    if not choices:
+        raise E.EmptyChoicesError(f"{spec}: {where} answered with no choices (an empty reply, not the model's answer)")
+    for choice in choices:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise E.MissingMessageError(f"{spec}: {where} answered with a choice that has no message")
+        if message_text(message.get("content")).strip() or message.get("tool_calls") or message.get("function_call"):
+            continue
+        if message.get("refusal"):
+            raise E.RefusalError(f"{spec}: the model refused: {E.redact(str(message['refusal']))}")
+        if choice.get("finish_reason") == "length":
+            raise E.ReplyCutOffError(f"{spec}: the reply reached its token limit before any text (raise max_tokens)")
+        raise E.NullContentError(f"{spec}: the reply has no text (finish reason {choice.get('finish_reason')})")
+
+
 def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53
 
@@ -84,9 +124,7 @@ def _counts(usage: object) -> dict | None:
 
 
 def _not_object_calls(message: dict) -> list[InvalidToolCall]:
-    """Takes the tool calls whose arguments are JSON but no object (a list, a number, a string) out of a reply's
-    message, as invalid tool calls: the agent's tolerant parser reads them, where LangChain's AIMessage would reject
-    the whole reply."""
+    """Takes tool calls whose JSON arguments are no object out of a message, as invalid calls the tolerant parser reads."""
     calls, bad = message.get("tool_calls"), []
     if not isinstance(calls, list):
         return []
@@ -114,8 +152,7 @@ def _bounded_int(digits: str) -> int | None:
 
 
 def _numbers_bounded(response: Any) -> Any:
-    """response, its JSON read with over-long integers as null (Python refuses integers of over 4,300 digits, which
-    would fail the whole reply over a usage figure)."""
+    """response, its JSON read with over-long integers as null (Python refuses those over 4,300 digits)."""
     response.json = lambda **kwargs: json.loads(response.content, parse_int=_bounded_int, **kwargs)
     return response
 
@@ -132,15 +169,6 @@ class _AsyncClient(openai.DefaultAsyncHttpxClient):
 
     async def send(self, *args: Any, **kwargs: Any) -> Any:
         return _numbers_bounded(await super().send(*args, **kwargs))
-
-
-def _body_not_json(exc: BaseException | None) -> bool:
-    """Whether a ValueError is the SDK failing to decode the response body itself."""
-    for _ in range(8):
-        if exc is None or isinstance(exc, json.JSONDecodeError):
-            return exc is not None
-        exc = exc.__cause__ or exc.__context__
-    return False
 
 
 def _never_connected(exc: BaseException) -> bool:
@@ -173,55 +201,6 @@ def _http_module() -> ModuleType:
     return importlib.import_module(client.__module__.split(".")[0])
 
 
-class _LoopClients:
-    """One AsyncOpenAI client per event loop, copied from a template.
-
-    An httpx connection pool is bound to the loop that opened it; langchain-openai shares one cached pool, so a
-    second `asyncio.run(...)` reused a kept-alive connection of a closed loop ("Event loop is closed").
-    """
-
-    def __init__(self, template: openai.AsyncOpenAI) -> None:
-        self.template = template
-        self._clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
-
-    def current(self) -> openai.AsyncOpenAI:
-        """The client of the running loop (the template outside any loop)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return self.template
-        with self._lock:
-            client = self._clients.get(loop)
-            if client is None:
-                http = _AsyncClient(timeout=self.template.timeout,
-                                                      transport=async_bounded_transport(_http_module()))
-                client = self._clients[loop] = self.template.copy(http_client=http)
-            return client
-
-    def set_base_url(self, url: Any) -> None:
-        """Point the template and every loop's client at url (the local server picks its port late)."""
-        with self._lock:
-            for client in [self.template, *self._clients.values()]:
-                client.base_url = url
-
-
-class _PerLoop:
-    """Stands in for langchain's async client attribute: every access goes to the running loop's client."""
-
-    def __init__(self, clients: _LoopClients, select: Callable[[Any], Any]) -> None:
-        object.__setattr__(self, "_clients", clients)
-        object.__setattr__(self, "_select", select)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._select(self._clients.current()), name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name != "base_url":
-            raise AttributeError(f"cannot set {name} on a per-loop client")
-        self._clients.set_base_url(value)
-
-
 class OpenAICompatChat(ChatOpenAI):
     """ChatOpenAI that reports one-line FramesAgentErrors and keys its cache by model spec."""
 
@@ -232,8 +211,7 @@ class OpenAICompatChat(ChatOpenAI):
 
     @model_validator(mode="after")
     def _client_per_loop(self) -> OpenAICompatChat:
-        """Give each event loop its own async client, unless the caller supplied the HTTP client; the SDK's own
-        retries are off, ours (which stop at the question deadline) take their place."""
+        """Our bounded HTTP clients unless the caller gave one; our retries replace the SDK's."""
         # Our transports bound every reply (size, nesting) and make the timeout a total deadline per request.
         if isinstance(self.root_client, openai.OpenAI):
             own: dict[str, Any] = {} if self.http_client is not None else {"http_client": _Client(
@@ -243,19 +221,13 @@ class OpenAICompatChat(ChatOpenAI):
         root = self.root_async_client
         if isinstance(root, openai.AsyncOpenAI):
             own_async: dict[str, Any] = {} if self.http_async_client is not None else {
-                "http_client": _AsyncClient(timeout=root.timeout,
-                                                              transport=async_bounded_transport(_http_module()))}
+                "http_client": _AsyncClient(timeout=root.timeout, transport=async_bounded_transport(_http_module()))}
             root = root.with_options(max_retries=0, **own_async)
             self.root_async_client, self.async_client = root, root.chat.completions
-            if self.http_async_client is None:
-                clients = _LoopClients(root)
-                self.root_async_client = _PerLoop(clients, lambda c: c)
-                self.async_client = _PerLoop(clients, lambda c: c.chat.completions)
         return self
 
     def to_json(self) -> Any:
-        """Serialized as LangChain's ChatOpenAI (the class load() allows): the model, server and sampling; this
-        class's bounds, retries and error wording are not part of it."""
+        """Serialized as LangChain's ChatOpenAI (the class load() allows): the model, server and sampling only."""
         out = super().to_json()
         if out["type"] == "constructor":
             own = set(type(self).model_fields) - set(ChatOpenAI.model_fields)
@@ -271,23 +243,10 @@ class OpenAICompatChat(ChatOpenAI):
         key = self.openai_api_key.get_secret_value() if isinstance(self.openai_api_key, SecretStr) else None
         return map_openai_error(exc, self.spec or f"openai:{self.model_name}", self.openai_api_base, key)
 
-
-    @contextlib.contextmanager
-    def _mapped_errors(self) -> Iterator[None]:
-        try:
-            yield
-        except Exception as exc:  # noqa: BLE001 - mapped or re-raised unchanged
-            mapped = self._classify(exc)
-            if mapped is exc:
-                raise
-            raise mapped from None
-
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
         if isinstance(payload.get("response_format"), dict):
-            # A schema as JSON is sent as a plain body field: ChatOpenAI would otherwise use the client's parse(),
-            # which raises on a reply cut off at max_tokens instead of returning it for repair. A pydantic class
-            # (with_structured_output(Model)) keeps parse(), which gives the model's object.
+            # A plain body field, not the client's parse(), which raises on a cut-off reply instead of returning it.
             payload["extra_body"] = {**(payload.get("extra_body") or {}), "response_format": payload.pop("response_format")}
         if self.legacy_max_tokens and "max_completion_tokens" in payload:
             payload["max_tokens"] = payload.pop("max_completion_tokens")
@@ -342,20 +301,26 @@ class OpenAICompatChat(ChatOpenAI):
         return json.dumps({"spec": self.spec or self.model_name, "server": server, "params": params,
                            "stop": stop, "kwargs": kwargs}, sort_keys=True, default=str)
 
+    def _ready(self) -> None:
+        """Called before each request (the local model starts its server here)."""
+
     # Retries wrap the whole call (request, parse, checks) and never begin after the question deadline; a stream is
     # retried until its first chunk arrives, not after.
     def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        self._ready()
         parent = super()._generate
         return call_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
                                  self._policy(), self._classify, _retry_after)
 
     async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        self._ready()
         parent = super()._agenerate
         return await acall_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
                                         self._policy(), self._classify, _retry_after)
 
     def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        self._ready()
         parent = super()._stream
 
         def opened() -> tuple[Iterator[ChatGenerationChunk], ChatGenerationChunk | None]:
@@ -364,11 +329,12 @@ class OpenAICompatChat(ChatOpenAI):
 
         chunks, first = call_with_retries(opened, self._policy(), self._classify, _retry_after)
         yield self._first(first)
-        with self._mapped_errors():
+        with mapped_errors(self._classify):
             yield from chunks
 
     async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None,
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        self._ready()
         parent = super()._astream
 
         async def opened() -> tuple[AsyncIterator[ChatGenerationChunk], ChatGenerationChunk | None]:
@@ -377,7 +343,7 @@ class OpenAICompatChat(ChatOpenAI):
 
         chunks, first = await acall_with_retries(opened, self._policy(), self._classify, _retry_after)
         yield self._first(first)
-        with self._mapped_errors():
+        with mapped_errors(self._classify):
             async for chunk in chunks:
                 yield chunk
 
@@ -402,8 +368,6 @@ def make_openai_chat(model: str, *, base_url: str | None = None, timeout: float 
         raise E.MissingKeyError("openai: set OPENAI_API_KEY (or give --base-url / OPENAI_BASE_URL for a local server)")
     if base_url and not base_url.startswith(("http://", "https://")):
         raise E.ModelSpecError(f"openai: base URL must start with http:// or https://, got {E.redact_url(base_url)!r}")
-    # Our retry loop (_policy) backs off exponentially on 408/409/429/5xx, timeouts and broken connections,
-    # honours Retry-After, and stops after max_retries or at the question deadline, whichever comes first.
     return OpenAICompatChat(model=model, spec=f"openai:{model}", base_url=base_url,
                             api_key=key or PLACEHOLDER_KEY, timeout=timeout, max_retries=max_retries,
                             temperature=temperature, max_tokens=max_tokens, stream_usage=True,

@@ -9,12 +9,14 @@ from pydantic import BaseModel, Field
 from frames_agent.agent.llm import (
     UsageTracker,
     astructured,
+    message_text,
     parse_structured,
     response_format_for,
     structured,
 )
 from frames_agent.agent.llm.errors import EmptyReplyError, QuotaError
 from frames_agent.agent.llm.testing import ScriptedLLM
+from frames_agent.agent.queries import PlanReply
 
 
 class Queries(BaseModel):
@@ -105,7 +107,7 @@ def test_usage_tracker_counts_per_run_with_tiktoken_when_no_provider_figures():
     assert (first.usage.calls, second.usage.calls) == (1, 1)
     assert first.usage.prompt_tokens == 2 and first.usage.completion_tokens == 3
     assert second.usage.completion_tokens == 1 and first.usage.counted_calls == 1
-    assert first.usage.as_dict()["total_tokens"] == 5
+    assert first.usage.total_tokens == 5
 
 
 def test_usage_tracker_forgets_failed_calls():
@@ -125,3 +127,11 @@ def test_message_text_of_odd_content_blocks(content, text):
     from frames_agent.agent.llm.calls import message_text
 
     assert message_text(content) == text
+
+
+def test_a_model_reply_is_valid_text_where_it_is_read():
+    """A lone surrogate (a JSON "\\ud800" escape) becomes U+FFFD, in plain text and in JSON the reply holds."""
+    assert message_text("Answer: \ud800") == "Answer: \ufffd"
+    assert message_text([{"type": "text", "text": "\udc00"}]) == "\ufffd"
+    plan = parse_structured('{"thought": "", "queries": ["mayor \\ud800"]}', PlanReply, lambda raw: PlanReply())
+    assert plan.value.queries == ["mayor \ufffd"]

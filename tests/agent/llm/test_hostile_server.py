@@ -139,7 +139,7 @@ def test_tool_call_arguments_that_are_not_json_do_not_blame_the_url(fake):
 
 
 def test_a_usage_field_that_is_not_a_number_keeps_the_call_count(fake, capsys):
-    from frames_agent.agent.llm.usage import UsageTracker
+    from frames_agent.agent.llm.timing import UsageTracker
 
     fake.always(*HOSTILE["text usage"])
     tracker = UsageTracker()
@@ -233,7 +233,7 @@ def test_a_usage_figure_of_thousands_of_digits_is_ignored_and_the_reply_kept(fak
 def test_native_tool_arguments_that_are_no_json_object_reach_the_tolerant_parser(fake, arguments, queries, fallback):
     from pydantic import BaseModel
 
-    from frames_agent.agent.llm.native import bind_with_tools, read_tool_reply, schema_tool
+    from frames_agent.agent.llm.calls import bind_with_tools, read_tool_reply, schema_tool
 
     class Plan(BaseModel):
         queries: list[str]

@@ -1,9 +1,10 @@
 """A connection cannot hold the server: a request's headers and body must arrive within --request-timeout (slowloris
 and silent clients are closed; a slow answer is not cut), and SIGTERM ends the server after at most
---shutdown-grace, letting a reply in flight finish within it."""
+--shutdown-grace, letting a reply in flight finish within it; the access log escapes a path's control characters."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -13,8 +14,10 @@ import threading
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from frames_agent.agent.serve import ServeSettings, create_app
+from frames_agent.agent.serve.connections import access_logger
 from tests.agent.serve.conftest import ROOT, free_port, in_process, scripted_agent
 
 SHORT = ServeSettings(access_log=False, request_timeout=0.3)
@@ -116,3 +119,25 @@ def test_sigterm_lets_a_reply_in_flight_finish_within_the_grace(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+class Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def test_control_bytes_in_a_path_are_escaped():
+    client = TestClient(create_app(scripted_agent(), ServeSettings()), base_url="http://127.0.0.1")
+    lines, logger = Lines(), access_logger()
+    logger.addHandler(lines)
+    try:
+        client.get("/v1/%1b%5b2J%0d%0a127.0.0.1%20%22GET%20/forged%22%20200%07")
+    finally:
+        logger.removeHandler(lines)
+    line, = lines.lines
+    assert '"GET /v1/\\x1b[2J\\x0d\\x0a127.0.0.1 "GET /forged" 200\\x07" 404' in line
+    assert not any(ord(c) < 0x20 for c in line)

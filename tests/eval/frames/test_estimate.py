@@ -150,10 +150,10 @@ def test_the_run_re_estimates_after_its_first_question(tmp_path, tiny_retriever)
 
 
 def test_the_re_estimate_waits_for_a_question_not_served_from_the_call_cache(tmp_path, tiny_retriever):
-    from frames_agent.agent.llm import cached
+    from frames_agent.agent.llm import with_cache
     from tests.eval.frames.test_runner import builder
 
-    build = builder(tiny_retriever, llm=lambda scripted: cached(scripted, tmp_path / "calls.sqlite"))
+    build = builder(tiny_retriever, llm=lambda scripted: with_cache(scripted, tmp_path / "calls.sqlite"))
 
     run(tmp_path, tiny_retriever, build=build, limit=1, concurrency=1, retrieval_only=True, out=str(tmp_path / "a"))
     outcome, lines = run(tmp_path, tiny_retriever, build=build, limit=3, concurrency=1, retrieval_only=True,

@@ -10,7 +10,7 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from frames_agent.core.errors import FramesAgentError
-from frames_agent.retrieval.crag.server import MAX_BODY_BYTES, check_port, create_app, free_port
+from frames_agent.retrieval.crag.server import MAX_BODY_BYTES, create_app, free_port, serve
 from tests.shared_data import CRAG_DATA, RECORDINGS, require
 
 ROUTE = "/finance/get_company_name"
@@ -38,7 +38,7 @@ def test_a_streamed_body_of_unknown_size_is_411(app):
 @pytest.mark.parametrize("port", [99999, -1])
 def test_a_port_out_of_range_is_one_line(port):
     with pytest.raises(FramesAgentError, match="not a TCP port"):
-        check_port("127.0.0.1", port)
+        serve(None, "127.0.0.1", port)
 
 
 def test_one_slow_request_does_not_stall_the_rest(app):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-from frames_agent.agent.llm.errors import LLMError
 from frames_agent.agent.llm.providers.local import LocalRuntime, RuntimePool, RuntimeSettings
 
 xllamacpp = pytest.importorskip("xllamacpp")
@@ -15,15 +14,6 @@ def test_settings_map_onto_llama_cpp_params(tmp_path):
     assert (params.cpuparams.n_threads, params.cpuparams_batch.n_threads) == (1, 2)
     assert params.flash_attn_type == xllamacpp.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED
     assert (params.n_batch, params.n_ubatch, params.cache_prompt) == (1024, 256, True)
-
-
-def test_flash_attention_from_the_environment(monkeypatch):
-    monkeypatch.setenv("FRAMES_AGENT_LLM_FLASH_ATTN", "auto")
-    assert RuntimeSettings.from_env().flash_attn == "auto"
-    assert RuntimeSettings.from_env(flash_attn="on").flash_attn == "on"
-    monkeypatch.setenv("FRAMES_AGENT_LLM_FLASH_ATTN", "fast")
-    with pytest.raises(LLMError, match="auto, on or off"):
-        RuntimeSettings.from_env()
 
 
 def test_the_pool_keeps_one_runtime_per_model_and_settings(tmp_path):

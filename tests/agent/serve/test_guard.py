@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from frames_agent.agent.serve.browser import BrowserGuard, host_name, served_hosts
+from frames_agent.agent.serve.guard import BrowserGuard, host_name, served_hosts
 from tests.agent.serve.conftest import serving, write_script
 
 QUESTION = {"question": "Who is the mayor of Brennick?"}

@@ -12,8 +12,14 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frames_agent.agent.mcp.frames import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, screen, top_level_id
-from frames_agent.agent.mcp.stdio import _sdk_accepts
+from frames_agent.agent.mcp.stdio import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    _sdk_accepts,
+    screen,
+    top_level_id,
+)
 from tests.agent.serve.conftest import ROOT, write_script
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
