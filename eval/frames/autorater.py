@@ -19,7 +19,7 @@ from frames_agent.eval.frames.shortcuts import (
     numbers_in,
     refusal,
 )
-from frames_agent.eval.judge import Judge, Verdict, golds, unrated
+from frames_agent.eval.judge import Judge, Verdict, unrated
 
 __all__ = ["JUDGE_PROMPTS", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer",
            "number_mismatch", "numbers_in", "parse_verdict"]
@@ -131,15 +131,14 @@ class Autorater(Judge):
                            error="judge reply has no TRUE/FALSE decision")
         return self._decided(decision, "judge", why, replies=[raw])
 
-    async def arate(self, question: str, gold: str | Sequence[str], response: str) -> Verdict:
+    async def arate(self, question: str, gold: str, response: str) -> Verdict:
         """The verdict with the judge's LLM usage; a failing judge call gives a recorded error, not an exception."""
-        gold_text = golds(gold)[0] if golds(gold) else ""
-        verdict = self._shortcut(response, gold_text)
+        verdict = self._shortcut(response, gold)
         if verdict is not None:
             return verdict
         assert self.llm is not None, "without a judge model _shortcut decides every answer"
         tracker = UsageTracker(node="judge")
-        text = self.prompt.render(question=question, response=response, ground_truth=gold_text)
+        text = self.prompt.render(question=question, response=response, ground_truth=gold)
         try:
             reply = await self.llm.ainvoke(text, config={"callbacks": [tracker]})
             verdict = self._verdict(message_text(reply.content))

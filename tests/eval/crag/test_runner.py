@@ -77,22 +77,22 @@ def test_chunk_retriever_ranks_by_bm25_and_is_a_retriever():
 
 
 @needs_crag_rows
-def test_dev_rows_load_with_parsed_alternative_answers():
+def test_dev_rows_load():
     rows = list(iter_rows(default_data()))
     assert len(rows) == 10 and all(isinstance(r, CragRow) for r in rows)
-    assert rows[0].alternatives == [] and rows[0].query_time == "02/28/2024, 10:04:54 PT" and len(rows[0].pages) == 5
+    assert rows[0].query_time == "02/28/2024, 10:04:54 PT" and len(rows[0].pages) == 5
 
 
 def test_bad_lines_become_row_errors_and_warnings(tmp_path):
     path = tmp_path / "rows.jsonl"
     latin1 = json.dumps(_row(6, query="caf\u00e9 ok?")).encode().replace(b"caf\\u00e9", b"caf\xe9")
     _write(path, [_row(0), b"{not json", _row(2, answer=None), [1, 2], _row(4, search_results=None),
-                  _row(5, alternative_answers="[broken"), latin1])
+                  _row(5), latin1])
     items = list(iter_rows(path))
     assert [type(i).__name__ for i in items] == ["CragRow", "RowError", "RowError", "RowError", "CragRow", "CragRow", "CragRow"]
     assert "not valid JSON" in items[1].message and "missing field 'answer'" in items[2].message
     assert items[4].warnings == ["no search_results; answering without pages"]
-    assert "not JSON" in items[5].warnings[0] and "non-UTF-8" in items[6].warnings[0]
+    assert items[5].warnings == [] and "non-UTF-8" in items[6].warnings[0]
 
 
 def test_truncated_bz2_yields_the_rows_before_the_cut_and_an_error(tmp_path):
@@ -140,6 +140,21 @@ def test_a_failing_row_is_recorded_and_retried_on_resume(tmp_path):
     retry = ScriptedLLM(["Answer: guy ritchie"])
     summary = run(path, tmp_path / "out", retry, None, CragSettings(model="scripted"), log=lambda s: None)
     assert len(retry.calls) == 1 and summary.overall.accurate == 2 and summary.errors == 0
+
+
+def test_a_run_recorded_with_a_retired_scoring_option_resumes_at_the_official_value_only(tmp_path):
+    path, out = tmp_path / "rows.jsonl", tmp_path / "out"
+    _write(path, [_row(0), _row(1)])
+    run(path, out, ScriptedLLM(["Answer: guy ritchie"]), None, CragSettings(model="scripted", limit=1),
+        log=lambda s: None)
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "scoring": "official", "alternatives": False}))
+    summary = run(path, out, ScriptedLLM(["Answer: guy ritchie"]), None, CragSettings(model="scripted"),
+                  log=lambda s: None)
+    assert summary.resumed == 1 and summary.overall.accurate == 2
+    (out / "config.json").write_text(json.dumps({**config, "scoring": "ours"}))
+    with pytest.raises(FramesAgentError, match="retired scoring 'ours'"):
+        run(path, out, ScriptedLLM([]), None, CragSettings(model="scripted"), log=lambda s: None)
 
 
 def test_results_of_another_model_are_not_mixed(tmp_path):
