@@ -21,13 +21,11 @@ from frames_agent.eval.frames.shortcuts import (
 )
 from frames_agent.eval.judge import Judge, Verdict, unrated
 
-__all__ = ["JUDGE_PROMPTS", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer",
+__all__ = ["JUDGE_PROMPT", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer",
            "number_mismatch", "numbers_in", "parse_verdict"]
 
+# "frames": the paper's autorater prompt (Krishna et al. 2024, arXiv:2409.12941, Appendix B), its wording and order.
 JUDGE_PROMPT = "frames_judge"
-# "frames": the paper's autorater prompt (Krishna et al. 2024, arXiv:2409.12941, Appendix B), its wording and its
-# input order; "strict": ours, with examples, which calls hedged answers wrong.
-JUDGE_PROMPTS = {"frames": "frames_judge", "strict": "frames_judge_strict"}
 _TRUE = {"true", "correct", "yes"}
 _FALSE = {"false", "incorrect", "no"}
 _KEYED = re.compile(r"(?:decision|verdict|judgement|judgment|grade|final answer|result)\W{0,6}?[:=]\W{0,4}"
@@ -38,8 +36,8 @@ _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
 def judge_prompt(name: str = "frames") -> Prompt:
-    """A FRAMES judge prompt: "frames" (the paper's, default), "strict", or a prompt file."""
-    return load_prompt(JUDGE_PROMPTS.get(name, name))
+    """A FRAMES judge prompt: "frames" (the paper's, default) or a prompt file."""
+    return load_prompt(JUDGE_PROMPT if name == "frames" else name)
 
 
 def _decision_word(negated: str | None, word: str) -> bool:

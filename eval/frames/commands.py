@@ -24,9 +24,8 @@ def add_eval_flags(parser: argparse.ArgumentParser) -> None:
                         help="autorater model spec; 'same' (default) = --model, 'none' = exact match only: other answers "
                              "are unrated, never wrong (rate them later: rejudge OUT --judge SPEC)")
     parser.add_argument("--judge-prompt", default="frames",
-                        help="FRAMES judge prompt: frames (the paper's Appendix B autorater prompt, default), strict "
-                             "(ours: hedges are wrong, with examples), or a prompt file with {question}, {response}, "
-                             "{ground_truth}")
+                        help="FRAMES judge prompt: frames (the paper's Appendix B autorater prompt, default) or a "
+                             "prompt file with {question}, {response}, {ground_truth}")
     parser.add_argument("--judge2", default=None, help="a second judge; the report gives their agreement (kappa)")
     parser.add_argument("--data", default=None,
                         help="questions: .tsv/.csv/.jsonl, or hf:google/frames-benchmark (online); "
@@ -86,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("file", nargs="?", default=None, metavar="FILE.jsonl",
                        help="labelled answers (default: eval/frames/labels/judge_check.jsonl)")
     check.add_argument("--judge", default="none", help="judge model spec; none (default) = the short-cuts alone")
-    check.add_argument("--judge-prompt", default="frames", help="frames (the paper's, default), strict, or a file")
+    check.add_argument("--judge-prompt", default="frames", help="frames (the paper's, default) or a prompt file")
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.set_defaults(handler=run_judge_check_command)
 

@@ -168,6 +168,7 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
 
 def _estimate(settings, agent_config, questions: int, concurrency: int, build: float) -> str:
     from frames_agent.agent.prompts import load_prompt
+    from frames_agent.eval.frames.autorater import JUDGE_PROMPT
     from frames_agent.retrieval.tokens import count_tokens
 
     system_calls, judge_calls = calls_per_question(settings, agent_config)
@@ -197,7 +198,7 @@ def _estimate(settings, agent_config, questions: int, concurrency: int, build: f
         answer += agent_config.sub_questions * call_seconds(
             count_tokens(load_prompt("subanswer").text) + 2 * QUESTION_TOKENS + agent_config.sub_answer_budget,
             SUB_ANSWER_OUTPUT_TOKENS)
-    judge = call_seconds(count_tokens(load_prompt("frames_judge").text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
+    judge = call_seconds(count_tokens(load_prompt(JUDGE_PROMPT).text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
     later_calls = agent_config.n - 1
     if getattr(agent_config, "plan_calls", "every_step") == "when_new":
         later_calls = max(min(1, later_calls), WHEN_NEW_PLAN_SHARE * agent_config.n - 1)
