@@ -1,8 +1,4 @@
-"""Rate the unrated answers of a finished FRAMES or CRAG run with a judge model, without re-running the system.
-
-Each newly rated record is appended to results.jsonl (a later line wins), so a killed rejudge resumes where it
-stopped; the summary (and report) are refreshed at the end.
-"""
+"""Rate the unrated answers of a finished FRAMES or CRAG run with a judge model, resumably, without re-running it."""
 from __future__ import annotations
 
 import asyncio

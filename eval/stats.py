@@ -138,8 +138,7 @@ def _abs_mean(d: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
                 seed: int = BOOTSTRAP_SEED) -> float | None:
-    """Two-sided paired permutation p-value: how often random sign flips give a mean difference as large (None:
-    fewer than MIN_TESTED differences, no test)."""
+    """Two-sided paired sign-flip permutation p-value (None: fewer than MIN_TESTED differences)."""
     d = np.asarray(diffs, dtype=float)
     if d.size < MIN_TESTED:
         return None
@@ -168,8 +167,7 @@ def compare_paired_means(a: Sequence[float], b: Sequence[float]) -> PairedMeans:
 
 def mean_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
             level: float = 0.95) -> tuple[float, float] | None:
-    """95% CI of the mean of per-question values: Wilson's score interval when every value is 0 or 1 (a proportion,
-    such as accuracy), else the percentile bootstrap; None when there are none."""
+    """95% CI of a per-question mean: Wilson's for 0/1 values, else the percentile bootstrap; None when empty."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return None

@@ -1,9 +1,5 @@
-"""CRAG runner: answer CRAG rows with FramesAgent (task 1: the row's pages; task 2: pages + KG tools) and score them.
-
-Results go to OUT/results.jsonl, one CragRecord per data row as soon as it is done, keyed by the row's position in
-the data file (interaction ids may repeat); a rerun with the same configuration skips rows already answered
-without error (so an interrupted run resumes, and failed rows are retried). OUT/summary.json holds the metrics.
-"""
+"""CRAG runner: answer rows with FramesAgent (task 1: the row's pages; task 2: pages + KG tools) and score them, one
+CragRecord a row in OUT/results.jsonl keyed by its position; a rerun resumes and retries the failed rows."""
 from __future__ import annotations
 
 import itertools
@@ -71,8 +67,7 @@ def crag_run_dir(path: Path) -> RunDir[CragRecord]:
 
 
 def run_config(settings: CragSettings, data: Path, agent_config: AgentConfig) -> dict:
-    """What two runs must share to write into the same OUT (--limit may differ): every setting, the agent's config
-    (crag_agent_config(settings)) and the data's hash."""
+    """What two runs must share to write into one OUT: the settings but --limit, the agent's config, the data's hash."""
     # Deadlines may change between a run and its resumption, like --limit.
     loose = {"limit", "timeout", "question_timeout"}
     fields = {k: v for k, v in asdict(settings).items() if k not in loose}
@@ -159,11 +154,7 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
         settings: CragSettings, tools: Sequence[BaseTool] = (),
         log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
         kg: str | None = None, agent_config: AgentConfig | None = None) -> CragSummary:
-    """Answer and score rows, appending to OUT/results.jsonl (locked, resumable); returns and writes the summary.
-
-    `kg` says which knowledge graph answered the tools (a CRAG_SERVER URL, or the local recordings); `agent_config`
-    is crag_agent_config(settings) when the caller built it already (built here otherwise).
-    """
+    """Answer and score rows into OUT/results.jsonl (locked, resumable; `kg` names the tools' KG); the summary."""
     agent_config = agent_config or crag_agent_config(settings)
     data, run_dir = Path(data), crag_run_dir(Path(out))
     if not isinstance(judge, Judge):

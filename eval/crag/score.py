@@ -28,10 +28,7 @@ def trim_prediction(prediction: str, max_tokens: int = MAX_PREDICTION_TOKENS) ->
 
 
 def parse_judge_reply(reply: str) -> tuple[int | None, str]:
-    """(score 0/1, explanation) as the official parse_response reads a reply; score None when it would be -1.
-
-    Only the last {...} block counts; in it `"score": <digits>` (unquoted) must be 0 or 1.
-    """
+    """(score 0/1, explanation) as the official parse_response reads a reply's last {...}; score None for its -1."""
     blocks = _BLOCK.findall(reply or "")
     text = "{" + blocks[-1] + "}" if blocks else ""
     found = _SCORE.search(text)

@@ -102,8 +102,7 @@ def split_urls(cell: str) -> list[str]:
 
 
 def load_questions(spec: str | os.PathLike | None = None, limit: int | None = None, split: str = "all") -> Dataset:
-    """Questions from a TSV/CSV/JSONL path or `hf:<dataset>` (default: default_data()); only those of `split`
-    (eval/frames/split.py), the first `limit` of them."""
+    """Questions from a TSV/CSV/JSONL path or `hf:<dataset>`: the first `limit` of `split`."""
     spec = str(spec) if spec is not None else default_data()
     notes: list[str] = []
     rows: Iterable[dict]

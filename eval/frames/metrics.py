@@ -17,8 +17,7 @@ from frames_agent.eval.frames.records import QuestionRecord, Tokens
 
 def found_steps(gold_titles: Sequence[str], result: AgentResult,
                 aliases: Mapping[str, str] | None = None) -> dict[str, int | None]:
-    """For each gold title, the first step whose new documents include that article (0 = given up front);
-    aliases maps a normalised gold title that is a redirect to its target's normalised title."""
+    """Each gold title's first step that brought its article (0 = given up front; a redirect counts its target)."""
     found, _ = gold_arrivals(gold_titles, result, aliases)
     return {title: arrival.step if arrival else None for title, arrival in found.items()}
 
@@ -200,8 +199,7 @@ def step_values(records: list[QuestionRecord], gold: bool = True) -> list[list[f
 
 
 def _intervals(records: list[QuestionRecord]) -> dict:
-    """95% intervals (stats.mean_ci: Wilson for 0/1 values, else bootstrap) of accuracy (rated answers, failed as wrong)
-    and of recall (finished questions)."""
+    """95% intervals (stats.mean_ci) of accuracy (rated answers, failed as wrong) and of recall (finished questions)."""
     from frames_agent.eval.stats import mean_ci
 
     done = [r for r in records if not r.failed]

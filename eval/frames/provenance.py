@@ -15,8 +15,7 @@ ORIGINS = ("model", "proposer", "question", "fallback", "repeat", "tool")
 
 
 class Arrival(NamedTuple):
-    """When an article entered the context: its step (0 = given up front), the distinct articles read by then
-    (itself included), and the origin of the query that brought it (None when not recorded)."""
+    """When an article entered the context: its step (0 = up front), the articles read by then, the query's origin."""
 
     step: int
     read: int

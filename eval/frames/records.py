@@ -87,8 +87,7 @@ class QuestionRecord(BaseModel):
     @computed_field  # type: ignore[prop-decorator]  # from `final`, so runs recorded before the field have it too
     @property
     def format_ok(self) -> bool | None:
-        """Whether the answer reply followed its format (a usable structured reply, or the "Answer:" line); None
-        when nothing was answered."""
+        """Whether the answer reply followed its format (structured, or the "Answer:" line); None when not answered."""
         return None if self.failed or not self.final else bool(self.final.get("format_ok"))
 
     @property

@@ -16,8 +16,7 @@ _LIST_GAPS = re.compile(r"[\s,]*")
 
 
 def read_table(text: str, delimiter: str, warnings: list[str]) -> Iterator[dict]:
-    """Rows of a TSV/CSV text as dicts (plus LINE_KEY), parsed as they are drawn; malformed rows are warned about by
-    line number."""
+    """Rows of a TSV/CSV text as dicts (with LINE_KEY), parsed as drawn; malformed rows warned about by line."""
     csv.field_size_limit(sys.maxsize)
     lines = text.splitlines(keepends=True)
     reader = csv.reader(lines, delimiter=delimiter)
@@ -58,10 +57,7 @@ def _one_line(line: str, delimiter: str) -> list[str]:
 
 
 def list_cell(text: str) -> tuple[list[str] | None, str | None]:
-    """(items, None) for a Python-style list of strings or one quoted string; (None, why) otherwise.
-
-    Only string literals are decoded, each on its own, so a hostile cell costs time linear in its size.
-    """
+    """(items, None) for a list of string literals or one quoted string, in linear time; (None, why) otherwise."""
     if len(text) > MAX_LIST_CELL:
         return None, f"holds {len(text):,} characters (limit {MAX_LIST_CELL:,})"
     text = text.strip()

@@ -1,6 +1,5 @@
-"""Judge-free answer measures against the gold answer: token F1 (SQuAD-style, on our answer normalisation) and
-ROUGE-L (Google's `rouge-score`). Weaker than a judge: a right answer in other words scores low, and a wrong
-answer that shares words with the gold one scores high."""
+"""Judge-free answer measures, weaker than a judge (WEAKER_NOTE): token F1 (SQuAD-style, on our answer normalisation)
+and ROUGE-L (Google's `rouge-score`)."""
 from __future__ import annotations
 
 from collections import Counter

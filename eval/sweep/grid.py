@@ -63,8 +63,7 @@ def parse_axis(text: str) -> Axis:
 
 
 def checked_value(key: str, value: str) -> str:
-    """A grid value as its cell means it, refused in one line unless its setting takes it (AgentConfig's bounds);
-    numbers and flags in one spelling, so equal values compare equal (01 is 1, yes is true)."""
+    """A grid value in one spelling (01 is 1, yes is true), refused in one line outside its setting's bounds."""
     from pydantic import TypeAdapter, ValidationError
 
     from frames_agent.agent.config import AgentConfig

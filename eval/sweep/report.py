@@ -1,6 +1,5 @@
-"""The sweep report in SWEEP_DIR: sweep.md (a table of every cell, paired tests of each cell against the baseline,
-the one-factor-at-a-time effect of each component), sweep_table.json, heatmap.png (two-axis grids) and
-recall_overlay.png (gold recall after each step of every cell, Fig.-4 style)."""
+"""The sweep report in SWEEP_DIR: sweep.md (every cell, paired tests and one-factor effects against the baseline),
+sweep_table.json, and the heat map and recall overlay."""
 from __future__ import annotations
 
 import json
@@ -11,11 +10,11 @@ from pathlib import Path
 from frames_agent.eval.frames.comparison.paired import paired_accuracy
 from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary
+from frames_agent.eval.frames.plots import HEATMAP_PLOT, OVERLAY_PLOT, plot_heatmap, plot_overlay
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.rundir import write_atomic
 from frames_agent.eval.stats import compare_paired_means, p_text
 from frames_agent.eval.sweep.answers import WEAKER_NOTE, answer_scores, answered, f1_of, rouge_available
-from frames_agent.eval.sweep.figures import HEATMAP_PLOT, plot_heatmap
 from frames_agent.eval.sweep.runner import Sweep
 
 REPORT_FILE, TABLE_FILE, CSV_FILE = "sweep.md", "sweep_table.json", "sweep_table.csv"
@@ -152,7 +151,6 @@ def heatmap(sweep: Sweep, runs: list[CellRun]) -> tuple[Path | None, str]:
 def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
     """sweep.md, sweep_table.json and the figures; returns the table with the paired tests and the paths written."""
     from frames_agent.eval.frames.comparison.paired import paired_line, paired_recall_line
-    from frames_agent.eval.frames.overlay import OVERLAY_PLOT, plot_overlay
 
     runs = load_cells(sweep)
     rows = [row(r) for r in runs]

@@ -1,6 +1,5 @@
-"""Bootstrapped demonstrations for the planning prompt (in the spirit of DSPy's BootstrapFewShot): steps of the
-agent's own trajectories whose queries found gold articles, candidate demo sets drawn by seed, and the prompt
-file that carries the chosen set."""
+"""Bootstrapped demonstrations for the planning prompt (DSPy's BootstrapFewShot in spirit): trajectory steps whose
+queries found gold articles, candidate demo sets drawn by seed, and the prompt file carrying the chosen set."""
 from __future__ import annotations
 
 import json
@@ -46,8 +45,7 @@ class Demo:
 
 def bootstrap_demo(question_id: str, question: str, result: AgentResult, gold: Sequence[str],
                    gold_hits: Callable[[str], bool], recall: float) -> Demo | None:
-    """The steps of a trajectory that had at least one query finding a gold article (gold_hits says whether a
-    query's hits hold one); None when no query did."""
+    """The trajectory's steps with a query that found a gold article (gold_hits tells); None when none did."""
     if not gold:
         return None
     steps = []

@@ -1,7 +1,5 @@
-"""Several FRAMES runs side by side, with paired tests of each against the first on questions every run finished.
-
-A failed question is never scored in a paired test: it is left out of every pair, and the count left out is said.
-"""
+"""Several FRAMES runs side by side, with paired tests of each against the first on questions every run finished (a
+failed question is never scored in a paired test; the count left out is said)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

@@ -1,5 +1,5 @@
-"""Runs compared as data: comparison.md (Markdown tables), comparison.csv and comparison.json with the numbers of
-every paired test against the baseline (the first run named), per reasoning type, and the questions that flipped."""
+"""Everything a comparison of runs writes: the overlay figure, the side-by-side report.html, and comparison.md, .csv
+and .json with every paired test against the baseline (the first run), per reasoning type, and the flipped questions."""
 from __future__ import annotations
 
 import csv
@@ -19,12 +19,13 @@ from frames_agent.eval.frames.comparison.paired import (
     rows,
 )
 from frames_agent.eval.frames.figures import num, pct
+from frames_agent.eval.frames.html import HTML_FILE, write_comparison_html
 from frames_agent.eval.frames.metrics import RunSummary, judged_by
+from frames_agent.eval.frames.plots import OVERLAY_PLOT, Run, plot_overlay, run_label
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.stats import PairedComparison, PairedMeans, p_text
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
-Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
 
 
 def accuracy_numbers(result: PairedComparison | None) -> dict | None:
@@ -167,6 +168,30 @@ def write_tables(runs: Sequence[Run], out: Path, labels: dict[str, str], overlay
             "paired": paired}
     (out / TABLE_JSON).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return [out / TABLE_FILE, out / TABLE_CSV, out / TABLE_JSON]
+
+
+def write_compared(runs: Sequence[tuple[str, dict, RunSummary, list[QuestionRecord], Path | None]], out: Path,
+                   html: bool = True) -> list[Path]:
+    """The overlay, comparison.md/.csv/.json and (html) report.html of runs with their directories, baseline first."""
+    out.mkdir(parents=True, exist_ok=True)
+    tabled = [(n, c, s, r) for n, c, s, r, _ in runs]
+    plot_overlay(tabled, out / OVERLAY_PLOT)
+    labels = {name: run_label(config) for name, config, _, _ in tabled}
+    written = [out / OVERLAY_PLOT, *write_tables(tabled, out, labels, OVERLAY_PLOT, HTML_FILE if html else None)]
+    if html:
+        written.append(write_comparison_html([(n, c, r, p) for n, c, _, r, p in runs], out, out / TABLE_FILE))
+    return written
+
+
+def report_comparison(runs: list, paths: list[Path], named: Sequence[str], out: str | None, html: bool) -> list[str]:
+    """`report --out DIR | --html`: the comparison files (to --out, or the one compare directory); lines to print."""
+    target = Path(out) if out else Path(named[0]) if len(named) == 1 and len(runs) > 1 else None
+    if target is None or (target / "config.json").exists():
+        return ["note: each run has its report.html; add --out DIR for the page that shows them side by side"] \
+            if html and len(runs) > 1 else []
+    if len({name for name, *_ in runs}) != len(runs):  # e.g. a/planning and b/planning: name the parent too
+        runs = [(f"{p.parent.name}/{p.name}", *rest) for p, (_, *rest) in zip(paths, runs)]
+    return [f"wrote {p}" for p in write_compared([(*run, p) for run, p in zip(runs, paths)], target, html=html)]
 
 
 def expand_runs(paths: list[Path]) -> list[Path]:

@@ -55,8 +55,7 @@ def image_uri(path: Path) -> str | None:
 
 
 def figures(directory: Path | None, names: Collection[str]) -> Callable[[str], str | None]:
-    """images() for to_html that inlines only the named figures of directory: an image named by a reasoning type, an
-    error or a model's text (any other name, a path, an address) stays its alt text."""
+    """images() for to_html inlining only the named figures of directory; any other name stays its alt text."""
     return lambda name: image_uri(directory / name) if directory is not None and name in names else None
 
 

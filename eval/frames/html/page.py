@@ -11,8 +11,7 @@ from pathlib import Path
 from frames_agent.core import bounded
 from frames_agent.eval.frames.html.data import question_ids, question_row, row, trace
 from frames_agent.eval.frames.html.markdown import figures, to_html
-from frames_agent.eval.frames.overlay import OVERLAY_PLOT
-from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT
+from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT
 from frames_agent.eval.frames.recording import QUERY_CAP
 from frames_agent.eval.frames.records import QuestionRecord
 
@@ -36,7 +35,7 @@ class RunPage:
 
 def run_page(name: str, config: dict, records: Sequence[QuestionRecord], run_dir: Path | None) -> RunPage:
     """A run's page part; its summary is its report.md with the figures inlined."""
-    from frames_agent.eval.frames.overlay import run_label
+    from frames_agent.eval.frames.plots import run_label
     from frames_agent.eval.frames.records import REPORT_FILE
 
     text = ""
@@ -117,7 +116,7 @@ def write_page(path: Path, runs: Sequence[RunPage], title: str, preface_html: st
 
 def write_run_html(run_dir: Path, config: dict, records: Sequence[QuestionRecord]) -> Path:
     """RUN/report.html: one run's summary (its report.md), question table and traces."""
-    from frames_agent.eval.frames.overlay import run_label
+    from frames_agent.eval.frames.plots import run_label
 
     page = run_page(run_dir.name, config, records, run_dir)
     return write_page(run_dir / HTML_FILE, [page], f"FRAMES run {run_dir.name}: {run_label(config)}")
@@ -133,8 +132,7 @@ def _own_text(path: Path) -> str:
 
 def write_comparison_html(runs: Sequence[tuple[str, dict, Sequence[QuestionRecord], Path | None]], out: Path,
                           table: Path) -> Path:
-    """OUT/report.html: several runs on the same questions, the first the baseline, with the table (comparison.md)
-    on top."""
+    """OUT/report.html: runs on the same questions, the first the baseline, under comparison.md's table."""
     preface = to_html(_own_text(table), figures(out, FIGURES)) if table.is_file() else ""
     pages = [run_page(name, config, records, path) for name, config, records, path in runs]
     names = ", ".join(name for name, *_ in runs)
