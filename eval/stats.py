@@ -66,8 +66,7 @@ def _percentile_ci(values: np.ndarray, resamples: int, seed: int, level: float) 
     """Percentile bootstrap CI of the mean of values (one row per question)."""
     if values.size == 1:  # scipy needs two observations; every resample of one is that one
         return float(values[0]), float(values[0])
-    # batch=1000 bounds memory for large question sets and, with the seed, draws the very resamples (and so the
-    # very intervals) the hand-written bootstrap drew before scipy took it over.
+    # batch=1000 bounds memory for large question sets; with the seed, the resamples are reproducible.
     from scipy.stats import bootstrap
 
     result = bootstrap((values,), np.mean, n_resamples=resamples, batch=1000, method="percentile",
@@ -144,8 +143,7 @@ def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
         return None
     if not np.any(d):
         return 1.0
-    # |mean| against "greater" is the two-sided test on the mean; with 2^n <= resamples (n <= 13 questions) scipy
-    # enumerates every sign pattern, an exact p, where the hand-written test drew random flips.
+    # |mean| against "greater" is the two-sided test; scipy is exact over every sign pattern when 2^n <= resamples.
     from scipy.stats import permutation_test
 
     result = permutation_test((d,), _abs_mean, permutation_type="samples", alternative="greater",

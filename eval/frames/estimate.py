@@ -48,8 +48,7 @@ HOSTED_SECONDS_PER_CALL = 3.0
 WHEN_NEW_PLAN_SHARE = 0.67
 # The default index's build on 2 cores. Measured: docs/measurements.md#estimates
 BUILD_BYTES_PER_SECOND = 2.6e6
-# Opening the index and the model clients before the first question, whatever the model. Measured:
-# docs/measurements.md#estimates
+# Opening the index and the model clients before the first question, whatever the model (docs/measurements.md).
 OPEN_SECONDS = 4.0
 RATES_FILE = "local-rates.json"  # under the cache directory: this machine's measured rates per local model
 

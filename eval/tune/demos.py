@@ -6,7 +6,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from frames_agent.agent.state import AgentResult
 from frames_agent.eval.frames.datasets import normalize_title
@@ -31,16 +31,6 @@ class Demo:
     question: str
     recall: float
     steps: tuple[DemoStep, ...] = field(default_factory=tuple)
-
-    def to_json(self) -> dict:
-        """A JSON-ready dict."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> Demo:
-        """The Demo of to_json()."""
-        steps = tuple(DemoStep(s["step"], s["thought"], tuple(s["queries"])) for s in data["steps"])
-        return cls(data["question_id"], data["question"], data["recall"], steps)
 
 
 def bootstrap_demo(question_id: str, question: str, result: AgentResult, gold: Sequence[str],
