@@ -56,11 +56,6 @@ def run_server(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_crag(args: argparse.Namespace) -> int:
-    """Run the CRAG benchmark over rows and print the score table."""
-    return run_from_args(args)
-
-
 def default_rows() -> Path:
     """The 10 shared CRAG dev rows (the `crag --data` default)."""
     from frames_agent.core.paths import shared_dir
@@ -99,8 +94,8 @@ def crag_tools_for(server: str | None, start: Callable[[], Any] | None = None) -
     return crag_tools(CRAGClient(process.url)), process
 
 
-def run_from_args(args: Any) -> int:
-    """The `crag` command: resolve models and tools from flags, run, print the table."""
+def run_crag(args: argparse.Namespace) -> int:
+    """The `crag` command: resolve models and tools from flags, run, print the score table."""
     from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model
     from frames_agent.eval.crag.runner import CragSettings, crag_agent_config, run
     from frames_agent.eval.crag.score import format_table

@@ -22,8 +22,9 @@ class Arrival(NamedTuple):
     origin: str | None
 
 
-def arrivals(result: AgentResult) -> tuple[dict[str, Arrival], list[int]]:
-    """(normalised title -> its first Arrival, distinct articles read after each step)."""
+def gold_arrivals(gold_titles: Sequence[str], result: AgentResult,
+                  aliases: Mapping[str, str] | None = None) -> tuple[dict[str, Arrival | None], list[int]]:
+    """Each gold title's Arrival (None: never read; a redirect counts its target), and articles read per step."""
     by_id = {d.id: d for d in result.documents}
     stepped = [(doc_id, record.step, record.new_doc_origins[i] if i < len(record.new_doc_origins) else None)
                for record in result.steps for i, doc_id in enumerate(record.new_doc_ids)]
@@ -46,13 +47,6 @@ def arrivals(result: AgentResult) -> tuple[dict[str, Arrival], list[int]]:
     for step in range(1, steps + 1):
         read = after.get(step, read)
         by_step.append(read)
-    return first, by_step
-
-
-def gold_arrivals(gold_titles: Sequence[str], result: AgentResult,
-                  aliases: Mapping[str, str] | None = None) -> tuple[dict[str, Arrival | None], list[int]]:
-    """Each gold title's Arrival (None: never read; a redirect counts its target), and articles read per step."""
-    first, by_step = arrivals(result)
     aliases = aliases or {}
     return {t: first.get(aliases.get(normalize_title(t), normalize_title(t))) for t in gold_titles}, by_step
 

@@ -23,7 +23,7 @@ from frames_agent.eval.frames.html import HTML_FILE, write_comparison_html
 from frames_agent.eval.frames.metrics import RunSummary, judged_by
 from frames_agent.eval.frames.plots import OVERLAY_PLOT, Run, plot_overlay, run_label
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.stats import PairedComparison, PairedMeans, p_text
+from frames_agent.eval.stats import PairedComparison, p_text
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
 
@@ -37,14 +37,6 @@ def accuracy_numbers(result: PairedComparison | None) -> dict | None:
             "losses": result.only_a}
 
 
-def recall_numbers(result: PairedMeans | None) -> dict | None:
-    """B − A gold recall on paired questions: delta, CI, sign-flip p, n."""
-    if result is None:
-        return None
-    return {"n": result.n, "baseline": result.mean_a, "value": result.mean_b, "delta": result.diff,
-            "ci_low": result.ci_low, "ci_high": result.ci_high, "p": result.p_value}
-
-
 def _of_type(reasoning_type: str) -> Callable[[QuestionRecord], bool]:
     return lambda r: reasoning_type in r.reasoning_types
 
@@ -53,10 +45,13 @@ def paired_numbers(base: Run, run: Run) -> dict:
     """Every paired figure of one run against the baseline, as numbers (and the console sentences beside them)."""
     base_name, base_records, name, records = base[0], base[3], run[0], run[3]
     types = sorted({t for r in base_records for t in r.reasoning_types})
+    recall = paired_recall(base_records, records)
     return {
         "run": name, "baseline": base_name,
         "accuracy": accuracy_numbers(paired_accuracy(base_records, records)),
-        "recall": recall_numbers(paired_recall(base_records, records)),
+        "recall": None if recall is None else {"n": recall.n, "baseline": recall.mean_a, "value": recall.mean_b,
+                                               "delta": recall.diff, "ci_low": recall.ci_low,
+                                               "ci_high": recall.ci_high, "p": recall.p_value},
         "excluded": excluded(base_records, records),
         "by_reasoning_type": {t: accuracy_numbers(paired_accuracy(base_records, records, _of_type(t))) for t in types},
         "flipped": flipped(base_records, records),
@@ -199,15 +194,13 @@ def expand_runs(paths: list[Path]) -> list[Path]:
     expanded = []
     for path in paths:
         children = [p for p in path.iterdir() if (p / "config.json").exists()] if path.is_dir() else []
-        expanded += in_named_order(path, children) if not (path / "config.json").exists() and children else [path]
+        if (path / "config.json").exists() or not children:
+            expanded.append(path)
+            continue
+        try:  # in the order compare was given them (the baseline first), else by name
+            order = bounded.load_file(path / TABLE_JSON).get("order") or []
+        except (OSError, ValueError, AttributeError):
+            order = []
+        rank = {name: i for i, name in enumerate(order)}
+        expanded += sorted(children, key=lambda p: (rank.get(p.name, len(rank)), p.name))
     return expanded
-
-
-def in_named_order(path: Path, children: list[Path]) -> list[Path]:
-    """A compare directory's runs in the order compare was given them (the baseline first), else by name."""
-    try:
-        order = bounded.load_file(path / TABLE_JSON).get("order") or []
-    except (OSError, ValueError, AttributeError):
-        order = []
-    rank = {name: i for i, name in enumerate(order)}
-    return sorted(children, key=lambda p: (rank.get(p.name, len(rank)), p.name))
