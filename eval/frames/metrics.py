@@ -54,20 +54,6 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return mean(kept) if kept else None
 
 
-def _curve(records: list[QuestionRecord], gold: bool) -> list[float | None]:
-    """Mean recall after each step; questions that stopped early keep their last value."""
-    steps = max((r.steps_run for r in records), default=0)
-    curve = []
-    for s in range(1, steps + 1):
-        values = []
-        for r in records:
-            titles = r.gold_titles if gold else r.covered_titles
-            if titles:
-                values.append(recall(r.found_step, titles, s))
-        curve.append(_mean(values))
-    return curve
-
-
 class Accuracy(BaseModel):
     """Accuracy over rated questions (failed ones count as wrong), next to how many are unrated."""
 
@@ -254,7 +240,8 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
         **about, n=len(records), failed=len(records) - len(done), rated=overall.rated, unrated=overall.unrated,
         accuracy=overall.accuracy, by_reasoning_type=_by_type(records),
         recall=_mean(r.recall for r in done), covered_recall=_mean(r.covered_recall for r in done),
-        recall_by_step=_curve(done, gold=True), covered_recall_by_step=_curve(done, gold=False),
+        recall_by_step=[_mean(v) for v in step_values(done)],
+        covered_recall_by_step=[_mean(v) for v in step_values(done, gold=False)],
         **_coverage(records), calls=sum(r.llm_calls for r in records),
         tokens=Tokens(prompt=sum(r.tokens.prompt for r in records),
                       completion=sum(r.tokens.completion for r in records)),

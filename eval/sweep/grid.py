@@ -35,11 +35,6 @@ class Axis:
     key: str
     values: tuple[str, ...]
 
-    @property
-    def run_setting(self) -> bool:
-        """True for a frames flag (FramesRunSettings field); False for an AgentConfig field set with --set."""
-        return self.key in RUN_AXES
-
 
 def parse_axis(text: str) -> Axis:
     """KEY=V1,V2,... (V1|V2|... when a value holds commas, e.g. tools=wiki|wiki,crag)."""
