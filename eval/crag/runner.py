@@ -131,13 +131,6 @@ def process_row(row: CragRow, llm: BaseChatModel, judge: Judge, tools: Sequence[
     return record.scored(judge.rate(row.query, record.answer, record.prediction))
 
 
-def read_results(path: Path) -> list[CragRecord]:
-    """Every record of a results.jsonl in file order (a bad line raises, naming it)."""
-    run_dir = crag_run_dir(Path(path).parent)
-    records, _ = run_dir.load_records()
-    return list(records.values())
-
-
 def _rows(data: Path) -> Iterator[CragRow | RowError]:
     """The data's rows; refuses (before anything is written) a file without a single readable CRAG row."""
     items = iter_rows(data)

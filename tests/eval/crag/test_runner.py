@@ -12,12 +12,14 @@ from frames_agent.core.errors import FramesAgentError
 from frames_agent.core.paths import shared_dir
 from frames_agent.eval.crag.commands import crag_tools_for
 from frames_agent.eval.crag.commands import default_rows as default_data
-from frames_agent.eval.crag.pages import ChunkRetriever, chunk_text, html_to_text, page_documents
+from frames_agent.eval.crag.pages import CHUNK_WORDS, MAX_CHUNKS_PER_PAGE, ChunkRetriever, html_to_text, page_documents
+from frames_agent.eval.crag.records import CragRecord
 from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
-from frames_agent.eval.crag.runner import CragSettings, read_results, run
+from frames_agent.eval.crag.runner import CragSettings, crag_run_dir, run
 from frames_agent.retrieval.crag.client import CRAGClient
 from frames_agent.retrieval.crag.server import ServerProcess, free_port
 from frames_agent.retrieval.crag.tools import crag_tools
+from frames_agent.retrieval.passages import chunk_text
 from frames_agent.retrieval.types import Retriever
 from tests.shared_data import CRAG_ROWS, needs_crag, needs_crag_rows
 
@@ -26,6 +28,12 @@ PAGE = "<html><head><title>T</title><script>var x=1;</script></head><body><artic
        "<p>Lock, Stock and Two Smoking Barrels is a 1998 crime comedy film written and directed by Guy Ritchie. " \
        "It was produced by Matthew Vaughn and stars Jason Flemyng, Dexter Fletcher and Jason Statham.</p>" \
        "<p>The film was released in the United Kingdom on 28 August 1998.</p></article></body></html>"
+
+
+def read_results(path) -> list[CragRecord]:
+    """Every record of a results.jsonl, in file order."""
+    records, _ = crag_run_dir(path.parent).load_records()
+    return list(records.values())
 
 
 def _row(i: int, **over) -> dict:
@@ -52,7 +60,7 @@ def test_html_to_text_uses_trafilatura_and_falls_back():
 
 
 def test_chunks_are_about_100_words():
-    chunks = chunk_text(" ".join(f"word{i}." for i in range(450)))
+    chunks = chunk_text(" ".join(f"word{i}." for i in range(450)), CHUNK_WORDS, MAX_CHUNKS_PER_PAGE)
     assert [len(c.split()) for c in chunks] == [100, 100, 100, 100, 50]
 
 
