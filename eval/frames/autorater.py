@@ -11,18 +11,8 @@ from frames_agent.agent.llm.calls import message_text
 from frames_agent.agent.llm.spec import ModelSpec
 from frames_agent.agent.llm.usage import UsageTracker
 from frames_agent.agent.prompts import Prompt, load_prompt
-from frames_agent.eval.frames.shortcuts import (
-    exact_match,
-    no_overlap,
-    normalize_answer,
-    number_mismatch,
-    numbers_in,
-    refusal,
-)
+from frames_agent.eval.frames.shortcuts import exact_match, no_overlap, number_mismatch, numbers_in, refusal
 from frames_agent.eval.judge import Judge, Verdict, unrated
-
-__all__ = ["JUDGE_PROMPT", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer",
-           "number_mismatch", "numbers_in", "parse_verdict"]
 
 # "frames": the paper's autorater prompt (Krishna et al. 2024, arXiv:2409.12941, Appendix B), its wording and order.
 JUDGE_PROMPT = "frames_judge"

@@ -30,18 +30,6 @@ from frames_agent.eval.frames.split import check_split, in_split
 from frames_agent.eval.rundir import file_fingerprint
 from frames_agent.retrieval.lucene.searcher import normalize_title
 
-__all__ = [
-    "REASONING_TYPES",
-    "DataError",
-    "Dataset",
-    "Question",
-    "default_data",
-    "load_questions",
-    "normalize_title",
-    "split_urls",
-    "title_from_url",
-]
-
 REASONING_TYPES = ("Numerical reasoning", "Tabular reasoning", "Multiple constraints", "Temporal reasoning",
                    "Post processing")
 HF_PREFIX = "hf:"

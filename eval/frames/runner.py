@@ -12,12 +12,12 @@ from pathlib import Path
 
 from frames_agent.agent.llm.errors import redact
 from frames_agent.eval.errors import EvalError
-from frames_agent.eval.frames.autorater import exact_match
 from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
 from frames_agent.eval.frames.estimate import default_concurrency, duration, estimate, record_rates
 from frames_agent.eval.frames.recording import question_fields, result_fields
 from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
 from frames_agent.eval.frames.settings import FramesRunSettings, RunOutcome, default_out, run_config  # noqa: F401 (re-exported)
+from frames_agent.eval.frames.shortcuts import exact_match
 from frames_agent.eval.frames.systems import CoverageChecker, System
 from frames_agent.eval.judge import Judge
 from frames_agent.eval.rundir import RunDir
