@@ -14,11 +14,12 @@ from frames_agent.agent.llm.errors import redact
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
 from frames_agent.eval.frames.estimate import default_concurrency, duration, estimate, record_rates
-from frames_agent.eval.frames.recording import question_fields, result_fields
-from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_dir  # noqa: F401 (re-exported)
+from frames_agent.eval.frames.metrics import retrieval_figures
+from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_dir, truncated_queries
 from frames_agent.eval.frames.settings import FramesRunSettings, RunOutcome, default_out, run_config  # noqa: F401 (re-exported)
 from frames_agent.eval.frames.shortcuts import exact_match
-from frames_agent.eval.frames.systems import CoverageChecker, System
+from frames_agent.eval.frames.shown import answer_figures, recorded_context
+from frames_agent.eval.frames.systems import CoverageChecker, System, SystemOutput
 from frames_agent.eval.judge import Judge
 from frames_agent.eval.rundir import RunDir
 
@@ -147,6 +148,37 @@ class Components:
 
 
 # --- one question ---------------------------------------------------------------------------------------------
+def question_fields(question: Question) -> dict:
+    """The record fields that say which question it is."""
+    return {"id": question.id, "question": question.prompt, "gold_answer": question.answer,
+            "reasoning_types": list(question.reasoning_types), "gold_titles": list(question.gold_titles)}
+
+
+def result_fields(output: SystemOutput, covered: list[str] | None, question: Question, aliases: dict) -> dict:
+    """The record fields of what a system did: answer, steps, retrieval figures and what the answer saw."""
+    result = output.result
+    figures = retrieval_figures(question.gold_titles, covered, result, aliases)
+    context = result.answer_context.model_dump()
+    titles = {d.id: d.title for d in result.documents}
+    seen = answer_figures(question.gold_titles, covered, figures["found_step"], question.answer, context, aliases)
+    return {
+        "answer": result.answer, "raw_answer": result.raw_answer, "error": result.error,
+        "retrieved_titles": list(dict.fromkeys(d.title for d in result.documents)),
+        "steps": [{"step": s.step, "queries": s.queries, "tool_calls": [c.name for c in s.tool_calls],
+                   "new_docs": len(s.new_doc_ids), "fallback": s.fallback, "filled_queries": s.filled_queries,
+                   "dropped_queries": s.dropped_queries, "errors": s.errors, "origins": s.origins,
+                   "new_doc_ids": s.new_doc_ids, "new_doc_titles": [titles.get(i, i) for i in s.new_doc_ids],
+                   "query_hits": s.query_hits, "query_depths": s.query_depths, "new_doc_origins": s.new_doc_origins,
+                   "plan_skipped": s.plan_skipped, "new_names": s.new_names}
+                  for s in result.steps],
+        "truncated_queries": truncated_queries([s.model_dump() for s in result.steps]),
+        "covered_titles": covered, **figures, **seen,
+        "llm_calls": result.llm_calls, "tokens": result.tokens.model_dump(), "calls": result.calls,
+        "answer_context": recorded_context(context),
+        "oracle": output.oracle, "final": result.final.model_dump() if result.final else None,
+    }
+
+
 async def rate_record(record: QuestionRecord, rater: Judge | None, rater2: Judge | None = None) -> QuestionRecord:
     """The record rated by the judge(s); also used by `rejudge` on an answer that was left unrated."""
     async def one(judge: Judge | None):

@@ -20,8 +20,7 @@ from markdown_it.utils import EnvType, OptionsDict
 from frames_agent.core import bounded
 from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT
-from frames_agent.eval.frames.recording import QUERY_CAP, truncated_queries
-from frames_agent.eval.frames.records import QuestionRecord, mark
+from frames_agent.eval.frames.records import QUERY_CAP, QuestionRecord, mark, truncated_queries
 from frames_agent.eval.frames.shown import shown_titles
 
 HTML_FILE = "report.html"
