@@ -69,8 +69,8 @@ def replay(questions, scripts: dict, settings: dict, override: dict, retriever) 
     """QuestionRecords of the agent under settings + override, retrieval only, the planner scripted."""
     from frames_agent.agent.api import FramesAgent
     from frames_agent.agent.config import AgentConfig
-    from frames_agent.eval.frames.recording import question_fields, result_fields
     from frames_agent.eval.frames.records import QuestionRecord
+    from frames_agent.eval.frames.runner import question_fields, result_fields
     from frames_agent.eval.frames.systems import CoverageChecker, SystemOutput
 
     known = {k: v for k, v in settings.items() if k in AgentConfig.model_fields}

@@ -8,7 +8,7 @@ EXTRA_OF = {
     "xllamacpp": "local", "sentence_transformers": "local",
     "fastapi": "serve", "uvicorn": "serve", "starlette": "serve",
     "mcp": "mcp", "mcp_types": "mcp",
-    "matplotlib": "eval", "rouge_score": "eval", "datasets": "eval", "scipy": "eval", "wikipedia": "eval",
+    "matplotlib": "eval", "datasets": "eval", "scipy": "eval", "wikipedia": "eval",
     "trafilatura": "eval", "lxml_html_clean": "eval",
     "langchain": "hosted", "langchain_openai": "hosted", "openai": "hosted", "google": "hosted",
     "ray": "ray",

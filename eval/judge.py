@@ -1,11 +1,8 @@
-"""One judge interface: `Judge.rate(question, gold, response) -> Verdict`; FRAMES and CRAG judges implement it.
-
-An answer a judge could not look at (no judge model, only deterministic checks) is `unrated`, never wrong.
-"""
+"""One judge interface, `Judge.rate(question, gold, response) -> Verdict`, for the FRAMES and CRAG judges; an answer
+no judge model looked at is `unrated`, never wrong."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, model_validator
@@ -24,7 +21,7 @@ class Verdict(BaseModel):
     outcome: Outcome
     method: str
     explanation: str = ""
-    replies: list[str] = []  # the judge's replies (CRAG asks once per gold answer)
+    replies: list[str] = []  # the judge's replies
     judge: str = ""
     error: str | None = None
     prediction: str = ""  # what was actually compared (CRAG trims and lower-cases)
@@ -70,21 +67,16 @@ def unrated(judge: str, prediction: str = "") -> Verdict:
 
 
 class Judge:
-    """Rates a response against the gold answer (or answers); implement `rate` or `arate`, the other follows."""
+    """Rates a response against the gold answer; implement `rate` or `arate`, the other follows."""
 
     name: str = "none"
 
-    def rate(self, question: str, gold: str | Sequence[str], response: str) -> Verdict:
+    def rate(self, question: str, gold: str, response: str) -> Verdict:
         """The verdict on one response."""
         return asyncio.run(self.arate(question, gold, response))
 
-    async def arate(self, question: str, gold: str | Sequence[str], response: str) -> Verdict:
+    async def arate(self, question: str, gold: str, response: str) -> Verdict:
         """The verdict on one response, without blocking the event loop."""
         return await asyncio.to_thread(self.rate, question, gold, response)
-
-
-def golds(gold: str | Sequence[str]) -> list[str]:
-    """The gold answers as a list (the first is the answer, the rest alternatives)."""
-    return [gold] if isinstance(gold, str) else [g for g in gold if isinstance(g, str)]
 
 

@@ -1,8 +1,4 @@
-"""Rate the unrated answers of a finished FRAMES or CRAG run with a judge model, without re-running the system.
-
-Each newly rated record is appended to results.jsonl (a later line wins), so a killed rejudge resumes where it
-stopped; the summary (and report) are refreshed at the end.
-"""
+"""Rate the unrated answers of a finished FRAMES or CRAG run with a judge model, resumably, without re-running it."""
 from __future__ import annotations
 
 import asyncio
@@ -54,11 +50,14 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], conc
         records, notes = run_dir.load_records()
         for note in notes:
             echo(f"note: {note}")
+        if kind == "crag":
+            from frames_agent.eval.crag.runner import check_retired
+
+            check_retired(config, path)
         todo = [r for r in records.values() if r.unrated]
         echo(f"{path}: {len(todo)} unrated answer(s) of {len(records)} to rate with {spec}")
         if todo:
             judge = make_judge(kind, spec)  # resolve the judge before anything is written
-            _adopt_rules(judge, config)
             rejudged = config.setdefault("info", {}).setdefault("rejudged_by", [])
             if spec not in rejudged:
                 rejudged.append(spec)
@@ -84,17 +83,10 @@ async def _rate_all(kind: str, todo: list, judge: Judge, run_dir, concurrency: i
     async def one(record) -> None:
         async with semaphore:
             if kind == "crag":
-                rated = record.scored(await judge.arate(record.query, record.golds(), record.prediction))
+                rated = record.scored(await judge.arate(record.query, record.answer, record.prediction))
             else:
                 rated = await rate_record(record, judge)
         run_dir.append(rated)
 
     await asyncio.gather(*(one(r) for r in todo))
 
-
-def _adopt_rules(judge: Judge, config: dict) -> None:
-    """A CRAG judge scores by the rules the run was started with (official unless it chose otherwise)."""
-    from frames_agent.eval.crag.score import CragJudge, CragRules
-
-    if isinstance(judge, CragJudge):
-        judge.rules = CragRules.named(config.get("scoring", "official"), config.get("alternatives", False))

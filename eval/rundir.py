@@ -57,15 +57,13 @@ def read_config(path: Path) -> dict | None:
 
 
 def _run_id(config: dict) -> str:
-    """The identity a run takes when its config is first written: its settings' digest (two runs of the same
-    settings may share lines; another configuration's may not)."""
+    """A run's identity when its config is first written: the digest of its settings."""
     settings = {k: v for k, v in config.items() if k != "info"}
     return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
 
 
 def _unwritable(path: Path, exc: OSError) -> Exception:
-    """A run directory that cannot be written (read-only, no permission) as one line; a full disk stays an OSError
-    for the command line's own message."""
+    """An unwritable run directory as one line (a full disk stays an OSError for the command line's message)."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return exc
     return EvalError(f"cannot write to {path} ({exc.strerror or exc}); copy the run somewhere writable or use "
@@ -130,10 +128,7 @@ class RunDir(Generic[R]):
         return config
 
     def check_config(self, config: dict, unknown: tuple[str, ...] = ()) -> None:
-        """Refuse (naming the field and both values) to mix results of a different configuration.
-
-        Keys in `unknown` are not known yet (the index fingerprint before the index is opened) and are skipped.
-        """
+        """Refuse, naming the field and both values, to mix results of another config (keys in `unknown` skipped)."""
         old = self.read_config()
         if old is None:
             if self.results.exists() and self.results.stat().st_size:
@@ -150,8 +145,7 @@ class RunDir(Generic[R]):
                     f"now {now.get(key)!r}); refusing to mix them: use another --out or delete that directory")
 
     def _retired(self, key: str, value: object, still: bool) -> bool:
-        """Whether `key` is a retired agent setting the run recorded at the value that does what the agent does now
-        (so it resumes); at any other value the run is refused, naming it."""
+        """Whether `key` is a retired agent setting recorded at today's behaviour (another value is refused)."""
         from frames_agent.agent.config import retired
         from frames_agent.agent.errors import AgentError
 
@@ -163,8 +157,7 @@ class RunDir(Generic[R]):
             raise EvalError(f"{self.path} was run with {exc}, or use another --out") from None
 
     def write_config(self, config: dict) -> dict:
-        """Record config (its info merged into the old one's: a rejudge's record stays) and return what was written;
-        call only once every model, judge, index and dataset resolved."""
+        """Record config (its info merged into the old one's) once everything resolved; what was written."""
         old = self.read_config() or {}
         merged = {**old, **config, "info": {**old.get("info", {}), **config.get("info", {})}}
         merged["info"][RUN_KEY] = self._run = old.get("info", {}).get(RUN_KEY) or _run_id(merged)
@@ -180,8 +173,7 @@ class RunDir(Generic[R]):
             raise _unwritable(self.path, exc) from None
 
     def load_records(self) -> tuple[dict[str, R], list[str]]:
-        """Records by key (a later line wins). Only a torn last line (a kill mid-write) is dropped; any other bad
-        line leaves the file untouched and raises, naming the line."""
+        """Records by key (a later line wins); only a torn last line is dropped, any other bad line raises."""
         if not self.results.exists():
             return {}, []
         try:

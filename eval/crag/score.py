@@ -1,25 +1,10 @@
-"""CRAG scoring as Meta's official local_evaluation.py does it; score = accuracy - hallucination.
-
-The official rules, item by item (facebookresearch/CRAG local_evaluation.py, evaluate_predictions/parse_response):
-- the prediction is trimmed to 75 tokens, then stripped; comparisons use the lower-cased text;
-- "i don't know" anywhere in the lower-cased prediction is missing (the ASCII apostrophe only: "I don’t know"
-  with a curly apostrophe is not caught, and goes on to the judge);
-- only the main `answer` is compared; an exact (lower-cased) match is accurate;
-- "invalid" in both prediction and ground truth is accurate; in only one of them, incorrect (a substring test);
-- otherwise the judge is asked; its reply counts only as the official regex reads it: the last {...} block with
-  `"score": <digits>`, 0 or 1; anything else (or no reply) is incorrect. An empty prediction is judged too.
-
-Deviations, all named in README: tiktoken (cl100k) instead of the Llama-2 tokenizer for the trim; without a judge
-(--judge none) answers needing one are `unrated`, never incorrect; our own judge prompt (agent/prompts). Options
-(CragRules, `--scoring ours`): alternatives from `alternative_answers`/`alt_ans`, curly-apostrophe "I don’t know"
-as missing, an empty prediction as missing without asking the judge.
-"""
+"""CRAG scoring as Meta's official local_evaluation.py does it (rules and deviations: docs/crag.md); score =
+accuracy - hallucination."""
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -27,7 +12,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
 from frames_agent.agent.llm.calls import message_text
-from frames_agent.eval.judge import RATED, Judge, Verdict, golds, unrated
+from frames_agent.eval.judge import RATED, Judge, Verdict, unrated
 from frames_agent.retrieval.tokens import truncate_tokens
 
 MAX_PREDICTION_TOKENS = 75
@@ -37,39 +22,13 @@ _SCORE = re.compile(r'"score"\s*:\s*(\d+)')
 _EXPLANATION = re.compile(r'"explanation"\s*:\s*"(.+)"')
 
 
-@dataclass(frozen=True)
-class CragRules:
-    """Where scoring may depart from the official script; the defaults are the official behaviour."""
-
-    alternatives: bool = False  # also accept `alternative_answers` / `alt_ans` (official: the main answer only)
-    typographic_idk: bool = False  # "I don’t know" with a curly apostrophe is missing too (official: judged)
-    empty_is_missing: bool = False  # an empty prediction is missing (official: judged, so in effect incorrect)
-
-    @classmethod
-    def named(cls, name: str, alternatives: bool | None = None) -> CragRules:
-        """"official" (default) or "ours" (every option on); `alternatives` overrides that one option."""
-        if name not in ("official", "ours"):
-            raise ValueError(f"unknown CRAG scoring {name!r}: official or ours")
-        ours = name == "ours"
-        return cls(alternatives=ours if alternatives is None else alternatives, typographic_idk=ours,
-                   empty_is_missing=ours)
-
-
 def trim_prediction(prediction: str, max_tokens: int = MAX_PREDICTION_TOKENS) -> str:
     """The first max_tokens tokens, stripped (the case is kept: the judge sees it so)."""
     return truncate_tokens(prediction or "", max_tokens).strip()
 
 
-def normalize_prediction(prediction: str, max_tokens: int = MAX_PREDICTION_TOKENS) -> str:
-    """Trimmed to max_tokens, stripped and lower-cased: the text the official rules compare."""
-    return trim_prediction(prediction, max_tokens).lower()
-
-
 def parse_judge_reply(reply: str) -> tuple[int | None, str]:
-    """(score 0/1, explanation) as the official parse_response reads a reply; score None when it would be -1.
-
-    Only the last {...} block counts; in it `"score": <digits>` (unquoted) must be 0 or 1.
-    """
+    """(score 0/1, explanation) as the official parse_response reads a reply's last {...}; score None for its -1."""
     blocks = _BLOCK.findall(reply or "")
     text = "{" + blocks[-1] + "}" if blocks else ""
     found = _SCORE.search(text)
@@ -87,14 +46,6 @@ def _ask_judge(judge: BaseChatModel, template: Any, question: str, truth: str, p
         return f"(judge call failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
 
 
-def _missing(pred: str, rules: CragRules) -> str | None:
-    """The method when the prediction counts as missing, else None."""
-    if not pred and rules.empty_is_missing:
-        return "empty"
-    text = pred.replace("\u2019", "'").replace("\u2018", "'") if rules.typographic_idk else pred
-    return "idk" if "i don't know" in text else None
-
-
 def _deterministic(pred: str, truth: str) -> tuple[str, str] | None:
     """(outcome, method) the official rules give without a judge for one ground truth, else None."""
     if pred == truth:
@@ -106,63 +57,39 @@ def _deterministic(pred: str, truth: str) -> tuple[str, str] | None:
     return None
 
 
-def score_prediction(question: str, prediction: str, answer: str, alternatives: Sequence[str] = (),
-                     judge: BaseChatModel | None = None, template: Any = None, judge_name: str = "",
-                     rules: CragRules = CragRules()) -> Verdict:
-    """Score one prediction against the ground truth (and, if the rules say so, its alternative answers)."""
+def score_prediction(question: str, prediction: str, answer: str, judge: BaseChatModel | None = None,
+                     template: Any = None, judge_name: str = "") -> Verdict:
+    """Score one prediction against the ground truth (the row's main answer, as the official script does)."""
     shown = trim_prediction(prediction)
     pred = shown.lower()
     verdict = Verdict(outcome="incorrect", method="invalid", prediction=pred, judge=judge_name)
-    missing = _missing(pred, rules)
-    if missing:
-        return verdict.model_copy(update={"outcome": "missing", "method": missing})
-    truths = [t.strip() for t in [answer, *(alternatives if rules.alternatives else [])] if isinstance(t, str)]
-    needs_judge = []
-    for truth in truths:
-        decided = _deterministic(pred, truth.lower())
-        if decided and decided[0] == "accurate":
-            return verdict.model_copy(update={"outcome": "accurate", "method": decided[1]})
-        if decided is None:
-            needs_judge.append(truth)
-    if not needs_judge:
-        return verdict
+    if "i don't know" in pred:  # the ASCII apostrophe only, as officially
+        return verdict.model_copy(update={"outcome": "missing", "method": "idk"})
+    decided = _deterministic(pred, answer.strip().lower())
+    if decided is not None:
+        return verdict.model_copy(update={"outcome": decided[0], "method": decided[1]})
     if judge is None:
         return unrated(judge_name, pred)
-    return _judged(verdict, judge, template, question, needs_judge, shown)
-
-
-def _judged(verdict: Verdict, judge: BaseChatModel, template: Any, question: str, truths: list[str],
-            shown: str) -> Verdict:
-    """Ask the judge about each ground truth in turn until one scores 1 (official: break on accuracy 1)."""
     if template is None:
         from frames_agent.agent.prompts import load_prompt
 
         template = load_prompt("crag_judge")
-    verdict = verdict.model_copy(update={"method": "judge_unparsable"})
-    for truth in truths:
-        reply = _ask_judge(judge, template, question, truth, shown)
-        verdict.replies.append(reply)
-        verdict.calls += 1
-        score, explanation = parse_judge_reply(reply)
-        if score is not None:
-            verdict.method, verdict.explanation = "judge", explanation
-        if score == 1:
-            verdict.outcome = "accurate"
-            break
-    return verdict
+    reply = _ask_judge(judge, template, question, answer.strip(), shown)
+    score, explanation = parse_judge_reply(reply)
+    update = {"method": "judge_unparsable"} if score is None else {"method": "judge", "explanation": explanation}
+    return verdict.model_copy(update={**update, "replies": [reply], "calls": 1,
+                                      "outcome": "accurate" if score == 1 else "incorrect"})
 
 
 class CragJudge(Judge):
-    """CRAG's rules as a Judge: gold is [answer, *alternatives]; with no model, non-exact answers are unrated."""
+    """CRAG's rules as a Judge; with no model, non-exact answers are unrated."""
 
-    def __init__(self, llm: BaseChatModel | None, name: str, rules: CragRules = CragRules()) -> None:
-        self.llm, self.name, self.rules = llm, name, rules
+    def __init__(self, llm: BaseChatModel | None, name: str) -> None:
+        self.llm, self.name = llm, name
 
-    def rate(self, question: str, gold: str | Sequence[str], response: str) -> Verdict:
+    def rate(self, question: str, gold: str, response: str) -> Verdict:
         """The CRAG verdict on one prediction."""
-        answers = golds(gold)
-        return score_prediction(question, response, answers[0] if answers else "", answers[1:], judge=self.llm,
-                                judge_name=self.name, rules=self.rules)
+        return score_prediction(question, response, gold, judge=self.llm, judge_name=self.name)
 
 
 class Metrics(BaseModel):

@@ -11,23 +11,11 @@ from frames_agent.agent.llm.calls import message_text
 from frames_agent.agent.llm.spec import ModelSpec
 from frames_agent.agent.llm.timing import UsageTracker
 from frames_agent.agent.prompts import Prompt, load_prompt
-from frames_agent.eval.frames.shortcuts import (
-    exact_match,
-    no_overlap,
-    normalize_answer,
-    number_mismatch,
-    numbers_in,
-    refusal,
-)
-from frames_agent.eval.judge import Judge, Verdict, golds, unrated
+from frames_agent.eval.frames.shortcuts import exact_match, no_overlap, number_mismatch, numbers_in, refusal
+from frames_agent.eval.judge import Judge, Verdict, unrated
 
-__all__ = ["JUDGE_PROMPTS", "Autorater", "agreement", "judge_prompt", "exact_match", "no_overlap", "normalize_answer",
-           "number_mismatch", "numbers_in", "parse_verdict"]
-
+# "frames": the paper's autorater prompt (Krishna et al. 2024, arXiv:2409.12941, Appendix B), its wording and order.
 JUDGE_PROMPT = "frames_judge"
-# "frames": the paper's autorater prompt (Krishna et al. 2024, arXiv:2409.12941, Appendix B), its wording and its
-# input order; "strict": ours, with examples, which calls hedged answers wrong.
-JUDGE_PROMPTS = {"frames": "frames_judge", "strict": "frames_judge_strict"}
 _TRUE = {"true", "correct", "yes"}
 _FALSE = {"false", "incorrect", "no"}
 _KEYED = re.compile(r"(?:decision|verdict|judgement|judgment|grade|final answer|result)\W{0,6}?[:=]\W{0,4}"
@@ -38,8 +26,8 @@ _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
 def judge_prompt(name: str = "frames") -> Prompt:
-    """A FRAMES judge prompt: "frames" (the paper's, default), "strict", or a prompt file."""
-    return load_prompt(JUDGE_PROMPTS.get(name, name))
+    """A FRAMES judge prompt: "frames" (the paper's, default) or a prompt file."""
+    return load_prompt(JUDGE_PROMPT if name == "frames" else name)
 
 
 def _decision_word(negated: str | None, word: str) -> bool:
@@ -131,15 +119,14 @@ class Autorater(Judge):
                            error="judge reply has no TRUE/FALSE decision")
         return self._decided(decision, "judge", why, replies=[raw])
 
-    async def arate(self, question: str, gold: str | Sequence[str], response: str) -> Verdict:
+    async def arate(self, question: str, gold: str, response: str) -> Verdict:
         """The verdict with the judge's LLM usage; a failing judge call gives a recorded error, not an exception."""
-        gold_text = golds(gold)[0] if golds(gold) else ""
-        verdict = self._shortcut(response, gold_text)
+        verdict = self._shortcut(response, gold)
         if verdict is not None:
             return verdict
         assert self.llm is not None, "without a judge model _shortcut decides every answer"
         tracker = UsageTracker(node="judge")
-        text = self.prompt.render(question=question, response=response, ground_truth=gold_text)
+        text = self.prompt.render(question=question, response=response, ground_truth=gold)
         try:
             reply = await self.llm.ainvoke(text, config={"callbacks": [tracker]})
             verdict = self._verdict(message_text(reply.content))

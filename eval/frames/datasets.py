@@ -1,15 +1,22 @@
-"""FRAMES questions: the original TSV/CSV layout, JSONL, or the Hugging Face dataset, as typed Questions."""
+"""FRAMES questions: the original TSV/CSV layout (read defensively), JSONL, or the Hugging Face dataset (online when
+the hub answers, else from its cache at once), as typed Questions."""
 from __future__ import annotations
 
+import ast
+import contextlib
 import csv
 import itertools
 import json
+import logging
 import math
 import os
 import re
+import socket
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
@@ -18,24 +25,10 @@ from frames_agent.agent.limits import MAX_QUESTION_CHARS
 from frames_agent.core.bounded import JSONOutOfBounds, OutOfBounds, read_file
 from frames_agent.core.bounded import loads as bounded_loads
 from frames_agent.core.paths import shared_dir, shared_lookup
-from frames_agent.eval.errors import DataError
-from frames_agent.eval.frames.hub import hub_rows
+from frames_agent.eval.errors import DataError, MissingExtraError
 from frames_agent.eval.frames.split import check_split, in_split
-from frames_agent.eval.frames.table import LINE_KEY, list_cell, read_table
 from frames_agent.eval.rundir import file_fingerprint
 from frames_agent.retrieval.lucene.titles import normalize_title
-
-__all__ = [
-    "REASONING_TYPES",
-    "DataError",
-    "Dataset",
-    "Question",
-    "default_data",
-    "load_questions",
-    "normalize_title",
-    "split_urls",
-    "title_from_url",
-]
 
 REASONING_TYPES = ("Numerical reasoning", "Tabular reasoning", "Multiple constraints", "Temporal reasoning",
                    "Post processing")
@@ -47,6 +40,15 @@ _URL_SEPARATOR = re.compile(r"\s*,\s*(?=(?:https?://|[a-z.]*wikipedia\.org/|w\.w
 MAX_ID_CHARS = 200
 MAX_DATA_BYTES = 512 * 1024 * 1024  # FRAMES is a few MB; far larger is not a question file
 _ALIASES = {"prompt": ("prompt", "question"), "answer": ("answer", "gold_answer", "ground_truth")}
+# Real wiki_links cells are under 1 KB; a cell past this is refused rather than parsed (memory and time).
+MAX_LIST_CELL = 100_000
+LINE_KEY = "_line"  # not a column name: the physical line a row starts on, for warnings
+_QUOTED = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""", re.S)
+_LIST_GAPS = re.compile(r"[\s,]*")
+DEFAULT_DATASET = "google/frames-benchmark"
+PROBE_SECONDS = 3.0
+
+
 
 
 class Question(BaseModel):
@@ -102,8 +104,7 @@ def split_urls(cell: str) -> list[str]:
 
 
 def load_questions(spec: str | os.PathLike | None = None, limit: int | None = None, split: str = "all") -> Dataset:
-    """Questions from a TSV/CSV/JSONL path or `hf:<dataset>` (default: default_data()); only those of `split`
-    (eval/frames/split.py), the first `limit` of them."""
+    """Questions from a TSV/CSV/JSONL path or `hf:<dataset>`: the first `limit` of `split`."""
     spec = str(spec) if spec is not None else default_data()
     notes: list[str] = []
     rows: Iterable[dict]
@@ -163,6 +164,136 @@ def _table_rows(text: str, path: Path, notes: list[str]) -> Iterator[dict]:
         yield from read_table(text, delimiter, notes)
     except csv.Error as exc:
         raise DataError(f"{path} is not a readable {'CSV' if delimiter == ',' else 'TSV'} file: {exc}") from exc
+
+
+def read_table(text: str, delimiter: str, warnings: list[str]) -> Iterator[dict]:
+    """Rows of a TSV/CSV text as dicts (with LINE_KEY), parsed as drawn; malformed rows warned about by line."""
+    csv.field_size_limit(sys.maxsize)
+    lines = text.splitlines(keepends=True)
+    reader = csv.reader(lines, delimiter=delimiter)
+    header = next(reader, None)
+    if header is None:
+        return
+    width, start = len(header), reader.line_num + 1
+    for fields in reader:
+        end = reader.line_num
+        records = [(start, fields)]
+        if end > start and _swallowed(fields, lines[start:end], delimiter, width):
+            warnings.append(f"line {start}: unbalanced quote (the cell runs on to line {end}); "
+                            f"lines {start}-{end} read one row per line")
+            records = [(n, _one_line(lines[n - 1], delimiter)) for n in range(start, end + 1)]
+        for number, record in records:
+            if not any(cell.strip() for cell in record):
+                continue  # a blank line
+            if len(record) != width:
+                warnings.append(f"line {number}: {len(record)} fields where the header has {width}")
+            yield {**dict(zip(header, record)), LINE_KEY: number}
+        start = end + 1
+
+
+def _swallowed(fields: list[str], inner: list[str], delimiter: str, width: int) -> bool:
+    """Whether a record spanning several lines is a stray quote's doing rather than a quoted multi-line cell."""
+    if len(fields) != width:
+        return True
+    # A quoted cell may hold a line break, but not a line that has a whole row's worth of separators.
+    return any(line.count(delimiter) >= max(2, width - 1) for line in inner)
+
+
+def _one_line(line: str, delimiter: str) -> list[str]:
+    try:
+        record = next(csv.reader([line], delimiter=delimiter, strict=True), [])
+    except csv.Error:  # the line with the stray quote: read it literally
+        record = line.rstrip("\r\n").split(delimiter)
+    return record
+
+
+def list_cell(text: str) -> tuple[list[str] | None, str | None]:
+    """(items, None) for a list of string literals or one quoted string, in linear time; (None, why) otherwise."""
+    if len(text) > MAX_LIST_CELL:
+        return None, f"holds {len(text):,} characters (limit {MAX_LIST_CELL:,})"
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        body = text[1:-1]
+        items = _QUOTED.findall(body)
+        if _LIST_GAPS.fullmatch(_QUOTED.sub(",", body)) is None:
+            return None, "is not a list literal"
+    elif _QUOTED.fullmatch(text):
+        items = [text]
+    else:
+        return None, "is not a list literal"
+    try:
+        return [str(ast.literal_eval(item)) for item in items], None
+    except (ValueError, SyntaxError):
+        return None, "is not a list literal"
+
+
+# --- the Hugging Face hub --------------------------------------------------------------------------------
+def hub_rows(name: str) -> list[dict]:
+    """Rows of the dataset's test split; a one-line DataError when it can be neither fetched nor found cached."""
+    try:
+        import datasets  # only users of hf: data need it
+    except ImportError as exc:
+        raise MissingExtraError("hf: data needs the `datasets` package: pip install 'frames-agent[hf]'") from exc
+    online = hub_reachable()
+    try:
+        with _offline(not online), _quiet():
+            loaded = datasets.load_dataset(name or DEFAULT_DATASET, split="test")
+    except Exception as exc:  # offline, unknown dataset, hub errors: all one line for the user
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        why = "needs internet" if online else "the hub is unreachable and no cached copy was found"
+        raise DataError(f"cannot load Hugging Face dataset {name!r} ({why}): {first}") from exc
+    return [dict(row) for row in loaded]
+
+
+def hub_reachable(timeout: float = PROBE_SECONDS) -> bool:
+    """Whether a TCP connection to the hub's endpoint opens within timeout."""
+    try:
+        from huggingface_hub import constants
+
+        endpoint = urlsplit(constants.ENDPOINT)
+    except (ImportError, AttributeError, ValueError):
+        endpoint = urlsplit("https://huggingface.co")
+    try:
+        with socket.create_connection((endpoint.hostname or "huggingface.co", endpoint.port or 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _offline(offline: bool) -> Iterator[None]:
+    """The hub libraries' offline switches, for this call only (the environment is left alone)."""
+    modules = [_module("huggingface_hub.constants"), _module("datasets.config")] if offline else []
+    saved = [(m, m.HF_HUB_OFFLINE) for m in modules if m is not None and hasattr(m, "HF_HUB_OFFLINE")]
+    for module, _ in saved:
+        module.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        for module, value in saved:
+            module.HF_HUB_OFFLINE = value
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    loggers = [logging.getLogger(n) for n in ("huggingface_hub", "datasets", "fsspec")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
+def _module(name: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 # --- parsing -----------------------------------------------------------------------------------------------

@@ -48,8 +48,7 @@ HOSTED_SECONDS_PER_CALL = 3.0
 WHEN_NEW_PLAN_SHARE = 0.67
 # The default index's build on 2 cores. Measured: docs/measurements.md#estimates
 BUILD_BYTES_PER_SECOND = 2.6e6
-# Opening the index and the model clients before the first question, whatever the model. Measured:
-# docs/measurements.md#estimates
+# Opening the index and the model clients before the first question, whatever the model (docs/measurements.md).
 OPEN_SECONDS = 4.0
 RATES_FILE = "local-rates.json"  # under the cache directory: this machine's measured rates per local model
 
@@ -60,8 +59,7 @@ def opens_index(settings) -> bool:
 
 
 def index_build_seconds(settings) -> float | None:
-    """Seconds to build the run's index before its first question (the default index missing for the current
-    corpus), else None."""
+    """Seconds to build the run's index first (the default index missing for the current corpus), else None."""
     if not opens_index(settings):
         return None
     from frames_agent.index.build import default_index_dir, default_spec, finished_manifest, is_default_name
@@ -113,9 +111,7 @@ class _Seen:
 
 
 def record_rates(model: str, calls: Iterable, slower: float | None = None) -> None:
-    """Keep a local model's measured rates (tokens over runtime seconds of these calls) for later estimates, as on
-    an idle machine: times `slower`, the load factor the run met (default: what its estimate measured, else the
-    load now), since the estimate scales by the load it sees; the faster of these and those kept."""
+    """Keep a local model's measured rates as on an idle machine (times `slower`, the load met), the faster kept."""
     calls = [c for c in calls if c.prompt_seconds and c.generation_seconds]
     read, read_s = sum(c.read_tokens for c in calls), sum(c.prompt_seconds for c in calls)
     out, out_s = sum(c.completion_tokens for c in calls), sum(c.generation_seconds for c in calls)
@@ -144,9 +140,7 @@ def load_average() -> float:
 
 
 def load() -> tuple[float, str]:
-    """How much longer local work takes at the machine's load now (1.0 when idle), and a note saying so ('' when
-    idle). The cores are shared fairly between the run's threads (as many as cores) and the others' runnable ones,
-    so the factor is 1 + others / cores, without a cap: busy cores now, or the load average where it is higher."""
+    """How much slower local work runs at the load now (1 + others / cores, no cap; 1.0 idle), and a note saying so."""
     from frames_agent.agent.llm.providers.local import busy_cores, cores
 
     others, total = max(busy_cores(), load_average()), cores()
@@ -159,8 +153,7 @@ def load() -> tuple[float, str]:
 
 
 def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
-    """A one-line up-front estimate of the run time on this machine (said to be an estimate), the index build
-    included when the run needs one first."""
+    """A one-line up-front estimate of the run time on this machine, the index build included when needed."""
     build = index_build_seconds(settings)
     text = _estimate(settings, agent_config, questions, concurrency, build or 0.0)
     return text + (f"; includes ~{duration(build)} to build the default index first" if build else "")
@@ -168,6 +161,7 @@ def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
 
 def _estimate(settings, agent_config, questions: int, concurrency: int, build: float) -> str:
     from frames_agent.agent.prompts import load_prompt
+    from frames_agent.eval.frames.autorater import JUDGE_PROMPT
     from frames_agent.retrieval.tokens import count_tokens
 
     system_calls, judge_calls = calls_per_question(settings, agent_config)
@@ -197,7 +191,7 @@ def _estimate(settings, agent_config, questions: int, concurrency: int, build: f
         answer += agent_config.sub_questions * call_seconds(
             count_tokens(load_prompt("subanswer").text) + 2 * QUESTION_TOKENS + agent_config.sub_answer_budget,
             SUB_ANSWER_OUTPUT_TOKENS)
-    judge = call_seconds(count_tokens(load_prompt("frames_judge").text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
+    judge = call_seconds(count_tokens(load_prompt(JUDGE_PROMPT).text) + 2 * QUESTION_TOKENS, JUDGE_OUTPUT_TOKENS)
     later_calls = agent_config.n - 1
     if getattr(agent_config, "plan_calls", "every_step") == "when_new":
         later_calls = max(min(1, later_calls), WHEN_NEW_PLAN_SHARE * agent_config.n - 1)

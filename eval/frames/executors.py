@@ -1,23 +1,35 @@
-"""Where the questions of one or more FRAMES runs execute: in this process (as `frames` always did), or as
-(run, question) tasks on a Ray cluster whose records stream back to this process, the one writer of every run
-directory. Scheduling, retries after a lost worker and data movement are Ray's."""
+"""Where FRAMES runs execute: in this process, or as (run, question) tasks on a Ray cluster (and what its workers run)
+whose records stream back to this process, the one writer of every run directory."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
+import json
 import os
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from frames_agent.core.errors import first_line
 from frames_agent.eval.errors import EvalError, MissingExtraError
-from frames_agent.eval.frames.opening import Echo, OpenRun, open_run
+from frames_agent.eval.frames.datasets import Question
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.runner import Components, FramesRunSettings, RunOutcome, failed_record, run_frames
+from frames_agent.eval.frames.runner import (
+    Components,
+    Echo,
+    FramesRunSettings,
+    OpenRun,
+    RunOutcome,
+    failed_record,
+    open_run,
+    run_frames,
+    run_question,
+)
 from frames_agent.retrieval.lucene.jvm import java_signals_kept
 
 Build = Callable[[FramesRunSettings, object], Components]
@@ -104,12 +116,11 @@ class RayCluster:
     def _execute(self, ray, runs: list[OpenRun], build: Build, echo: Echo) -> None:
         from tqdm import tqdm
 
-        from frames_agent.eval.frames import remote
         from frames_agent.eval.frames.progress import shown
 
         options = {"max_retries": self.max_retries, "num_cpus": self.task_cpus}
-        probe = ray.remote(**options)(remote.fingerprint_task)
-        task = ray.remote(**options)(remote.question_task)
+        probe = ray.remote(**options)(fingerprint_task)
+        task = ray.remote(**options)(question_task)
         live = [run for run in runs if run.todo]
         jobs = {id(run): ray.put((build, *_portable(run.settings, run.agent_config))) for run in live}
         probes = {run.out: probe.remote(jobs[id(run)]) for run in live}
@@ -148,14 +159,49 @@ class RayCluster:
             return failed_record(question, run.settings.system, error)
 
 
+# --- what a Ray worker runs: its own index, model and judges, built once per run and kept for the next question ---
+KEPT_RUNS = 4  # built runs a worker keeps; tasks arrive run by run, so a few cover the runs in flight
+_built: OrderedDict[str, Components] = OrderedDict()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _key(build: Build, settings: FramesRunSettings, agent_config) -> str:
+    return json.dumps([f"{build.__module__}.{build.__qualname__}", asdict(settings),
+                       agent_config.model_dump(mode="json")], sort_keys=True, default=str)
+
+
+def components(build: Build, settings: FramesRunSettings, agent_config) -> Components:
+    """This worker's components for a run, built on first use (the index opened read-only here)."""
+    key = _key(build, settings, agent_config)
+    if key not in _built:
+        _built[key] = build(settings, agent_config)
+        while len(_built) > KEPT_RUNS:
+            _built.popitem(last=False)
+    _built.move_to_end(key)
+    return _built[key]
+
+
+def fingerprint_task(job: tuple[Build, FramesRunSettings, object]) -> str | None:
+    """Build the run on this worker (so a missing index or model fails once, up front) and name its index."""
+    return components(*job).index_fingerprint
+
+
+def question_task(job: tuple[Build, FramesRunSettings, object], question: Question, answer: bool) -> dict:
+    """One question's record (a failure inside the system is a failed record, as in-process)."""
+    global _loop
+    if _loop is None:  # one loop per worker: model clients keep connections bound to the loop that opened them
+        _loop = asyncio.new_event_loop()
+    record = _loop.run_until_complete(run_question(question, components(*job), answer))
+    return record.model_dump(mode="json")
+
+
 _TERM = threading.Event()  # set by SIGTERM while a Ray run waits for its tasks
 
 
 @contextlib.contextmanager
 def _sigterm_noted() -> Iterator[None]:
-    """SIGTERM only notes the request while the cluster runs its tasks; the waiting loop then raises Terminated
-    from our own code (raised inside Ray's compiled wait it surfaced as a SystemError, and Ray's own handler exits
-    mid-call with its crash lines). Pending tasks are cancelled, finished records kept, Ray shut down, exit 143."""
+    """SIGTERM only noted while tasks run; the waiting loop raises Terminated (tasks cancelled, records kept)."""
+    # Raised inside Ray's compiled wait it surfaced as a SystemError, and Ray's own handler exits mid-call.
     import signal
 
     if threading.current_thread() is not threading.main_thread():

@@ -1,9 +1,5 @@
-"""How far a FRAMES judge agrees with hand labels: agreement, Cohen's kappa, confusion counts, short-cut decisions.
-
-The labels are {question, gold, prediction, label} lines (label true = the gold's vital facts are present and
-nothing contradicts them, the paper's criterion). The short-cuts are scored on their own (every item they decide
-must be right); the judge, if any, is scored on every item with the short-cuts in front of it, as in a run.
-"""
+"""How far a FRAMES judge agrees with hand labels (agreement, Cohen's kappa, confusion, short-cut decisions), the
+short-cuts scored alone and the judge with them in front, as in a run (docs/evaluation.md#judging)."""
 from __future__ import annotations
 
 import asyncio

@@ -17,8 +17,7 @@ from frames_agent.eval.frames.records import QuestionRecord, Tokens
 
 def found_steps(gold_titles: Sequence[str], result: AgentResult,
                 aliases: Mapping[str, str] | None = None) -> dict[str, int | None]:
-    """For each gold title, the first step whose new documents include that article (0 = given up front);
-    aliases maps a normalised gold title that is a redirect to its target's normalised title."""
+    """Each gold title's first step that brought its article (0 = given up front; a redirect counts its target)."""
     found, _ = gold_arrivals(gold_titles, result, aliases)
     return {title: arrival.step if arrival else None for title, arrival in found.items()}
 
@@ -53,20 +52,6 @@ def retrieval_figures(gold_titles: Sequence[str], covered: Sequence[str] | None,
 def _mean(values: Iterable[float | None]) -> float | None:
     kept = [v for v in values if v is not None]
     return mean(kept) if kept else None
-
-
-def _curve(records: list[QuestionRecord], gold: bool) -> list[float | None]:
-    """Mean recall after each step; questions that stopped early keep their last value."""
-    steps = max((r.steps_run for r in records), default=0)
-    curve = []
-    for s in range(1, steps + 1):
-        values = []
-        for r in records:
-            titles = r.gold_titles if gold else r.covered_titles
-            if titles:
-                values.append(recall(r.found_step, titles, s))
-        curve.append(_mean(values))
-    return curve
 
 
 class Accuracy(BaseModel):
@@ -200,8 +185,7 @@ def step_values(records: list[QuestionRecord], gold: bool = True) -> list[list[f
 
 
 def _intervals(records: list[QuestionRecord]) -> dict:
-    """95% intervals (stats.mean_ci: Wilson for 0/1 values, else bootstrap) of accuracy (rated answers, failed as wrong)
-    and of recall (finished questions)."""
+    """95% intervals (stats.mean_ci) of accuracy (rated answers, failed as wrong) and of recall (finished questions)."""
     from frames_agent.eval.stats import mean_ci
 
     done = [r for r in records if not r.failed]
@@ -256,7 +240,8 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
         **about, n=len(records), failed=len(records) - len(done), rated=overall.rated, unrated=overall.unrated,
         accuracy=overall.accuracy, by_reasoning_type=_by_type(records),
         recall=_mean(r.recall for r in done), covered_recall=_mean(r.covered_recall for r in done),
-        recall_by_step=_curve(done, gold=True), covered_recall_by_step=_curve(done, gold=False),
+        recall_by_step=[_mean(v) for v in step_values(done)],
+        covered_recall_by_step=[_mean(v) for v in step_values(done, gold=False)],
         **_coverage(records), calls=sum(r.llm_calls for r in records),
         tokens=Tokens(prompt=sum(r.tokens.prompt for r in records),
                       completion=sum(r.tokens.completion for r in records)),

@@ -1,15 +1,22 @@
-"""A run's PNG figures with their 95% intervals: accuracy by reasoning type (Wilson error bars) and recall after each
-step (the bootstrap band of summary.json's recall_by_step_ci)."""
+"""Every PNG figure, with its 95% intervals: a run's accuracy by type and recall by step, the runs' recall overlay
+(the paper's Fig. 4), matched budget against BM25-R, and the sweep's heat map."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frames_agent.eval.frames.metrics import RunSummary
-from frames_agent.eval.stats import wilson_ci
+from frames_agent.eval.frames.budget import MatchedBudget
+from frames_agent.eval.frames.metrics import RunSummary, step_values
+from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.settings import used_model
+from frames_agent.eval.stats import bootstrap_ci, wilson_ci
 
-ACCURACY_PLOT, RECALL_PLOT = "accuracy_by_type.png", "recall_by_step.png"
+ACCURACY_PLOT, RECALL_PLOT, OVERLAY_PLOT = "accuracy_by_type.png", "recall_by_step.png", "recall_overlay.png"
+BUDGET_PLOT, HEATMAP_PLOT = "matched_budget.png", "heatmap.png"
+CURVE_FROM = 5  # BM25-R(n) is drawn for n = 5 .. depth
+Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
 
 
 @dataclass(frozen=True)
@@ -121,3 +128,120 @@ def write_plots(out: Path, summary: RunSummary) -> list[str]:
         plt.close(fig)
         made.append(name)
     return made
+
+
+def run_label(config: dict) -> str:
+    """A legend label that tells the truth: the system, its settings, and the model only if one was called."""
+    agent, system = config.get("agent", {}), config.get("system", "?")
+    if system == "multistep":
+        label = f"multistep {agent.get('prompt')} (k={agent.get('k')}, n={agent.get('n')} steps)"
+    elif system == "bm25":
+        label = f"BM25-R({agent.get('n_docs')})"
+    else:
+        label = system
+    label += f", {config.get('model')}" if used_model(config) else ", no model"
+    return label + (" — retrieval only" if config.get("retrieval_only") else "")
+
+
+def _curve(records: list[QuestionRecord]) -> list[tuple[float, float, float]]:
+    """(mean, low, high) gold recall after each step over finished questions."""
+    out = []
+    for values in step_values([r for r in records if not r.failed]):
+        ci = bootstrap_ci(values)
+        if values and ci:
+            out.append((sum(values) / len(values), *ci))
+    return out
+
+
+def one_shot_span(steps: int) -> list[float]:
+    """The whole x axis, over which a one-shot system's flat line is drawn (one step's ticks would draw nothing)."""
+    return [0.75, steps + 0.25]
+
+
+def plot_overlay(runs: Sequence[Run], path: Path) -> None:
+    """Recall after each step of every run, 95% bands; single-shot systems as flat dashed lines over all steps."""
+    plt = pyplot()
+
+    curves = {name: _curve(records) for name, _, _, records in runs}
+    steps = max([len(c) for c in curves.values()] + [1])
+    xs = list(range(1, steps + 1))
+    fig, ax = plt.subplots(figsize=(8, 4.2 + 0.22 * len(runs)))
+    for (name, config, summary, records), color in zip(runs, plt.cm.tab10.colors * 3):
+        curve, questions = curves[name], sum(1 for r in records if not r.failed)
+        label = f"{run_label(config)} [{questions} questions]"
+        if len(curve) > 1:
+            x = list(range(1, len(curve) + 1))
+            ax.plot(x, [m * 100 for m, _, _ in curve], marker="o", color=color, label=label)
+            ax.fill_between(x, [lo * 100 for _, lo, _ in curve], [hi * 100 for _, _, hi in curve], color=color,
+                            alpha=0.15, linewidth=0)
+        elif summary.recall is not None:
+            low, high = summary.recall_ci or (summary.recall, summary.recall)
+            span = one_shot_span(steps)
+            ax.plot(span, [summary.recall * 100] * 2, linestyle="--", color=color, label=label + ", one shot")
+            ax.fill_between(span, [low * 100] * 2, [high * 100] * 2, color=color, alpha=0.12, linewidth=0)
+    ax.set_xlabel("step")
+    ax.set_ylabel("gold-article recall (%)")
+    ax.set_xticks(xs)
+    ax.set_xlim(*one_shot_span(steps))
+    ax.set_ylim(0, 100)
+    ax.set_title("Gold recall after each step (shaded: 95% bootstrap CI)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, frameon=False)  # below: never on data
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+
+
+def plot_budget(result: MatchedBudget, path: Path, name: str = "multistep") -> Path:
+    """Covered recall against articles read: BM25-R(n) for n = 5..depth as a curve, the multistep steps as points."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    xs = list(range(CURVE_FROM, len(result.curve) + 1))
+    ax.plot(xs, [result.curve[n - 1] * 100 for n in xs], color="#4c72b0",
+            label=f"BM25-R(n), n = {CURVE_FROM}..{len(result.curve)}")
+    ax.plot([a for a, _ in result.steps], [r * 100 for _, r in result.steps], marker="o", color="#dd8452",
+            label=f"{name}, after each step")
+    for step, (articles, value) in enumerate(result.steps, 1):
+        ax.annotate(str(step), (articles, value * 100), textcoords="offset points", xytext=(4, -10), fontsize=8)
+    ax.set_xlabel("articles read (distinct articles in the context)")
+    ax.set_ylabel("covered recall (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"Covered recall against articles read ({result.n} questions); "
+                 f"matched budget {result.diff:+.3f} [{result.ci[0]:+.3f}, {result.ci[1]:+.3f}]", fontsize=9)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_heatmap(rows: tuple[str, tuple[str, ...]], cols: tuple[str, tuple[str, ...]],
+                 values: dict[tuple[str, str], tuple[float | None, int]], measure: str, path: Path) -> Path:
+    """Rows × columns of (value, questions); a missing value is grey and says so."""
+    plt = pyplot()
+    import numpy as np
+
+    (row_key, row_values), (col_key, col_values) = rows, cols
+    grid = np.full((len(row_values), len(col_values)), np.nan)
+    for i, rv in enumerate(row_values):
+        for j, cv in enumerate(col_values):
+            value = values.get((rv, cv), (None, 0))[0]
+            grid[i, j] = np.nan if value is None else value
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(col_values), 1.4 + 0.9 * len(row_values)))
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#dddddd")
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+    for i, rv in enumerate(row_values):
+        for j, cv in enumerate(col_values):
+            value, n = values.get((rv, cv), (None, 0))
+            text = "–" if value is None else f"{value:.2f}"
+            ax.text(j, i, f"{text}\n({n} q)", ha="center", va="center", fontsize=9,
+                    color="white" if value is not None and value < 0.6 else "black")
+    ax.set_xticks(range(len(col_values)), labels=list(col_values))
+    ax.set_yticks(range(len(row_values)), labels=list(row_values))
+    ax.set_xlabel(col_key)
+    ax.set_ylabel(row_key)
+    ax.set_title(f"{measure} by {row_key} × {col_key}", fontsize=10)
+    fig.colorbar(image, ax=ax, fraction=0.05)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

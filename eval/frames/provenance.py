@@ -15,16 +15,16 @@ ORIGINS = ("model", "proposer", "question", "fallback", "repeat", "tool")
 
 
 class Arrival(NamedTuple):
-    """When an article entered the context: its step (0 = given up front), the distinct articles read by then
-    (itself included), and the origin of the query that brought it (None when not recorded)."""
+    """When an article entered the context: its step (0 = up front), the articles read by then, the query's origin."""
 
     step: int
     read: int
     origin: str | None
 
 
-def arrivals(result: AgentResult) -> tuple[dict[str, Arrival], list[int]]:
-    """(normalised title -> its first Arrival, distinct articles read after each step)."""
+def gold_arrivals(gold_titles: Sequence[str], result: AgentResult,
+                  aliases: Mapping[str, str] | None = None) -> tuple[dict[str, Arrival | None], list[int]]:
+    """Each gold title's Arrival (None: never read; a redirect counts its target), and articles read per step."""
     by_id = {d.id: d for d in result.documents}
     stepped = [(doc_id, record.step, record.new_doc_origins[i] if i < len(record.new_doc_origins) else None)
                for record in result.steps for i, doc_id in enumerate(record.new_doc_ids)]
@@ -47,13 +47,6 @@ def arrivals(result: AgentResult) -> tuple[dict[str, Arrival], list[int]]:
     for step in range(1, steps + 1):
         read = after.get(step, read)
         by_step.append(read)
-    return first, by_step
-
-
-def gold_arrivals(gold_titles: Sequence[str], result: AgentResult,
-                  aliases: Mapping[str, str] | None = None) -> tuple[dict[str, Arrival | None], list[int]]:
-    """Each gold title's Arrival (None: never read; a redirect counts its target), and articles read per step."""
-    first, by_step = arrivals(result)
     aliases = aliases or {}
     return {t: first.get(aliases.get(normalize_title(t), normalize_title(t))) for t in gold_titles}, by_step
 

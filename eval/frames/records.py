@@ -6,11 +6,14 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, computed_field, field_validator
 
 from frames_agent.agent.llm.timing import CallTiming
+from frames_agent.agent.queries import PlanReply
 from frames_agent.eval.judge import Verdict
 from frames_agent.eval.rundir import RunDir
 
 # The files a FRAMES run directory holds beside config.json and results.jsonl.
 SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
+# The plan schema's length cap on a query (constrained decoding stops a model's query there, mid-phrase if need be).
+QUERY_CAP: int = PlanReply.model_json_schema()["properties"]["queries"]["items"]["maxLength"]
 
 
 class Tokens(BaseModel):
@@ -37,7 +40,7 @@ class QuestionRecord(BaseModel):
     raw_answer: str = ""
     retrieved_titles: list[str] = []
     steps: list[dict] = []
-    # eval/frames/recording.py: the model's queries that reached the plan schema's length cap (likely cut short).
+    # The model's queries that reached the plan schema's length cap (truncated_queries; likely cut short).
     truncated_queries: list[str] = []
     covered_titles: list[str] | None = None
     found_step: dict[str, int | None] = {}
@@ -87,8 +90,7 @@ class QuestionRecord(BaseModel):
     @computed_field  # type: ignore[prop-decorator]  # from `final`, so runs recorded before the field have it too
     @property
     def format_ok(self) -> bool | None:
-        """Whether the answer reply followed its format (a usable structured reply, or the "Answer:" line); None
-        when nothing was answered."""
+        """Whether the answer reply followed its format (structured, or the "Answer:" line); None when not answered."""
         return None if self.failed or not self.final else bool(self.final.get("format_ok"))
 
     @property
@@ -111,6 +113,12 @@ class QuestionRecord(BaseModel):
             "calls": [*self.calls, *(t for v in (verdict, verdict2) if v is not None for t in v.timings)],
             "judge_tokens": Tokens(prompt=self.judge_tokens.prompt + prompt,
                                    completion=self.judge_tokens.completion + completion)})
+
+
+def truncated_queries(steps: list[dict]) -> list[str]:
+    """The model's queries that reached the plan schema's length cap: likely cut off by constrained decoding."""
+    return [q for s in steps for q, origin in zip(s.get("queries") or [], s.get("origins") or [])
+            if origin == "model" and len(q) >= QUERY_CAP]
 
 
 def mark(r: QuestionRecord) -> str:

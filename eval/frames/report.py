@@ -1,4 +1,4 @@
-"""OUT/summary.json, OUT/report.md with PNG plots, and side-by-side tables of several runs with paired tests."""
+"""A FRAMES run's summary.json, and its report.md with PNG plots and what the answer could see."""
 from __future__ import annotations
 
 import re
@@ -7,13 +7,15 @@ from pathlib import Path
 
 from frames_agent.core.bounded import load_file
 from frames_agent.eval.errors import EvalError
-from frames_agent.eval.frames.figures import num, pct, with_ci  # noqa: F401 (re-exported: compare and older callers)
+from frames_agent.eval.frames.datasets import normalize_title
+from frames_agent.eval.frames.figures import num, pct, with_ci
 from frames_agent.eval.frames.metrics import RunSummary, judged_by, run_summary
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
 from frames_agent.eval.frames.provenance import origin_lines
 from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.frames.settings import used_model
-from frames_agent.eval.frames.visibility import visibility_lines
+from frames_agent.retrieval.passages import PASSAGE_WORDS
+from frames_agent.retrieval.selection import LARGE_CONTEXT_WORDS
 
 _MAX_ROWS = 100
 _MARKUP = re.compile(r"([\\`*_\[\]!<>|#&~])")
@@ -28,8 +30,7 @@ def _natural(qid: str) -> tuple:
 
 def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: bool = True,
                   files: bool = True) -> RunSummary:
-    """summary.json, report.md and plots (and report.html) from every finished record in run_dir; returns the
-    summary (files=False: computed only, the run's own files left as they are)."""
+    """summary.json, report.md, plots and report.html of run_dir's records (files=False: only computed)."""
     loaded, _ = run_dir.load_records()
     records = [loaded[k] for k in sorted(loaded, key=_natural)]
     judge = config.get("judge")
@@ -50,8 +51,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
 
 
 def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, RunSummary, list[QuestionRecord]]:
-    """Re-render an existing run directory (and its report.html with html; files=False: only read it, as a
-    comparison written elsewhere does); returns (config, summary, records)."""
+    """Re-render a run directory (files=False: only read it, html: its report.html too); (config, summary, records)."""
     run_dir = frames_run_dir(Path(path))
     config = run_dir.read_config()
     if config is None or not run_dir.results.exists():
@@ -182,6 +182,56 @@ def _timing_lines(s: RunSummary) -> list[str]:
     return [f"- Time in {node}: {t.calls} call(s), {t.seconds:.0f} s; {t.read_tokens} of {t.prompt_tokens} prompt "
             f"tokens read (the rest from the prompt cache) at {rate(t.prompt_tps)} tok/s, {t.completion_tokens} "
             f"generated at {rate(t.generation_tps)} tok/s" for node, t in s.timing.items()]
+
+
+def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSummary) -> list[str]:
+    """How much of each gold article the answer prompt showed (passage mode records which passages it showed)."""
+    agent = config.get("agent") or {}
+    shown, seen, in_context = [], 0, 0
+    for record in records:
+        gold = {normalize_title(t) for t in record.gold_titles}
+        in_context += len(gold & {normalize_title(t) for t in record.retrieved_titles})
+        for article in (record.answer_context or {}).get("passages") or []:
+            if normalize_title(article.get("title", "")) in gold and article.get("article_tokens"):
+                seen += 1
+                # the shown text carries a title line and separators: a short article can come out above 100%
+                shown.append(min(1.0, article["tokens"] / article["article_tokens"]))
+    if not agent.get("answer_passages") or not in_context:
+        return _seen_lines(summary)
+    shown.sort()
+    median = shown[len(shown) // 2] if shown else 0.0
+    how = ("passages ranked across the whole context, at most" if agent.get("context_selection", "context") == "context"
+           else "articles by search rank, each with")
+    return ["## What the answer could see", "",
+            f"- Answer budget {agent.get('answer_budget')} tokens: {how} {agent.get('answer_passages')} passages of "
+            f"{_words(agent.get('passage_words'))} per article (more when few articles leave room).",
+            f"- Gold articles in the context: {in_context}; shown to the answer: {seen}; share of each shown gold "
+            f"article's tokens the answer saw: median {pct(median)}, range {pct(shown[0] if shown else 0)}–"
+            f"{pct(shown[-1] if shown else 0)}.", *_seen_lines(summary)[2:]]
+
+
+def _seen_lines(s: RunSummary) -> list[str]:
+    """Answer-context recall, the gold answer in the prompt, and wrong answers split by reader and retrieval."""
+    formats = [] if s.format_ok is None else [
+        f"- Answer format followed (format_ok: a usable structured reply, or the 'Answer:' line): "
+        f"{with_ci(s.format_ok, s.format_ok_ci)}; read from a structured reply: {s.structured_answers}."]
+    if s.answer_in_prompt is None and s.answer_context_recall is None:
+        return ["## What the answer could see", "", *formats, ""] if formats else []
+    return ["## What the answer could see", "", *formats,
+            f"- Answer-context recall (gold articles found that the answer prompt showed): "
+            f"{with_ci(s.answer_context_recall, s.answer_context_recall_ci)}; gold articles shown per question: "
+            f"{num(s.gold_shown, 1)}; shown among all covered gold articles: {num(s.shown_recall)}.",
+            f"- Gold answer in the answer prompt (its words or number; model-free): "
+            f"{with_ci(s.answer_in_prompt, s.answer_in_prompt_ci)}.",
+            f"- Wrong answers: {s.reader_failures} with the gold answer in the prompt (reader failures), "
+            f"{s.retrieval_failures} without it (retrieval failures).", ""]
+
+
+def _words(words: object) -> str:
+    """The passage size a run's config names (unset: chosen by the context's size)."""
+    if words is None:
+        return f"~{PASSAGE_WORDS} words (few articles) or ~{LARGE_CONTEXT_WORDS} words (a larger context)"
+    return f"~{words} words"
 
 
 def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], plots: Sequence[str]) -> str:

@@ -59,8 +59,7 @@ class FramesRunSettings:
         return cls(**{k: getattr(args, k) for k in cls.__dataclass_fields__ if hasattr(args, k)})
 
     def agent(self, config: AgentConfig | None = None) -> AgentSettings:
-        """The agent these settings run (model, index, tools, cache; the agent flags and --set read once, by
-        AgentSettings.from_flags); `config`, an AgentConfig built from them before, is used as it is."""
+        """The agent these settings run (AgentSettings.from_flags); `config`, built from them before, as is."""
         from frames_agent.agent.settings import AgentSettings
 
         return AgentSettings.from_flags(asdict(self), config=config)
@@ -81,8 +80,7 @@ def _slug(text: str) -> str:
 
 
 def default_out(settings: FramesRunSettings) -> Path:
-    """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-<split>][-idx<index>] under
-    the cwd."""
+    """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-<split>][-idx<index>] under the cwd."""
     parts = [settings.system]
     if settings.system == "multistep":
         parts += [_slug(Path(settings.prompt).stem), f"k{settings.k}", f"n{settings.n}", f"d{settings.n_docs}"]
@@ -100,10 +98,7 @@ def _sha(text: str) -> str:
 
 
 def run_config(settings: FramesRunSettings, agent_config, dataset: Dataset) -> dict:
-    """The fields two runs must share to write into the same OUT (limit, concurrency and caching may differ).
-
-    Content, not names: the dataset's hash, and (once the index is open) the index's content fingerprint.
-    """
+    """What two runs must share to write into one OUT, by content: the data's hash and the index fingerprint."""
     from frames_agent.agent.prompts import load_prompt
     from frames_agent.eval.frames.autorater import judge_prompt
 

@@ -1,10 +1,5 @@
-"""FRAMES pre-judge short-cuts: decide only what is certain, send everything else to the judge.
-
-The paper's rule is that the meaning and vital facts of the ground truth are present, not its wording; a
-deterministic check can only be sure of the plain cases: the same normalised text, the gold answer stated alone
-(no other candidate, no negation, no hedge), one different number stated plainly, or (for small judges) a response
-sharing nothing with the gold answer even allowing for plurals, abbreviations and number words.
-"""
+"""FRAMES pre-judge short-cuts: decide only what is certain (docs/evaluation.md#judging), send everything else to
+the judge."""
 from __future__ import annotations
 
 import re
@@ -117,11 +112,8 @@ def _rounds_to(value: float, target: float) -> bool:
 
 
 def number_mismatch(response: str, gold: str) -> bool:
-    """Certainly wrong: the gold is one number and the response plainly states one other number.
-
-    A small judge model readily calls "10 years" the same as "87"; a plain single number can be checked without
-    it. Anything approximate, hedged, negated, spelled out or with several numbers goes to the judge.
-    """
+    """Certainly wrong: the gold is one number and the response plainly states one other number."""
+    # A small judge readily calls "10 years" the same as "87"; anything approximate or hedged goes to the judge.
     gold_norm = normalize_answer(gold)
     if not re.fullmatch(r"\d+(?:\.\d+)?", gold_norm) or NEGATION.search(str(response)) or HEDGE.search(str(response)):
         return False
@@ -151,11 +143,8 @@ def _initials(words: list[str]) -> set[str]:
 
 
 def no_overlap(response: str, gold: str) -> bool:
-    """The response shares nothing with a gold answer that is a name or phrase (no number, no count word).
-
-    Allows for plurals, abbreviations both ways and runs of initials ("U.S.A."); the ground truth cannot be present
-    in such a response short of a free paraphrase. Used only for small judges.
-    """
+    """The response shares nothing (plurals, abbreviations, initials allowed) with a gold name or phrase."""
+    # Only for small judges: the ground truth cannot be in such a response short of a free paraphrase.
     gold_list, resp_list = normalize_answer(gold).split(), normalize_answer(response).split()
     if not gold_list or not resp_list or any(any(c.isdigit() for c in w) or w in _NUMBERISH for w in gold_list):
         return False

@@ -1,8 +1,5 @@
-"""What the answer saw: gold articles shown in the answer prompt, and whether the gold answer was in it.
-
-Model-free measures that tell a reader failure (the facts were shown, the answer is wrong) from a retrieval failure
-(they never reached the prompt), question by question.
-"""
+"""What the answer saw, model-free: gold articles shown in the answer prompt and whether the gold answer was in it,
+which tell a reader failure from a retrieval failure."""
 from __future__ import annotations
 
 import re
@@ -33,8 +30,7 @@ def gold_shown(gold_titles: Sequence[str], shown: Sequence[str], aliases: Mappin
 
 
 def answer_in_text(gold_answer: str, text: str) -> bool:
-    """The gold answer is in the text: its normalised phrase, its number (for a numeric answer), or all its content
-    words. A ceiling a reader could reach, not a verdict."""
+    """The gold answer's phrase, number or content words are in the text: a ceiling for a reader, not a verdict."""
     gold, body = normalize_answer(gold_answer), normalize_answer(text)
     if not gold or not body:
         return False
@@ -49,8 +45,7 @@ def answer_in_text(gold_answer: str, text: str) -> bool:
 
 def answer_figures(gold_titles: Sequence[str], covered: Sequence[str] | None, found_step: Mapping[str, int | None],
                    gold_answer: str, answer_context: Mapping | None, aliases: Mapping[str, str] | None = None) -> dict:
-    """gold_shown, answer_context_recall (shown among the covered gold articles the context held), shown_recall
-    (shown among all covered gold) and answer_in_prompt of one question; None where nothing was answered."""
+    """gold_shown, answer_context_recall, shown_recall and answer_in_prompt of a question; None if not answered."""
     if not answer_context or not answer_context.get("budget"):
         return {"gold_shown": None, "answer_context_recall": None, "shown_recall": None, "answer_in_prompt": None}
     shown = gold_shown(gold_titles, shown_titles(answer_context), aliases)

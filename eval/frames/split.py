@@ -1,10 +1,5 @@
-"""The honest split: every question is in `tune` (~60%) or `check` (~40%) by a hash of its own text.
-
-Settings are chosen on `tune` questions and measured on `check` questions. The split depends on nothing but the
-question's normalised text (Unicode NFKC, case folded, whitespace collapsed) through SHA-256: stable across runs,
-processes, machines, Python's hash seed, row order and ids, and a question keeps its side when the data file is
-reordered, filtered or extended. `frames --split`, `compare`, `tune` and the bench replays all read it from here.
-"""
+"""The honest split: every question is in `tune` (~60%) or `check` (~40%) by a SHA-256 of its normalised text, stable
+across runs, machines, row order and ids (docs/evaluation.md#the-honest-split)."""
 from __future__ import annotations
 
 import hashlib

@@ -35,11 +35,6 @@ class Axis:
     key: str
     values: tuple[str, ...]
 
-    @property
-    def run_setting(self) -> bool:
-        """True for a frames flag (FramesRunSettings field); False for an AgentConfig field set with --set."""
-        return self.key in RUN_AXES
-
 
 def parse_axis(text: str) -> Axis:
     """KEY=V1,V2,... (V1|V2|... when a value holds commas, e.g. tools=wiki|wiki,crag)."""
@@ -63,8 +58,7 @@ def parse_axis(text: str) -> Axis:
 
 
 def checked_value(key: str, value: str) -> str:
-    """A grid value as its cell means it, refused in one line unless its setting takes it (AgentConfig's bounds);
-    numbers and flags in one spelling, so equal values compare equal (01 is 1, yes is true)."""
+    """A grid value in one spelling (01 is 1, yes is true), refused in one line outside its setting's bounds."""
     from pydantic import TypeAdapter, ValidationError
 
     from frames_agent.agent.config import AgentConfig

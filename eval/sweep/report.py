@@ -1,6 +1,5 @@
-"""The sweep report in SWEEP_DIR: sweep.md (a table of every cell, paired tests of each cell against the baseline,
-the one-factor-at-a-time effect of each component), sweep_table.json, heatmap.png (two-axis grids) and
-recall_overlay.png (gold recall after each step of every cell, Fig.-4 style)."""
+"""The sweep report in SWEEP_DIR: sweep.md (every cell, paired tests and one-factor effects against the baseline),
+sweep_table.json, and the heat map and recall overlay."""
 from __future__ import annotations
 
 import json
@@ -11,11 +10,10 @@ from pathlib import Path
 from frames_agent.eval.frames.comparison.paired import paired_accuracy
 from frames_agent.eval.frames.figures import num, pct
 from frames_agent.eval.frames.metrics import RunSummary
+from frames_agent.eval.frames.plots import HEATMAP_PLOT, OVERLAY_PLOT, plot_heatmap, plot_overlay
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.rundir import write_atomic
 from frames_agent.eval.stats import compare_paired_means, p_text
-from frames_agent.eval.sweep.answers import WEAKER_NOTE, answer_scores, answered, f1_of, rouge_available
-from frames_agent.eval.sweep.figures import HEATMAP_PLOT, plot_heatmap
 from frames_agent.eval.sweep.runner import Sweep
 
 REPORT_FILE, TABLE_FILE, CSV_FILE = "sweep.md", "sweep_table.json", "sweep_table.csv"
@@ -55,7 +53,7 @@ def row(run: CellRun) -> dict:
     return {"cell": run.name, **run.values, "questions": s.n, "failed": s.failed, "accuracy": s.accuracy,
             "rated": s.rated, "unrated": s.unrated, "covered_recall": s.covered_recall, "recall": s.recall,
             "recall_by_step": s.recall_by_step, "answer_context_recall": s.answer_context_recall,
-            "answer_in_prompt": s.answer_in_prompt, **answer_scores(run.records),
+            "answer_in_prompt": s.answer_in_prompt,
             "calls_per_question": s.calls / n, "tokens_per_question": (s.tokens.prompt + s.tokens.completion) / n,
             "seconds_per_question": s.seconds / n}
 
@@ -63,14 +61,14 @@ def row(run: CellRun) -> dict:
 def table(rows: list[dict]) -> str:
     """The markdown table of every cell."""
     head = ("| cell | questions | failed | accuracy (rated / unrated) | covered recall | recall by step | "
-            "answer-context recall | answer in prompt | token F1* | ROUGE-L* | calls/q | tokens/q | s/q |")
+            "answer-context recall | answer in prompt | calls/q | tokens/q | s/q |")
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     for r in rows:
         steps = "→".join(num(v) for v in r["recall_by_step"]) or "–"
         accuracy = f"{pct(r['accuracy'])} ({r['rated']} / {r['unrated']})" if r["rated"] or r["unrated"] else "–"
         lines.append(f"| {r['cell']} | {r['questions']} | {r['failed']} | {accuracy} | {num(r['covered_recall'])} | "
                      f"{steps} | {num(r['answer_context_recall'])} | {pct(r['answer_in_prompt'])} | "
-                     f"{num(r['token_f1'])} | {num(r['rouge_l'])} | {r['calls_per_question']:.1f} | "
+                     f"{r['calls_per_question']:.1f} | "
                      f"{r['tokens_per_question']:.0f} | {r['seconds_per_question']:.2f} |")
     return "\n".join(lines)
 
@@ -83,21 +81,17 @@ def _pairs(a: CellRun, b: CellRun, value: Callable[[QuestionRecord], float | Non
     return [x for x, _ in kept], [y for _, y in kept]
 
 
-def _answer_f1(record: QuestionRecord) -> float | None:
-    return f1_of(record) if answered([record]) else None
-
-
 def effect(base: CellRun, other: CellRun) -> dict:
-    """B minus the baseline on paired questions: accuracy (McNemar), covered recall and token F1 (sign-flip)."""
+    """B minus the baseline on paired questions: accuracy (McNemar) and covered recall (sign-flip)."""
     out: dict = {}
     test = paired_accuracy(base.records, other.records)  # compare's pairing: finished and rated in both
     if test is not None:
         out["accuracy"] = {"diff": test.diff, "ci": [test.ci_low, test.ci_high], "p": test.p_value, "n": test.n}
-    for name, value in (("covered_recall", lambda r: r.covered_recall), ("token_f1", _answer_f1)):
-        a, b = _pairs(base, other, value)
-        if a:
-            means = compare_paired_means(a, b)
-            out[name] = {"diff": means.diff, "ci": [means.ci_low, means.ci_high], "p": means.p_value, "n": means.n}
+    a, b = _pairs(base, other, lambda r: r.covered_recall)
+    if a:
+        means = compare_paired_means(a, b)
+        out["covered_recall"] = {"diff": means.diff, "ci": [means.ci_low, means.ci_high], "p": means.p_value,
+                                 "n": means.n}
     return out
 
 
@@ -128,10 +122,10 @@ def _shown(figure: dict | None, scale: float, unit: str) -> str:
 
 def effects_table(found: list[dict]) -> str:
     """The effect table in markdown."""
-    lines = ["| component | change | cell | Δ accuracy (points) | Δ covered recall | Δ token F1* |", "|---|---|---|---|---|---|"]
+    lines = ["| component | change | cell | Δ accuracy (points) | Δ covered recall |", "|---|---|---|---|---|"]
     for e in found:
         lines.append(f"| {e['component']} | {e['from']} → {e['to']} | {e['cell']} | {_shown(e.get('accuracy'), 100, ' pts')} "
-                     f"| {_shown(e.get('covered_recall'), 1, '')} | {_shown(e.get('token_f1'), 1, '')} |")
+                     f"| {_shown(e.get('covered_recall'), 1, '')} |")
     return "\n".join(lines)
 
 
@@ -152,7 +146,6 @@ def heatmap(sweep: Sweep, runs: list[CellRun]) -> tuple[Path | None, str]:
 def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
     """sweep.md, sweep_table.json and the figures; returns the table with the paired tests and the paths written."""
     from frames_agent.eval.frames.comparison.paired import paired_line, paired_recall_line
-    from frames_agent.eval.frames.overlay import OVERLAY_PLOT, plot_overlay
 
     runs = load_cells(sweep)
     rows = [row(r) for r in runs]
@@ -170,10 +163,9 @@ def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
         plot_overlay([(r.name, r.config, r.summary, r.records) for r in runs], sweep.root / OVERLAY_PLOT)
         written.append(sweep.root / OVERLAY_PLOT)
     written += [figure] if figure else []
-    notes = [f"* {WEAKER_NOTE}."] + ([] if rouge_available() else ["ROUGE-L needs `pip install rouge-score`."])
-    notes += ["Accuracy is over rated answers only (failed questions count as wrong); paired tests and effects use "
-              "the questions both cells finished."]
-    text = "\n\n".join([table(rows), "\n".join(notes), f"Paired tests against the baseline {sweep.baseline.name}:",
+    note = ("Accuracy is over rated answers only (failed questions count as wrong); paired tests and effects use the "
+            "questions both cells finished.")
+    text = "\n\n".join([table(rows), note, f"Paired tests against the baseline {sweep.baseline.name}:",
                         "\n".join(f"- {line}" for line in paired) or "- (no other cell)",
                         "Effect of each component, one factor at a time (all else at the baseline's values):",
                         effects_table(found) if found else "(no one-factor neighbours of the baseline)"])

@@ -11,7 +11,7 @@ from frames_agent.core import bounded
 from frames_agent.core.errors import UsageError
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.executors import Build, InProcess, Job, RayCluster
-from frames_agent.eval.frames.runner import FramesRunSettings, RunOutcome
+from frames_agent.eval.frames.runner import FramesRunSettings, RunOutcome, check_settings
 from frames_agent.eval.rundir import MAX_RESULTS_BYTES, write_atomic
 from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
 
@@ -44,7 +44,6 @@ def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None =
                make_config: Callable[[FramesRunSettings], object] | None = None) -> Sweep:
     """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
     from frames_agent.core.errors import FramesAgentError
-    from frames_agent.eval.frames.opening import check_settings
     from frames_agent.eval.frames.split import SPLITS
     from frames_agent.eval.frames.systems import SYSTEMS
 

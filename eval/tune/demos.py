@@ -1,13 +1,12 @@
-"""Bootstrapped demonstrations for the planning prompt (in the spirit of DSPy's BootstrapFewShot): steps of the
-agent's own trajectories whose queries found gold articles, candidate demo sets drawn by seed, and the prompt
-file that carries the chosen set."""
+"""Bootstrapped demonstrations for the planning prompt (DSPy's BootstrapFewShot in spirit): trajectory steps whose
+queries found gold articles, candidate demo sets drawn by seed, and the prompt file carrying the chosen set."""
 from __future__ import annotations
 
 import json
 import random
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from frames_agent.agent.state import AgentResult
 from frames_agent.eval.frames.datasets import normalize_title
@@ -33,21 +32,10 @@ class Demo:
     recall: float
     steps: tuple[DemoStep, ...] = field(default_factory=tuple)
 
-    def to_json(self) -> dict:
-        """A JSON-ready dict."""
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> Demo:
-        """The Demo of to_json()."""
-        steps = tuple(DemoStep(s["step"], s["thought"], tuple(s["queries"])) for s in data["steps"])
-        return cls(data["question_id"], data["question"], data["recall"], steps)
-
 
 def bootstrap_demo(question_id: str, question: str, result: AgentResult, gold: Sequence[str],
                    gold_hits: Callable[[str], bool], recall: float) -> Demo | None:
-    """The steps of a trajectory that had at least one query finding a gold article (gold_hits says whether a
-    query's hits hold one); None when no query did."""
+    """The trajectory's steps with a query that found a gold article (gold_hits tells); None when none did."""
     if not gold:
         return None
     steps = []

@@ -6,10 +6,11 @@ import json
 import pytest
 
 from frames_agent.agent.llm.testing import ScriptedLLM
-from frames_agent.eval.crag.runner import CragSettings, read_results, run
+from frames_agent.eval.crag.runner import CragSettings, run
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.judge import Judge, Verdict
 from frames_agent.eval.rejudge import rejudge
+from tests.eval.crag.test_runner import read_results
 
 
 class Killed(BaseException):

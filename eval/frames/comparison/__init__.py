@@ -1,6 +1,6 @@
-"""Runs compared: paired tests of each run against the first (`paired`), the tables of numbers (`tables`:
-comparison.md, .csv, .json) and everything a comparison writes (`files`: those, the overlay figure, report.html).
+"""Runs compared: paired tests of each run against the first (`paired`) and everything a comparison writes
+(`tables`: comparison.md, .csv, .json, the overlay figure and report.html).
 
     from frames_agent.eval.frames.comparison.paired import comparison
-    from frames_agent.eval.frames.comparison.files import write_comparison
+    from frames_agent.eval.frames.comparison.tables import write_compared
 """

@@ -1,7 +1,5 @@
-"""Several FRAMES runs side by side, with paired tests of each against the first on questions every run finished.
-
-A failed question is never scored in a paired test: it is left out of every pair, and the count left out is said.
-"""
+"""Several FRAMES runs side by side, with paired tests of each against the first on questions every run finished (a
+failed question is never scored in a paired test; the count left out is said)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -54,14 +52,9 @@ def comparison(runs: Sequence[Run]) -> str:
         lines.append("failed questions count as wrong in a run's accuracy; the paired tests leave them out")
     base_name, _, base_records = runs[0]
     for name, _, records in runs[1:]:
-        lines += paired_lines(base_name, base_records, name, records)
+        lines += [paired_line(base_name, base_records, name, records),
+                  paired_recall_line(base_name, base_records, name, records)]
     return "\n".join(lines)
-
-
-def paired_lines(name_a: str, records_a: list[QuestionRecord], name_b: str,
-                 records_b: list[QuestionRecord]) -> list[str]:
-    """The paired accuracy test and the paired recall test of B against A."""
-    return [paired_line(name_a, records_a, name_b, records_b), paired_recall_line(name_a, records_a, name_b, records_b)]
 
 
 def _finished_pairs(records_a: list[QuestionRecord], records_b: list[QuestionRecord]):

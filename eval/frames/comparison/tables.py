@@ -1,5 +1,5 @@
-"""Runs compared as data: comparison.md (Markdown tables), comparison.csv and comparison.json with the numbers of
-every paired test against the baseline (the first run named), per reasoning type, and the questions that flipped."""
+"""Everything a comparison of runs writes: the overlay figure, the side-by-side report.html, and comparison.md, .csv
+and .json with every paired test against the baseline (the first run), per reasoning type, and the flipped questions."""
 from __future__ import annotations
 
 import csv
@@ -19,12 +19,13 @@ from frames_agent.eval.frames.comparison.paired import (
     rows,
 )
 from frames_agent.eval.frames.figures import num, pct
+from frames_agent.eval.frames.html import HTML_FILE, write_comparison_html
 from frames_agent.eval.frames.metrics import RunSummary, judged_by
+from frames_agent.eval.frames.plots import OVERLAY_PLOT, Run, plot_overlay, run_label
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.stats import PairedComparison, PairedMeans, p_text
+from frames_agent.eval.stats import PairedComparison, p_text
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
-Run = tuple[str, dict, RunSummary, list[QuestionRecord]]
 
 
 def accuracy_numbers(result: PairedComparison | None) -> dict | None:
@@ -36,14 +37,6 @@ def accuracy_numbers(result: PairedComparison | None) -> dict | None:
             "losses": result.only_a}
 
 
-def recall_numbers(result: PairedMeans | None) -> dict | None:
-    """B − A gold recall on paired questions: delta, CI, sign-flip p, n."""
-    if result is None:
-        return None
-    return {"n": result.n, "baseline": result.mean_a, "value": result.mean_b, "delta": result.diff,
-            "ci_low": result.ci_low, "ci_high": result.ci_high, "p": result.p_value}
-
-
 def _of_type(reasoning_type: str) -> Callable[[QuestionRecord], bool]:
     return lambda r: reasoning_type in r.reasoning_types
 
@@ -52,10 +45,13 @@ def paired_numbers(base: Run, run: Run) -> dict:
     """Every paired figure of one run against the baseline, as numbers (and the console sentences beside them)."""
     base_name, base_records, name, records = base[0], base[3], run[0], run[3]
     types = sorted({t for r in base_records for t in r.reasoning_types})
+    recall = paired_recall(base_records, records)
     return {
         "run": name, "baseline": base_name,
         "accuracy": accuracy_numbers(paired_accuracy(base_records, records)),
-        "recall": recall_numbers(paired_recall(base_records, records)),
+        "recall": None if recall is None else {"n": recall.n, "baseline": recall.mean_a, "value": recall.mean_b,
+                                               "delta": recall.diff, "ci_low": recall.ci_low,
+                                               "ci_high": recall.ci_high, "p": recall.p_value},
         "excluded": excluded(base_records, records),
         "by_reasoning_type": {t: accuracy_numbers(paired_accuracy(base_records, records, _of_type(t))) for t in types},
         "flipped": flipped(base_records, records),
@@ -169,20 +165,42 @@ def write_tables(runs: Sequence[Run], out: Path, labels: dict[str, str], overlay
     return [out / TABLE_FILE, out / TABLE_CSV, out / TABLE_JSON]
 
 
+def write_compared(runs: Sequence[tuple[str, dict, RunSummary, list[QuestionRecord], Path | None]], out: Path,
+                   html: bool = True) -> list[Path]:
+    """The overlay, comparison.md/.csv/.json and (html) report.html of runs with their directories, baseline first."""
+    out.mkdir(parents=True, exist_ok=True)
+    tabled = [(n, c, s, r) for n, c, s, r, _ in runs]
+    plot_overlay(tabled, out / OVERLAY_PLOT)
+    labels = {name: run_label(config) for name, config, _, _ in tabled}
+    written = [out / OVERLAY_PLOT, *write_tables(tabled, out, labels, OVERLAY_PLOT, HTML_FILE if html else None)]
+    if html:
+        written.append(write_comparison_html([(n, c, r, p) for n, c, _, r, p in runs], out, out / TABLE_FILE))
+    return written
+
+
+def report_comparison(runs: list, paths: list[Path], named: Sequence[str], out: str | None, html: bool) -> list[str]:
+    """`report --out DIR | --html`: the comparison files (to --out, or the one compare directory); lines to print."""
+    target = Path(out) if out else Path(named[0]) if len(named) == 1 and len(runs) > 1 else None
+    if target is None or (target / "config.json").exists():
+        return ["note: each run has its report.html; add --out DIR for the page that shows them side by side"] \
+            if html and len(runs) > 1 else []
+    if len({name for name, *_ in runs}) != len(runs):  # e.g. a/planning and b/planning: name the parent too
+        runs = [(f"{p.parent.name}/{p.name}", *rest) for p, (_, *rest) in zip(paths, runs)]
+    return [f"wrote {p}" for p in write_compared([(*run, p) for run, p in zip(runs, paths)], target, html=html)]
+
+
 def expand_runs(paths: list[Path]) -> list[Path]:
     """A compare directory stands for its variant run directories (in the order compare named them)."""
     expanded = []
     for path in paths:
         children = [p for p in path.iterdir() if (p / "config.json").exists()] if path.is_dir() else []
-        expanded += in_named_order(path, children) if not (path / "config.json").exists() and children else [path]
+        if (path / "config.json").exists() or not children:
+            expanded.append(path)
+            continue
+        try:  # in the order compare was given them (the baseline first), else by name
+            order = bounded.load_file(path / TABLE_JSON).get("order") or []
+        except (OSError, ValueError, AttributeError):
+            order = []
+        rank = {name: i for i, name in enumerate(order)}
+        expanded += sorted(children, key=lambda p: (rank.get(p.name, len(rank)), p.name))
     return expanded
-
-
-def in_named_order(path: Path, children: list[Path]) -> list[Path]:
-    """A compare directory's runs in the order compare was given them (the baseline first), else by name."""
-    try:
-        order = bounded.load_file(path / TABLE_JSON).get("order") or []
-    except (OSError, ValueError, AttributeError):
-        order = []
-    rank = {name: i for i, name in enumerate(order)}
-    return sorted(children, key=lambda p: (rank.get(p.name, len(rank)), p.name))

@@ -12,12 +12,14 @@ from frames_agent.core.errors import FramesAgentError
 from frames_agent.core.paths import shared_dir
 from frames_agent.eval.crag.commands import crag_tools_for
 from frames_agent.eval.crag.commands import default_rows as default_data
-from frames_agent.eval.crag.pages import ChunkRetriever, chunk_text, html_to_text, page_documents
+from frames_agent.eval.crag.pages import CHUNK_WORDS, MAX_CHUNKS_PER_PAGE, ChunkRetriever, html_to_text, page_documents
+from frames_agent.eval.crag.records import CragRecord
 from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
-from frames_agent.eval.crag.runner import CragSettings, read_results, run
+from frames_agent.eval.crag.runner import CragSettings, crag_run_dir, run
 from frames_agent.retrieval.crag.client import CRAGClient
 from frames_agent.retrieval.crag.server import ServerProcess, free_port
 from frames_agent.retrieval.crag.tools import crag_tools
+from frames_agent.retrieval.passages import chunk_text
 from frames_agent.retrieval.types import Retriever
 from tests.shared_data import CRAG_ROWS, needs_crag, needs_crag_rows
 
@@ -26,6 +28,12 @@ PAGE = "<html><head><title>T</title><script>var x=1;</script></head><body><artic
        "<p>Lock, Stock and Two Smoking Barrels is a 1998 crime comedy film written and directed by Guy Ritchie. " \
        "It was produced by Matthew Vaughn and stars Jason Flemyng, Dexter Fletcher and Jason Statham.</p>" \
        "<p>The film was released in the United Kingdom on 28 August 1998.</p></article></body></html>"
+
+
+def read_results(path) -> list[CragRecord]:
+    """Every record of a results.jsonl, in file order."""
+    records, _ = crag_run_dir(path.parent).load_records()
+    return list(records.values())
 
 
 def _row(i: int, **over) -> dict:
@@ -52,7 +60,7 @@ def test_html_to_text_uses_trafilatura_and_falls_back():
 
 
 def test_chunks_are_about_100_words():
-    chunks = chunk_text(" ".join(f"word{i}." for i in range(450)))
+    chunks = chunk_text(" ".join(f"word{i}." for i in range(450)), CHUNK_WORDS, MAX_CHUNKS_PER_PAGE)
     assert [len(c.split()) for c in chunks] == [100, 100, 100, 100, 50]
 
 
@@ -77,22 +85,22 @@ def test_chunk_retriever_ranks_by_bm25_and_is_a_retriever():
 
 
 @needs_crag_rows
-def test_dev_rows_load_with_parsed_alternative_answers():
+def test_dev_rows_load():
     rows = list(iter_rows(default_data()))
     assert len(rows) == 10 and all(isinstance(r, CragRow) for r in rows)
-    assert rows[0].alternatives == [] and rows[0].query_time == "02/28/2024, 10:04:54 PT" and len(rows[0].pages) == 5
+    assert rows[0].query_time == "02/28/2024, 10:04:54 PT" and len(rows[0].pages) == 5
 
 
 def test_bad_lines_become_row_errors_and_warnings(tmp_path):
     path = tmp_path / "rows.jsonl"
     latin1 = json.dumps(_row(6, query="caf\u00e9 ok?")).encode().replace(b"caf\\u00e9", b"caf\xe9")
     _write(path, [_row(0), b"{not json", _row(2, answer=None), [1, 2], _row(4, search_results=None),
-                  _row(5, alternative_answers="[broken"), latin1])
+                  _row(5), latin1])
     items = list(iter_rows(path))
     assert [type(i).__name__ for i in items] == ["CragRow", "RowError", "RowError", "RowError", "CragRow", "CragRow", "CragRow"]
     assert "not valid JSON" in items[1].message and "missing field 'answer'" in items[2].message
     assert items[4].warnings == ["no search_results; answering without pages"]
-    assert "not JSON" in items[5].warnings[0] and "non-UTF-8" in items[6].warnings[0]
+    assert items[5].warnings == [] and "non-UTF-8" in items[6].warnings[0]
 
 
 def test_truncated_bz2_yields_the_rows_before_the_cut_and_an_error(tmp_path):
@@ -140,6 +148,21 @@ def test_a_failing_row_is_recorded_and_retried_on_resume(tmp_path):
     retry = ScriptedLLM(["Answer: guy ritchie"])
     summary = run(path, tmp_path / "out", retry, None, CragSettings(model="scripted"), log=lambda s: None)
     assert len(retry.calls) == 1 and summary.overall.accurate == 2 and summary.errors == 0
+
+
+def test_a_run_recorded_with_a_retired_scoring_option_resumes_at_the_official_value_only(tmp_path):
+    path, out = tmp_path / "rows.jsonl", tmp_path / "out"
+    _write(path, [_row(0), _row(1)])
+    run(path, out, ScriptedLLM(["Answer: guy ritchie"]), None, CragSettings(model="scripted", limit=1),
+        log=lambda s: None)
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "scoring": "official", "alternatives": False}))
+    summary = run(path, out, ScriptedLLM(["Answer: guy ritchie"]), None, CragSettings(model="scripted"),
+                  log=lambda s: None)
+    assert summary.resumed == 1 and summary.overall.accurate == 2
+    (out / "config.json").write_text(json.dumps({**config, "scoring": "ours"}))
+    with pytest.raises(FramesAgentError, match="retired scoring 'ours'"):
+        run(path, out, ScriptedLLM([]), None, CragSettings(model="scripted"), log=lambda s: None)
 
 
 def test_results_of_another_model_are_not_mixed(tmp_path):

@@ -7,16 +7,10 @@ import pytest
 
 from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.agent.state import AgentResult, StepRecord
-from frames_agent.eval.frames.autorater import (
-    Autorater,
-    agreement,
-    exact_match,
-    normalize_answer,
-    number_mismatch,
-    parse_verdict,
-)
+from frames_agent.eval.frames.autorater import Autorater, agreement, parse_verdict
 from frames_agent.eval.frames.metrics import found_steps, retrieval_figures, run_summary
 from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.frames.shortcuts import exact_match, normalize_answer, number_mismatch
 from frames_agent.eval.stats import compare_paired, mcnemar_exact, paired_bootstrap
 from frames_agent.retrieval.types import Document
 
@@ -255,31 +249,36 @@ def test_small_judges_get_the_no_overlap_check():
     assert verdict.method == "judge" and verdict.correct is True
 
 
-def test_the_stricter_judge_prompt_is_a_named_alternative():
-    from frames_agent.eval.frames.autorater import JUDGE_PROMPTS, judge_prompt
+def test_a_judge_prompt_file_replaces_the_papers(tmp_path):
+    from frames_agent.core.errors import FramesAgentError
+    from frames_agent.eval.frames.autorater import judge_prompt
 
-    assert set(JUDGE_PROMPTS) == {"frames", "strict"}
+    path = tmp_path / "mine.txt"
+    path.write_text("Now grade this one.\nQ: {question}\nResponse: {response}\nGold: {ground_truth}\n")
     llm = ScriptedLLM(["Explanation: hedged.\nDecision: FALSE"])
-    verdict = _rate(Autorater(llm, "j", prompt=judge_prompt("strict")), "the sixties")
+    verdict = _rate(Autorater(llm, "j", prompt=judge_prompt(str(path))), "the sixties")
     assert verdict.correct is False and "Now grade this one." in llm.prompts[0]
     assert "Response: the sixties" in llm.prompts[0] and judge_prompt("frames").name == "frames_judge"
+    with pytest.raises(FramesAgentError, match="no prompt named 'strict'"):  # the retired stricter prompt
+        judge_prompt("strict")
 
 
 def test_run_config_records_the_judge_prompt(tmp_path):
     import hashlib
 
     from frames_agent.agent.config import AgentConfig
-    from frames_agent.eval.frames.autorater import judge_prompt
     from frames_agent.eval.frames.datasets import load_questions
     from frames_agent.eval.frames.runner import FramesRunSettings, run_config
     from tests.eval.frames.test_runner import TINY
 
     dataset = load_questions(TINY)
     paper = run_config(FramesRunSettings(data=TINY, judge="j"), AgentConfig(), dataset)
-    strict = run_config(FramesRunSettings(data=TINY, judge="j", judge_prompt="strict"), AgentConfig(), dataset)
-    assert paper["info"]["judge_prompt"] == "frames" and strict["info"]["judge_prompt"] == "strict"
-    assert paper["judge_prompt"] != strict["judge_prompt"]
-    assert strict["judge_prompt"].endswith(hashlib.sha256(judge_prompt("strict").text.encode()).hexdigest()[:16])
+    mine = tmp_path / "mine.txt"
+    mine.write_text("Grade: {question} {response} {ground_truth}\n")
+    other = run_config(FramesRunSettings(data=TINY, judge="j", judge_prompt=str(mine)), AgentConfig(), dataset)
+    assert paper["info"]["judge_prompt"] == "frames" and other["info"]["judge_prompt"] == str(mine)
+    assert paper["judge_prompt"] != other["judge_prompt"]
+    assert other["judge_prompt"].endswith(hashlib.sha256(mine.read_text().encode()).hexdigest()[:16])
 
 
 @pytest.mark.parametrize("response, decided", [

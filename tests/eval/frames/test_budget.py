@@ -7,7 +7,8 @@ import json
 import pytest
 
 from frames_agent import cli
-from frames_agent.eval.frames.budget import bm25_curve, gold_ranks, matched_budget, plot_budget
+from frames_agent.eval.frames.budget import bm25_curve, gold_ranks, matched_budget
+from frames_agent.eval.frames.plots import plot_budget
 from frames_agent.eval.frames.records import QuestionRecord
 
 

@@ -167,7 +167,7 @@ def test_hf_route_offline_is_one_line(monkeypatch):
         raise ConnectionError("Couldn't reach 'google/frames-benchmark' on the Hub\n(more lines)")
 
     monkeypatch.setitem(sys.modules, "datasets", types.SimpleNamespace(load_dataset=load_dataset))
-    monkeypatch.setattr("frames_agent.eval.frames.hub.hub_reachable", lambda: True)
+    monkeypatch.setattr("frames_agent.eval.frames.datasets.hub_reachable", lambda: True)
     with pytest.raises(DataError, match="needs internet.*Couldn't reach") as err:
         load_questions("hf:google/frames-benchmark")
     assert "\n" not in str(err.value)

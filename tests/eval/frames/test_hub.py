@@ -6,7 +6,7 @@ import time
 import pytest
 
 from frames_agent.eval.errors import DataError
-from frames_agent.eval.frames import hub
+from frames_agent.eval.frames import datasets as hub
 
 
 def test_unreachable_hub_fails_fast_and_quietly(monkeypatch, tmp_path, capfd):

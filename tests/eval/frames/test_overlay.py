@@ -6,7 +6,7 @@ import json
 import pytest
 
 from frames_agent import cli
-from frames_agent.eval.frames.overlay import run_label
+from frames_agent.eval.frames.plots import run_label
 from frames_agent.eval.frames.systems import WikipediaFetcher
 from tests.eval.frames.test_runner import FakeWikipedia, builder, run
 
@@ -59,7 +59,7 @@ def test_reports_carry_intervals_and_labels_that_tell_the_truth(three_runs):
 def test_the_legend_never_covers_the_data(tmp_path, three_runs, monkeypatch):
     import matplotlib.pyplot as plt
 
-    from frames_agent.eval.frames.overlay import plot_overlay
+    from frames_agent.eval.frames.plots import plot_overlay
     from frames_agent.eval.frames.report import rerender
 
     closed = []
@@ -75,7 +75,7 @@ def test_the_legend_never_covers_the_data(tmp_path, three_runs, monkeypatch):
 
 
 def test_one_shot_lines_are_visible_when_every_run_is_one_shot():
-    from frames_agent.eval.frames.overlay import one_shot_span
+    from frames_agent.eval.frames.plots import one_shot_span
 
     low, high = one_shot_span(1)
     assert low < 1 < high and high - low > 0.4  # naive/BM25-R/oracle alone: their lines still have length

@@ -114,7 +114,7 @@ def test_labels_are_text_not_mathtext(tmp_path):
 
 
 def test_the_sweep_heat_map_draws_labels_as_text(tmp_path):
-    from frames_agent.eval.sweep.figures import plot_heatmap
+    from frames_agent.eval.frames.plots import plot_heatmap
 
     rows, cols = ("prompt", (r"$\frac{$ odd",)), ("k", ("1", "$2"))
     path = plot_heatmap(rows, cols, {(r"$\frac{$ odd", "1"): (0.5, 2)}, "accuracy", tmp_path / "heat.png")

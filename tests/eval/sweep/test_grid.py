@@ -7,7 +7,6 @@ import pytest
 
 from frames_agent.core.errors import UsageError
 from frames_agent.eval.frames.runner import FramesRunSettings
-from frames_agent.eval.sweep.answers import rouge_l, token_f1
 from frames_agent.eval.sweep.grid import cells, find_baseline, parse_grid, slug
 
 
@@ -46,14 +45,6 @@ def test_baseline_by_name_or_values_and_refused_when_ambiguous():
 def test_two_files_with_one_stem_would_share_a_cell_directory():
     with pytest.raises(UsageError, match="share the directory"):
         cells(parse_grid(["prompt=a/p.txt,b/p.txt"]))
-
-
-def test_token_f1_and_rouge_l_against_the_gold_answer():
-    assert token_f1("Tomas Ferrante", "Tomas Ferrante") == 1.0
-    assert token_f1("The mayor is Tomas Ferrante", "Tomas Ferrante") == pytest.approx(2 * 0.5 / 1.5)
-    assert token_f1("1000", "1,000") == token_f1("", "") == 1.0 and token_f1("x", "") == 0.0
-    assert rouge_l("Tomas Ferrante", "Tomas Ferrante") == 1.0
-    assert rouge_l("Ferrante was mayor", "Tomas Ferrante") == pytest.approx(0.4)
 
 
 @pytest.mark.parametrize("grid, message", [

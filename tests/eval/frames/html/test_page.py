@@ -7,8 +7,7 @@ import re
 
 from frames_agent import cli
 from frames_agent.eval.frames.html import HTML_FILE, RunPage, render
-from frames_agent.eval.frames.html.data import passages, row, trace
-from frames_agent.eval.frames.html.markdown import to_html
+from frames_agent.eval.frames.html.page import passages, row, to_html, trace
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.judge import Verdict
 
