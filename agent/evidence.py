@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from frames_agent.retrieval import context as ctx
+from frames_agent.retrieval.bm25 import terms
 from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 
 # Function words and question/prompt scaffolding: never a query on their own, never a matching term.
@@ -28,18 +29,13 @@ monday tuesday wednesday thursday friday saturday sunday""".split())
 # Capitalised spans ("University of Oxford", "Jørn Utzon") name entities: good BM25 queries.
 _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|von|van|and|for|in|on|la|le|y)\s+)*[A-Z0-9][\w'’.-]*)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])|\n+")
-_WORD = re.compile(r"\w+")
 _MAX_SENTENCE_CHARS = 400
 
 
 def stem_terms(text: str) -> set[str]:
-    """Content words of a text, lower-cased and crudely stemmed (a trailing plural s dropped)."""
-    words = (w.lower() for w in _WORD.findall(text))
-    return {_stem(w) for w in words if len(w) > 2 and w not in FUNCTION_WORDS and not w.isdigit()}
-
-
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
+    """Content words of a text: its folded words (retrieval/bm25.py) of three letters or more, not function words
+    nor numbers."""
+    return {word for word in terms(text, FUNCTION_WORDS) if len(word) > 2 and not word.isdigit()}
 
 
 def substance(query: str) -> frozenset[str]:

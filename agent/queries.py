@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from frames_agent.agent.evidence import substance
 from frames_agent.agent.state import ToolCall
+from frames_agent.retrieval.bm25 import normalised
 
 
 class PlanReply(BaseModel):
@@ -72,11 +73,6 @@ def fallback_plan(raw: str) -> PlanReply:
     return PlanReply(queries=[line for line in lines if line and len(line.split()) <= 12 and not line.endswith(":")])
 
 
-def normalise_query(query: str) -> str:
-    """Lower-cased, whitespace-collapsed form used to spot repeated queries."""
-    return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
-
-
 # BM25 wants short entity-style queries: longer ones are cut.
 MAX_QUERY_WORDS = 12
 
@@ -87,12 +83,12 @@ def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int) -> tuple[l
     A query repeats an earlier one in substance when its content words are the same (order, case, plurals and
     function words ignored). A query with no content word at all (a bare number or function word) is dropped.
     """
-    seen = {substance(q) or frozenset([normalise_query(q)]) for q in earlier}
+    seen = {substance(q) or frozenset([normalised(q)]) for q in earlier}
     kept, dropped = [], []
     for query in raw:
         query = " ".join(_BULLET.sub("", query).strip(" \"'`").split()[:MAX_QUERY_WORDS])
         key = substance(query)
-        if not normalise_query(query):
+        if not normalised(query):
             continue
         if not key or key in seen:
             dropped.append(query)

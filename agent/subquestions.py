@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from frames_agent.agent.llm.calls import astructured, message_text, structured
 from frames_agent.agent.prompts import load_prompt
+from frames_agent.retrieval.bm25 import normalised
 
 # A sub-question is one fact to look up; the cap steers constrained decoding away from restating the question.
 MAX_SUB_QUESTION_CHARS = 120
@@ -105,11 +106,11 @@ def sub_question_schema(limit: int) -> dict:
 
 def choose(questions: list[str], question: str, limit: int) -> list[str]:
     """Distinct sub-questions, at most `limit`; the question itself is not a sub-question."""
-    seen, kept = {_key(question)}, []
+    seen, kept = {normalised(question)}, []
     for q in questions:
         q = " ".join(q.split())[:MAX_SUB_QUESTION_CHARS]
-        if q and _key(q) not in seen:
-            seen.add(_key(q))
+        if q and normalised(q) not in seen:
+            seen.add(normalised(q))
             kept.append(q)
     return kept[:limit]
 
@@ -129,7 +130,3 @@ def render_findings(findings: Sequence[Finding]) -> str:
         return ""
     lines = [f"- {f.question} {f.answer or '(not found)'}" for f in findings]
     return "\n\nNotes (each sub-question answered from the passages; they may be wrong):\n" + "\n".join(lines)
-
-
-def _key(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())

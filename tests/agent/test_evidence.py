@@ -73,3 +73,9 @@ def test_entity_spans_drop_function_words_numbers_and_sentence_openers():
 def test_repeats_in_substance_are_dropped():
     kept, dropped = clean_queries(["Sony history", "the Sonys", "sony", "2", "of the", "Channel Tunnel"], ["Sony"], k=5)
     assert kept == ["Sony history", "Channel Tunnel"] and dropped == ["the Sonys", "sony", "2", "of the"]
+
+
+def test_content_words_fold_as_bm25_terms_do():
+    # One word rule (retrieval/bm25.py): a four-letter plural folds here as it does in BM25 terms.
+    assert substance("Days on Mars in 1990, as it is") == frozenset({"day", "mar"})
+    assert substance("the glass of a bus") == frozenset({"glass", "bus"})
