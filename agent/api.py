@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import copy
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.language_models import BaseChatModel
@@ -19,6 +20,7 @@ from langchain_core.runnables.config import (
 )
 from langchain_core.runnables.utils import ConfigurableField, ConfigurableFieldSpec
 from langchain_core.tools import BaseTool
+from langgraph.types import StreamMode as GraphStreamMode
 from pydantic import BaseModel, ValidationError
 
 from frames_agent.agent.config import AgentConfig
@@ -27,17 +29,13 @@ from frames_agent.agent.errors import AgentError
 from frames_agent.agent.graph import build_graph, build_nodes
 from frames_agent.agent.llm.spec import ModelSpec
 from frames_agent.agent.llm.usage import UsageTracker
-from frames_agent.agent.runtime import (
+from frames_agent.agent.settings import (
     CONFIG_KEY,
-    Picker,
     RunSettings,
-    StreamMode,
-    Variants,
     check_listed,
     component_changes,
     components,
     config_specs,
-    graph_args,
     run_settings,
     runtime_changes,
 )
@@ -58,7 +56,82 @@ from frames_agent.retrieval.types import Document, Retriever
 # Room for n steps of plan/retrieve/merge plus the answer, with margin.
 _RECURSION_PER_STEP = 4
 _KEPT_VARIANTS = 16  # agents with other settings kept for reuse (per-run configurable, serve's per-request fields)
+StreamMode = str | Sequence[str] | None
 Question = str | AgentInput | dict[str, Any]  # a question, or {"question", "variables"?, "skip_answer"?|"answer"?}
+
+
+class Variants:
+    """The last few agents with other settings or parts, by key: asking again for the same costs nothing."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept, self._lock = kept, threading.Lock()  # batch() runs questions in threads
+        self._items: dict[Any, Any] = {}
+
+    def get(self, key: str, make: Callable[[], Any]) -> Any:
+        """The variant of key, made (and the oldest dropped past `kept`) if new."""
+        with self._lock:
+            if key not in self._items:
+                item = make()
+                if len(self._items) >= self.kept:
+                    self._items.pop(next(iter(self._items)))
+                self._items[key] = item
+            return self._items[key]
+
+
+# LangGraph's own stream/invoke arguments a FramesAgent call passes through to its graph (invoke: all but subgraphs);
+# output_keys and version would change the chunks the agent reads its result from, so they are refused.
+GRAPH_ARGS = ("context", "print_mode", "interrupt_before", "interrupt_after", "durability", "subgraphs", "debug")
+_REFUSED_ARGS = ("output_keys", "version")
+
+
+def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]:
+    """The LangGraph arguments among a call's keyword arguments; an unknown name, or one the agent cannot honour, is a
+    one-line AgentError."""
+    unknown = sorted(set(kwargs) - set(GRAPH_ARGS) - set(_REFUSED_ARGS))
+    if unknown:
+        raise AgentError(f"unknown argument(s) {', '.join(unknown)}: the agent takes variables, answer, stream_mode "
+                         f"and LangGraph's {', '.join(GRAPH_ARGS)}")
+    refused = [name for name in _REFUSED_ARGS if kwargs.get(name) is not None]
+    if refused or (not stream and kwargs.get("subgraphs")):
+        raise AgentError(f"{', '.join(refused or ['subgraphs'])}: not supported here (the agent reads its result from "
+                         "the graph's own chunks; use stream(stream_mode=...) for the graph's chunks)")
+    return {name: kwargs[name] for name in GRAPH_ARGS if name in kwargs and (stream or name != "subgraphs")}
+
+
+class Picker:
+    """What of the graph's stream goes to a FramesAgent.stream caller: typed events (LangGraph's custom mode) and
+    the AnswerReady at the end by default; with stream_mode, the graph's chunks of those modes (a chunk for one mode,
+    (mode, chunk) pairs for a list; with subgraphs=True LangGraph's (namespace, ...) tuples). It keeps the last
+    values chunk of the agent's own graph, the final state."""
+
+    def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any], subgraphs: bool = False) -> None:
+        self.stream_mode, self.final, self.subgraphs = stream_mode, dict(state), subgraphs
+        wanted = ["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str) else stream_mode
+        # values, for the result; LangGraph checks the names it is given.
+        self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*wanted, "values"])))
+
+    def take_item(self, item: tuple) -> list[Any]:
+        """What the caller gets of one item of the graph's stream ((mode, chunk), or (namespace, mode, chunk))."""
+        namespace, (mode, chunk) = (item[0], item[1:]) if self.subgraphs else ((), item)
+        return self.take(mode, chunk, namespace)
+
+    def take(self, mode: str, chunk: Any, namespace: tuple[str, ...] = ()) -> list[Any]:
+        """What the caller gets of one graph chunk (nothing or one item)."""
+        if mode == "values" and not namespace:
+            self.final = chunk
+        if self.stream_mode is None:
+            return [chunk] if mode == "custom" else []
+        if isinstance(self.stream_mode, str):
+            if mode != self.stream_mode:
+                return []
+            return [(namespace, chunk)] if self.subgraphs else [chunk]
+        if mode not in self.stream_mode:
+            return []
+        return [(namespace, mode, chunk)] if self.subgraphs else [(mode, chunk)]
+
+    def finish(self, answer: Any) -> list[Any]:
+        """The last item: the AnswerReady event for typed streams, nothing for LangGraph modes."""
+        return [answer] if self.stream_mode is None else []
 
 
 def _resolve(llm: BaseChatModel | str, timeout: float | None) -> BaseChatModel:

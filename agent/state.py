@@ -1,8 +1,9 @@
 """The agent's graph state, its typed result and its streamed events."""
 from __future__ import annotations
 
+import json
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from langchain_core.messages import AnyMessage
@@ -12,6 +13,7 @@ from typing_extensions import TypedDict
 
 from frames_agent.agent.answers import FinalAnswer
 from frames_agent.agent.llm.timing import CallTiming
+from frames_agent.core.terminal import plain
 from frames_agent.retrieval.context import ContextEntry
 from frames_agent.retrieval.passages import ShownPassages
 from frames_agent.retrieval.types import Document
@@ -62,6 +64,16 @@ class StepRecord(BaseModel):
                                    "words) in the documents the planner was shown at this step, when it was asked")
     new_names: list[str] = Field(default_factory=list, description="names in this step's planner view that no "
                                  "earlier prompt showed the model (nor the question or its queries)")
+
+    def doc_origins(self, found: Sequence[tuple[int, Document]]) -> dict[str, str]:
+        """Document id -> origin of the first query (in query order) whose hits held it; `found` holds the step's
+        hits in query order (query_hits of them per query), then tool results ('tool')."""
+        owners = [self.origins[i] if i < len(self.origins) else "model"
+                  for i, count in enumerate(self.query_hits) for _ in range(count)]
+        origins: dict[str, str] = {}
+        for position, (_, doc) in enumerate(found):
+            origins.setdefault(doc.id, owners[position] if position < len(owners) else "tool")
+        return origins
 
 
 class TokenUsage(BaseModel):
@@ -214,3 +226,16 @@ class AnswerReady(BaseModel):
 
 
 AgentEvent = StepStarted | QueriesPlanned | DocumentsAdded | AnswerReady
+
+
+def progress_line(event: AgentEvent) -> str:
+    """One event as a line of reasoning text."""
+    if event.kind == "step_started":
+        return f"Step {event.step}\n"
+    if event.kind == "queries":
+        calls = "".join(f" | {c.name}({json.dumps(c.args, ensure_ascii=False)})" for c in event.tool_calls)
+        return plain(f"  searching: {' | '.join(event.queries)}{calls}", lines=False) + "\n"
+    if event.kind == "documents_added":
+        titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
+        return plain(f"  +{len(event.documents)} new: {titles[:300]}", lines=False) + "\n"
+    return ""

@@ -97,7 +97,7 @@ def page_documents(row_id: str, pages: Sequence[Any], words: int = CHUNK_WORDS) 
 
 def page_articles(chunks: Sequence[Document]) -> list[Document]:
     """One document per page from its chunks (in order), so the answer's context-wide selection ranks every
-    passage of every page together (retrieval/selection.py), as it does for Wikipedia articles."""
+    passage of every page together (retrieval/context.py), as it does for Wikipedia articles."""
     pages: dict[str, list[Document]] = {}
     for chunk in chunks:
         pages.setdefault(chunk.id.rsplit(":c", 1)[0], []).append(chunk)
