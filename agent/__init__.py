@@ -1,7 +1,4 @@
-"""frames-agent's agent: FRAMES multi-step retrieval as a LangGraph state machine.
-
-Every error the project reports is a FramesAgentError (its message one line); AgentError is the agent layer's.
-"""
+"""frames-agent's agent: FRAMES multi-step retrieval as a LangGraph state machine; AgentError is its error."""
 from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError

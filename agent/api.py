@@ -99,10 +99,8 @@ def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]
 
 
 class Picker:
-    """What of the graph's stream goes to a FramesAgent.stream caller: typed events (LangGraph's custom mode) and
-    the AnswerReady at the end by default; with stream_mode, the graph's chunks of those modes (a chunk for one mode,
-    (mode, chunk) pairs for a list; with subgraphs=True LangGraph's (namespace, ...) tuples). It keeps the last
-    values chunk of the agent's own graph, the final state."""
+    """What of the graph's stream a FramesAgent.stream caller gets (typed events, or the chunks of its stream_mode),
+    keeping the agent's own last values chunk, the final state."""
 
     def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any], subgraphs: bool = False) -> None:
         self.stream_mode, self.final, self.subgraphs = stream_mode, dict(state), subgraphs
@@ -164,16 +162,9 @@ def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any
 
 
 class FramesAgent(Runnable[str | AgentInput, AgentResult]):
-    """Multi-step retrieval agent: k queries per step, n steps, then a short answer.
-
-    A LangChain Runnable: invoke/ainvoke/batch/abatch/with_config take the usual config (callbacks, tags,
-    metadata, run_name, and `configurable["frames_agent"]` k, n, n_docs, prompt, answer_prompt, model, index: see
-    config_specs; an app's other configurable keys are never read), and
-    stream/astream yield typed AgentEvents, the last one AnswerReady, or with stream_mode= LangGraph's chunks.
-    In a chain (transform) the agent's output chunk is its AgentResult. prompt_dirs: the directories whose prompt
-    files a run's config may name (none by default: shipped names and prompt text only); models and indexes: the model
-    specs and index names or directories a run's config may choose besides the agent's own (none by default).
-    """
+    """Multi-step retrieval agent (k queries per step, n steps, then a short answer) as a LangChain Runnable with
+    typed results and events; a run's config may name files only in prompt_dirs, other models and indexes only if
+    listed in models and indexes."""
 
     name: str | None = "FramesAgent"
 
@@ -195,9 +186,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self._fields: dict[str, ConfigurableField] = {}  # run settings under the app's own configurable ids
 
     def with_settings(self, **changes: Any) -> FramesAgent:
-        """The same model, retriever and tools with some AgentConfig fields changed (k=, n=, n_docs=, prompt=, ...).
-
-        The last few variants are kept, so asking again for the same settings costs nothing."""
+        """The same model, retriever and tools with some AgentConfig fields changed (the last few variants kept)."""
         current = self.config.model_dump()
         changes = {key: value for key, value in changes.items() if value is not None and value != current.get(key)}
         if not changes:
@@ -224,9 +213,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         return [*config_specs(self.config), *named]
 
     def configurable_fields(self, **fields: ConfigurableField) -> FramesAgent:
-        """This agent reading some run settings (RunSettings' k, n, n_docs, prompt, answer_prompt, model, index) from
-        the app's own `configurable` ids too, as RunnableSerializable.configurable_fields does:
-        `agent.configurable_fields(k=ConfigurableField(id="search_k"))` reads `configurable["search_k"]` as k."""
+        """This agent reading some RunSettings from the app's own `configurable` ids too, as
+        RunnableSerializable.configurable_fields does (k=ConfigurableField(id="search_k"))."""
         unknown = sorted(set(fields) - set(RunSettings.model_fields))
         if unknown:
             raise AgentError(f"configurable_fields: {', '.join(unknown)} cannot be set per run; these can: "
@@ -349,9 +337,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
                **kwargs: Any) -> Iterator[Any]:
-        """Typed events as they happen (step started, queries, documents added, answer); with stream_mode= (one of
-        LangGraph's modes, or a list: then (mode, chunk) pairs) the graph's own chunks instead. LangGraph's own
-        arguments pass through (subgraphs=, interrupt_before=, interrupt_after=, durability=, context=, debug=)."""
+        """Typed events as they happen, or with stream_mode= the graph's own chunks; LangGraph's GRAPH_ARGS pass
+        through."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
         extra = graph_args(kwargs)
@@ -406,9 +393,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,
                 description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3,
                 handle_tool_error: ToolErrors = True) -> BaseTool:
-        """A LangChain tool (question -> answer and top sources; the AgentResult as its artifact) for other agents;
-        a failure is the tool's message (status "error") unless handle_tool_error=False, which raises it. arg_types,
-        as Runnable.as_tool takes it, may only name the one argument the tool has: {"question": str}."""
+        """A LangChain tool (question -> answer and top sources, the AgentResult as its artifact) for other agents
+        (agent/tools.py agent_tool); arg_types may only be {"question": str}."""
         if arg_types is not None and arg_types != {"question": str}:
             raise AgentError(f"arg_types {sorted(arg_types)}: the agent's tool takes one argument, question (str); "
                              "pass args_schema for another schema with a question field")

@@ -22,9 +22,8 @@ class CacheFlag(argparse.BooleanOptionalAction):
 
 
 def add_agent_flags(parser: argparse.ArgumentParser, cache: bool = True) -> None:
-    """Flags shared by every command that runs the agent (ask, serve, mcp, frames, compare, sweep, tune); a command
-    turns them into AgentSettings with `AgentSettings.from_flags(vars(args))`. cache: whether the LLM call cache is
-    on unless --no-cache (serve: off unless --cache)."""
+    """Flags of every command that runs the agent (AgentSettings.from_flags reads them); cache: the LLM call cache's
+    default."""
     parser.add_argument("--k", type=int, default=5, help="search queries per step (default 5)")
     parser.add_argument("--n", type=int, default=5, help="retrieval steps (default 5)")
     parser.add_argument("--n-docs", type=int, default=10, help="hits per query (default 10)")

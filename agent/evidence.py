@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from frames_agent.retrieval import context as ctx
-from frames_agent.retrieval.bm25 import terms
+from frames_agent.retrieval.bm25 import fold, words
 from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 
 # Function words and question/prompt scaffolding: never a query on their own, never a matching term.
@@ -33,9 +33,9 @@ _MAX_SENTENCE_CHARS = 400
 
 
 def stem_terms(text: str) -> set[str]:
-    """Content words of a text: its folded words (retrieval/bm25.py) of three letters or more, not function words
-    nor numbers."""
-    return {word for word in terms(text, FUNCTION_WORDS) if len(word) > 2 and not word.isdigit()}
+    """Content words of a text: its words of three letters or more, not function words nor numbers, folded
+    (retrieval/bm25.py)."""
+    return {fold(word) for word in words(text) if len(word) > 2 and word not in FUNCTION_WORDS and not word.isdigit()}
 
 
 def substance(query: str) -> frozenset[str]:
@@ -61,10 +61,8 @@ class Evidence:
 
 def matched_sentences(context: Sequence[ctx.ContextEntry], queries: Iterable[str], per_doc: int,
                       max_docs: int = 20) -> list[Evidence]:
-    """For the most useful articles, the per_doc sentences sharing the most query terms (in text order).
-
-    A term counts by its rarity among the articles read (log N/df): "Euphony" names the topic, "album" does not.
-    """
+    """For the most useful articles, the per_doc sentences sharing the most query terms, each term weighted by its
+    rarity among the articles read (log N/df), in text order."""
     wanted = set().union(*(stem_terms(q) for q in queries)) if queries else set()
     entries = ctx.ordered(context)
     split = [[(sentence, stem_terms(sentence) & wanted) for sentence in split_sentences(e.text())] for e in entries]
@@ -101,11 +99,8 @@ def render_evidence(evidence: Sequence[Evidence], budget: int, doc_tokens: int,
 
 
 def entity_spans(sentence: str) -> list[str]:
-    """Entity-like spans of a sentence: capitalised runs without leading function words, never a bare number.
-
-    A lone capitalised word opening the sentence ("Several", "During") is only capitalised by position, so it
-    is left out.
-    """
+    """Entity-like spans of a sentence: capitalised runs without leading function words, never a bare number nor a
+    lone word capitalised only by opening the sentence."""
     spans = []
     for text in split_sentences(sentence):
         spans += _sentence_spans(text)
@@ -145,13 +140,8 @@ MIN_SHARED = 2
 
 def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Iterable[str],
             is_title: Callable[[str], bool], limit: int, question: str = "") -> list[str]:
-    """Up to `limit` new article titles named in the matched sentences, best first.
-
-    Spans from sentences that matched more query terms come first, then multi-word spans, then spans seen in more
-    sentences, then the earlier one. Titles already read and spans that repeat an earlier query in substance are
-    skipped; so are sentences of the context sharing fewer than MIN_SHARED content words (theirs or their article
-    title's) with the question. Measured: docs/measurements.md#the-query-proposer
-    """
+    """Up to `limit` new article titles named in the matched sentences sharing MIN_SHARED content words with the
+    question, best first (docs/measurements.md#the-query-proposer)."""
     skip = {substance(t) for t in read_titles} | {substance(q) for q in asked}
     wanted = stem_terms(question)
     seen: dict[frozenset[str], list] = {}

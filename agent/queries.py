@@ -30,12 +30,8 @@ class PlanReply(BaseModel):
 
 
 def plan_schema(k: int, max_tool_calls: int, thought_chars: int = 300) -> dict:
-    """PlanReply's JSON schema bounded to k queries, max_tool_calls calls and a short thought (none at 0).
-
-    A grammar-constrained model then closes the list after k queries instead of writing on to its token limit, and
-    writes no field the run does not use (tool_calls without tools): every generated
-    token costs ~50 ms on 2 cores.
-    """
+    """PlanReply's JSON schema bounded to k queries, max_tool_calls calls and a short thought (none at 0), so a
+    constrained model writes no token the run does not use."""
     schema = PlanReply.model_json_schema()
     props = schema["properties"]
     props["queries"]["maxItems"] = k
@@ -78,11 +74,8 @@ MAX_QUERY_WORDS = 12
 
 
 def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int) -> tuple[list[str], list[str]]:
-    """At most k short, distinct, new queries; returns (kept, dropped repeats).
-
-    A query repeats an earlier one in substance when its content words are the same (order, case, plurals and
-    function words ignored). A query with no content word at all (a bare number or function word) is dropped.
-    """
+    """At most k short queries new in substance (content words), and the dropped repeats; a query without a content
+    word is dropped."""
     seen = {substance(q) or frozenset([normalised(q)]) for q in earlier}
     kept, dropped = [], []
     for query in raw:
@@ -99,9 +92,8 @@ def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int) -> tuple[l
 
 
 def deeper_repeats(state: Mapping[str, Any], dropped: Sequence[str], room: int, extra: int) -> dict[str, int]:
-    """The model's repeated queries worth searching again (at most `room`, one per earlier query) -> hits to fetch:
-    every hit their earlier asks fetched plus `extra`, so the search brings the next hits of the same list. A repeat
-    is the model's way of saying the query still matters; dropping it leaves its slot to the proposer."""
+    """The model's repeated queries to search again (at most `room`) -> hits to fetch: every hit their earlier asks
+    fetched plus `extra`, the next hits of the same list."""
     if extra <= 0 or room <= 0:
         return {}
     fetched: dict[frozenset[str], int] = {}

