@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from frames_agent.retrieval.bm25 import OkapiBM25, terms
 from frames_agent.retrieval.passages import PASSAGE_WORDS, ShownPassages, split_passages
@@ -169,9 +169,6 @@ class ContextSelection:
     # None: PASSAGE_WORDS where every article's lead fits in half the budget (few articles), LARGE_CONTEXT_WORDS
     # otherwise (many articles: shorter passages put more distinct pieces of evidence in the same budget).
     words: int | None = PASSAGE_WORDS
-    # Every shown article also shows its lead (it says who or what the article is about): True, False, or None = where
-    # every article's lead fits in half the budget (few articles). Measured: docs/measurements.md#leads
-    lead: bool | None = None
 
     def weighted_terms(self) -> list[str]:
         """Query terms: the question's twice (they outweigh the step queries'), then the step queries' other terms."""
@@ -213,11 +210,12 @@ def _first_sentence(text: str) -> str:
 
 
 class _Budget:
-    """Greedy filling: token costs computed only for the passages considered (a context holds thousands)."""
+    """Greedy filling: token costs computed only for the passages considered (a context holds thousands); with
+    `lead`, every shown article also shows its lead where it fits (docs/measurements.md#leads)."""
 
-    def __init__(self, articles: Sequence[Article], passages: Sequence[Sequence[str]], selection: ContextSelection,
+    def __init__(self, articles: Sequence[Article], passages: Sequence[Sequence[str]], lead: bool,
                  budget: int) -> None:
-        self.articles, self.passages, self.selection = articles, passages, selection
+        self.articles, self.passages, self.lead = articles, passages, lead
         self.remaining = budget
         self.taken: dict[int, list[int]] = {}
         self.header: dict[int, tuple[str, int]] = {}
@@ -238,7 +236,7 @@ class _Budget:
             return False
         self.taken.setdefault(pick.article, []).append(pick.passage)
         self.remaining -= cost
-        if first and self.selection.lead and pick.passage != 0:  # the lead says who or what the article is about
+        if first and self.lead and pick.passage != 0:  # the lead says who or what the article is about
             lead = count_tokens(self.passages[pick.article][0]) + SEPARATOR_TOKENS
             if lead <= self.remaining:
                 self.taken[pick.article].append(0)
@@ -267,13 +265,11 @@ def choose(articles: Sequence[Article], selection: ContextSelection, budget: int
     if words is None and _too_many_for_leads(len(articles), budget):
         words = LARGE_CONTEXT_WORDS  # no lead needs measuring: split once (it costs ~0.15 s over 100 articles)
     passages = [split_passages(a.text, words or PASSAGE_WORDS) or [""] for a in articles]
-    if words is None or selection.lead is None:
-        few = _leads_fit(passages, budget)
-        if words is None and not few:
-            passages = [split_passages(a.text, LARGE_CONTEXT_WORDS) or [""] for a in articles]
-        selection = replace(selection, lead=few if selection.lead is None else selection.lead)
+    few = _leads_fit(passages, budget)  # every article's lead fits in half the budget
+    if words is None and not few:
+        passages = [split_passages(a.text, LARGE_CONTEXT_WORDS) or [""] for a in articles]
     picks = rank_passages(articles, passages, selection)
-    fill = _Budget(articles, passages, selection, budget)
+    fill = _Budget(articles, passages, few, budget)
     counts: dict[int, int] = {}
     spare: list[Pick] = []
     for pick in picks:
