@@ -14,8 +14,7 @@ from typing_extensions import TypedDict
 from frames_agent.agent.answers import FinalAnswer
 from frames_agent.agent.llm.timing import CallTiming
 from frames_agent.core.terminal import plain
-from frames_agent.retrieval.context import ContextEntry
-from frames_agent.retrieval.passages import ShownPassages
+from frames_agent.retrieval.context import ContextEntry, ShownPassages
 from frames_agent.retrieval.types import Document
 
 

@@ -6,8 +6,7 @@ from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.figures import num, pct, with_ci
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.retrieval.passages import PASSAGE_WORDS
-from frames_agent.retrieval.context import LARGE_CONTEXT_WORDS
+from frames_agent.retrieval.context import LARGE_CONTEXT_WORDS, PASSAGE_WORDS
 
 
 def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSummary) -> list[str]:

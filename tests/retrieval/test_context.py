@@ -1,9 +1,9 @@
 """The context's C <- C ∪ (D \\ C) by article identity (merge), and context-wide passage selection (choose):
-relevance across the whole context decides what is read."""
+relevance across the whole context decides what is read; passages keep whole sentences and every word."""
 from __future__ import annotations
 
 from frames_agent.retrieval.bm25 import terms
-from frames_agent.retrieval.context import Article, ContextSelection, choose, merge
+from frames_agent.retrieval.context import Article, ContextSelection, choose, chunk_text, merge, split_passages
 from frames_agent.retrieval.tokens import count_tokens
 from frames_agent.retrieval.types import Document
 
@@ -109,8 +109,7 @@ def test_leads_are_shown_where_every_lead_fits_in_half_the_budget():
 
 
 def test_unset_passage_size_is_long_for_a_few_articles_and_short_for_many():
-    from frames_agent.retrieval.context import LARGE_CONTEXT_WORDS
-    from frames_agent.retrieval.passages import PASSAGE_WORDS, split_passages
+    from frames_agent.retrieval.context import LARGE_CONTEXT_WORDS, PASSAGE_WORDS
 
     def article(i: int) -> Article:
         return Article(key=f"k{i}", title=f"Town {i}", text=f"Town {i} is a town in Vell. " + FILLER * 10
@@ -127,3 +126,12 @@ def test_unset_passage_size_is_long_for_a_few_articles_and_short_for_many():
     short = choose(many, _selection(question, words=None), budget=1600)
     long = choose(many, _selection(question, words=PASSAGE_WORDS), budget=1600)
     assert len(short.articles) > len(long.articles), "shorter passages: more articles' evidence in the same budget"
+
+
+def test_split_keeps_whole_sentences_and_every_word():
+    text = "One two three four. Five six seven.\nEight nine ten eleven twelve. Thirteen."
+    parts = split_passages(text, words=6)
+    assert parts == ["One two three four.", "Five six seven.", "Eight nine ten eleven twelve. Thirteen."]
+    assert " ".join(parts).split() == text.split()
+    # The CRAG chunker fills every chunk instead (its old behaviour).
+    assert chunk_text(text, words=6)[0] == "One two three four. Five six"
