@@ -30,12 +30,15 @@ monday tuesday wednesday thursday friday saturday sunday""".split())
 _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|von|van|and|for|in|on|la|le|y)\s+)*[A-Z0-9][\w'’.-]*)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])|\n+")
 _MAX_SENTENCE_CHARS = 400
+# Content words fold from five letters, BM25 terms from four (docs/measurements.md#one-word-rule).
+CONTENT_FOLD = 5
 
 
 def stem_terms(text: str) -> set[str]:
-    """Content words of a text: its words of three letters or more, not function words nor numbers, folded
-    (retrieval/bm25.py)."""
-    return {fold(word) for word in words(text) if len(word) > 2 and word not in FUNCTION_WORDS and not word.isdigit()}
+    """Content words of a text: its words (retrieval/bm25.py) of three letters or more, not function words nor
+    numbers, folded."""
+    return {fold(word, CONTENT_FOLD) for word in words(text)
+            if len(word) > 2 and word not in FUNCTION_WORDS and not word.isdigit()}
 
 
 def substance(query: str) -> frozenset[str]:

@@ -14,7 +14,6 @@ _WORD = re.compile(r"\w+")
 # are another list for another job).
 STOPWORDS = frozenset("""a an and are as at be but by did do does for from had has have how i in is it its of on or
 that the their them there these they this to was were what when where which who whom whose why will with you your""".split())
-FOLD_MIN_CHARS = 4
 
 
 def words(text: str) -> list[str]:
@@ -27,9 +26,9 @@ def normalised(text: str) -> str:
     return " ".join(words(text))
 
 
-def fold(word: str) -> str:
-    """A word with a light plural fold: a trailing s dropped, not from -ss words nor from short words."""
-    return word[:-1] if len(word) >= FOLD_MIN_CHARS and word.endswith("s") and not word.endswith("ss") else word
+def fold(word: str, shortest: int = 4) -> str:
+    """A word with a light plural fold: a trailing s dropped from words of `shortest` letters or more, not -ss."""
+    return word[:-1] if len(word) >= shortest and word.endswith("s") and not word.endswith("ss") else word
 
 
 def terms(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
