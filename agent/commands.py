@@ -70,21 +70,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_ask)
 
 
-def _print_event(event: Any) -> None:
-    from frames_agent.core.terminal import plain
-
-    if event.kind == "step_started":
-        print(f"\n── step {event.step}", flush=True)
-    elif event.kind == "queries":
-        note = "  (fallback)" if event.fallback else ""
-        print(plain(f"   queries: {' | '.join(event.queries)}{note}", lines=False), flush=True)
-        for call in event.tool_calls:
-            print(plain(f"   tool: {call.name}({json.dumps(call.args, ensure_ascii=False)})", lines=False), flush=True)
-    elif event.kind == "documents_added":
-        titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
-        print(plain(f"   +{len(event.documents)} new: {titles[:300]}", lines=False), flush=True)
-
-
 class JsonFields:
     """The string fields of a JSON object as it is written, chunk by chunk: feed() returns (field, new text) pairs
     with escapes decoded, so a structured answer's reasoning and answer can be shown before the reply is whole."""
@@ -221,6 +206,7 @@ def run_ask(args: argparse.Namespace) -> int:
     """Answer one question; stream the steps, or print the --json object."""
     from frames_agent.agent.limits import check_text
     from frames_agent.agent.settings import AgentSettings
+    from frames_agent.agent.state import progress_line
     from frames_agent.core.terminal import plain
 
     args.question = check_text(args.question)  # the limits of every entry point, before anything loads
@@ -233,7 +219,7 @@ def run_ask(args: argparse.Namespace) -> int:
     config: Any = {} if agent.config.sub_questions else {"callbacks": [printer]}
     result = None
     for event in agent.stream(args.question, config=config):
-        _print_event(event)
+        print(progress_line(event), end="", flush=True)
         if event.kind == "answer":
             result = event.result
     assert result is not None, "a typed stream ends with its answer event"

@@ -230,7 +230,8 @@ def progress_line(event: AgentEvent) -> str:
         return f"Step {event.step}\n"
     if event.kind == "queries":
         calls = "".join(f" | {c.name}({json.dumps(c.args, ensure_ascii=False)})" for c in event.tool_calls)
-        return plain(f"  searching: {' | '.join(event.queries)}{calls}", lines=False) + "\n"
+        note = "  (fallback)" if event.fallback else ""
+        return plain(f"  searching: {' | '.join(event.queries)}{calls}{note}", lines=False) + "\n"
     if event.kind == "documents_added":
         titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
         return plain(f"  +{len(event.documents)} new: {titles[:300]}", lines=False) + "\n"
