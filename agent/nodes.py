@@ -62,9 +62,8 @@ def _emit(event: BaseModel) -> None:
 
 @dataclass(frozen=True)
 class PlanInput:
-    """What a plan step reads: the state, the step number, the matched sentences (evidence), the planner's view of
-    the context and the names in it (those no earlier prompt showed: new_names), and the last plan when it is
-    replayed instead of asking the model (plan_calls)."""
+    """What a plan step reads: the state, the step, the matched sentences, the planner's view and its names, and the
+    last plan when it is replayed instead of asking the model (plan_calls)."""
 
     state: AgentState
     step: int
@@ -152,13 +151,8 @@ class Nodes:
             k=cfg.k, step=inp.step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
 
     def _replay(self, state: AgentState, step: int, shown: set[str]) -> tuple[Structured[PlanReply] | None, list[str]]:
-        """The last plan, when asking the model again cannot change what is searched (plan_calls 'when_new'), and
-        the names in this step's view (`shown`) that no earlier prompt showed the model.
-
-        A greedy model shown the same question, the same queries and no new name mostly writes its plan again: the
-        repeats it wrote last are replayed (read deeper by repeat_docs) instead of a model call. A step whose view
-        names something new, or a last plan that wrote a new query, a tool call or nothing usable, asks the model.
-        """
+        """The last plan when asking again cannot change what is searched (plan_calls 'when_new': it only repeated
+        earlier queries and the view names nothing new, docs/agent.md), and the view's names no prompt showed yet."""
         records = state.get("steps", [])
         seen = names(state["question"]) | {" ".join(sorted(substance(q))) for q in state.get("queries", [])}
         for record in records:
