@@ -150,8 +150,9 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
            selection: ContextSelection | None = None) -> RenderedContext:
     """The context under `budget` tokens: the best passages of the whole context (a ContextSelection), else each
     entry's beginning cut to doc_tokens, best first by search rank."""
-    if selection is not None:
-        return select_context(context, budget, selection, empty)
+    if selection is not None:  # search rank only breaks ties
+        articles = [Article(key=e.key, title=e.title, text=e.text(), order=i) for i, e in enumerate(ordered(context))]
+        return choose(articles, selection, budget, empty)
     parts: list[str] = []
     out = RenderedContext(text=empty)
     remaining = budget
@@ -175,14 +176,6 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
     if parts:
         out.text = "\n\n".join(parts)
     return out
-
-
-def select_context(context: Sequence[ContextEntry], budget: int, selection: ContextSelection,
-                   empty: str = "(no documents)") -> RenderedContext:
-    """The best passages of the whole context under `budget` tokens (search rank only breaks ties)."""
-    entries = ordered(context)
-    return choose([Article(key=e.key, title=e.title, text=e.text(), order=i) for i, e in enumerate(entries)],
-                  selection, budget, empty)
 
 
 # Joining two parts can merge tokens across the seam; reserve a little for it.
