@@ -6,10 +6,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from frames_agent.agent.evidence import substance
 from frames_agent.agent.state import ToolCall
+from frames_agent.agent.subquestions import Strings
 from frames_agent.retrieval.bm25 import normalised
 
 
@@ -18,15 +19,8 @@ class PlanReply(BaseModel):
 
     thought: str = Field("", json_schema_extra={"maxLength": 300})
     # maxLength steers constrained decoding towards short entity-style queries; validation stays lenient.
-    queries: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "maxLength": 60}})
+    queries: Strings = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "maxLength": 60}})
     tool_calls: list[ToolCall] = Field(default_factory=list)
-
-    @field_validator("queries", mode="before")
-    @classmethod
-    def _strings(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [value]
-        return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
 
 
 def plan_schema(k: int, max_tool_calls: int, thought_chars: int = 300) -> dict:

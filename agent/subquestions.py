@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, Field
 
 from frames_agent.agent.llm.calls import astructured, message_text, structured
 from frames_agent.agent.prompts import load_prompt
@@ -25,18 +25,22 @@ _QUOTED = re.compile(r'"([^"\n]{6,200}\?)"')
 _QUESTION_LINE = re.compile(r"^\s*+(?:[-*•]|\d{1,2}[.)]|Q\d*[:.])?\s*+(.{6,200}\?)\s*$", re.M)
 
 
+def as_strings(value: Any) -> Any:
+    """A reply's list of strings read leniently: one string is a list of it, other items become text."""
+    if isinstance(value, str):
+        return [value]
+    return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
+
+
+# Blank items are dropped where the sub-questions are chosen.
+Strings = Annotated[list[str], BeforeValidator(as_strings)]
+
+
 class SubQuestions(BaseModel):
     """The facts a question needs, each as a short question."""
 
-    questions: list[str] = Field(default_factory=list,
-                                 json_schema_extra={"items": {"type": "string", "maxLength": MAX_SUB_QUESTION_CHARS}})
-
-    @field_validator("questions", mode="before")
-    @classmethod
-    def _strings(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [value]
-        return [str(v).strip() for v in value if str(v).strip()] if isinstance(value, list) else value
+    questions: Strings = Field(default_factory=list,
+                               json_schema_extra={"items": {"type": "string", "maxLength": MAX_SUB_QUESTION_CHARS}})
 
 
 class Finding(BaseModel):
