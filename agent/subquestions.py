@@ -32,7 +32,7 @@ def as_strings(value: Any) -> Any:
     return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
 
 
-# Blank items are dropped where the sub-questions are chosen.
+# Blank items are dropped later (choose, clean_queries).
 Strings = Annotated[list[str], BeforeValidator(as_strings)]
 
 
