@@ -119,7 +119,6 @@ def runtime_changes(config: AgentConfig, settings: RunSettings) -> dict[str, Any
             if (value := getattr(settings, name)) is not None and value != getattr(config, name)}
 
 
-
 # The agent flags (agent.commands.add_agent_flags) that are AgentConfig fields; --set KEY=VALUE reaches any other.
 CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "timeout", "question_timeout", "answer_prompt",
                 "answer_budget", "answer_passages", "calculator")
