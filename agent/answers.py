@@ -11,9 +11,7 @@ from frames_agent.agent.llm.json_repair import Structured
 from frames_agent.agent.subquestions import Finding
 
 MAX_ANSWER_CHARS = 300
-# A reply is read from its last MAX_REPLY_CHARS characters (the answer line comes last). Every pattern below runs
-# in linear time on that text: runs of whitespace are squeezed before the line patterns, whose neighbouring \s*
-# would otherwise backtrack cubically ("answer" + 2,000 spaces took 30 s).
+# A reply is read from its last MAX_REPLY_CHARS characters; whitespace runs are squeezed so the patterns stay linear.
 MAX_REPLY_CHARS = 50_000
 # A short lead-in ("Final line:", "So the") may precede the answer label on its line.
 _FINAL_LINE = re.compile(r"^[\s>*#_-]*(?:[\w\s]{0,20}?[:\s]\s*)?(?:the\s+)?(?:final\s+)?answer\s*(?:is)?"

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import copy
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.language_models import BaseChatModel
@@ -19,6 +20,7 @@ from langchain_core.runnables.config import (
 )
 from langchain_core.runnables.utils import ConfigurableField, ConfigurableFieldSpec
 from langchain_core.tools import BaseTool
+from langgraph.types import StreamMode as GraphStreamMode
 from pydantic import BaseModel, ValidationError
 
 from frames_agent.agent.config import AgentConfig
@@ -27,17 +29,13 @@ from frames_agent.agent.errors import AgentError
 from frames_agent.agent.graph import build_graph, build_nodes
 from frames_agent.agent.llm.spec import ModelSpec
 from frames_agent.agent.llm.timing import UsageTracker
-from frames_agent.agent.runtime import (
+from frames_agent.agent.settings import (
     CONFIG_KEY,
-    Picker,
     RunSettings,
-    StreamMode,
-    Variants,
     check_listed,
     component_changes,
     components,
     config_specs,
-    graph_args,
     run_settings,
     runtime_changes,
 )
@@ -58,7 +56,80 @@ from frames_agent.retrieval.types import Document, Retriever
 # Room for n steps of plan/retrieve/merge plus the answer, with margin.
 _RECURSION_PER_STEP = 4
 _KEPT_VARIANTS = 16  # agents with other settings kept for reuse (per-run configurable, serve's per-request fields)
+StreamMode = str | Sequence[str] | None
 Question = str | AgentInput | dict[str, Any]  # a question, or {"question", "variables"?, "skip_answer"?|"answer"?}
+
+
+class Variants:
+    """The last few agents with other settings or parts, by key: asking again for the same costs nothing."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept, self._lock = kept, threading.Lock()  # batch() runs questions in threads
+        self._items: dict[Any, Any] = {}
+
+    def get(self, key: str, make: Callable[[], Any]) -> Any:
+        """The variant of key, made (and the oldest dropped past `kept`) if new."""
+        with self._lock:
+            if key not in self._items:
+                item = make()
+                if len(self._items) >= self.kept:
+                    self._items.pop(next(iter(self._items)))
+                self._items[key] = item
+            return self._items[key]
+
+
+# LangGraph's own stream/invoke arguments a FramesAgent call passes through to its graph (invoke: all but subgraphs);
+# output_keys and version would change the chunks the agent reads its result from, so they are refused.
+GRAPH_ARGS = ("context", "print_mode", "interrupt_before", "interrupt_after", "durability", "subgraphs", "debug")
+_REFUSED_ARGS = ("output_keys", "version")
+
+
+def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]:
+    """The LangGraph arguments among a call's keyword arguments; an unknown name, or one the agent cannot honour, is a
+    one-line AgentError."""
+    unknown = sorted(set(kwargs) - set(GRAPH_ARGS) - set(_REFUSED_ARGS))
+    if unknown:
+        raise AgentError(f"unknown argument(s) {', '.join(unknown)}: the agent takes variables, answer, stream_mode "
+                         f"and LangGraph's {', '.join(GRAPH_ARGS)}")
+    refused = [name for name in _REFUSED_ARGS if kwargs.get(name) is not None]
+    if refused or (not stream and kwargs.get("subgraphs")):
+        raise AgentError(f"{', '.join(refused or ['subgraphs'])}: not supported here (the agent reads its result from "
+                         "the graph's own chunks; use stream(stream_mode=...) for the graph's chunks)")
+    return {name: kwargs[name] for name in GRAPH_ARGS if name in kwargs and (stream or name != "subgraphs")}
+
+
+class Picker:
+    """What of the graph's stream a FramesAgent.stream caller gets (typed events, or the chunks of its stream_mode),
+    keeping the agent's own last values chunk, the final state."""
+
+    def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any], subgraphs: bool = False) -> None:
+        self.stream_mode, self.final, self.subgraphs = stream_mode, dict(state), subgraphs
+        wanted = ["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str) else stream_mode
+        # values, for the result; LangGraph checks the names it is given.
+        self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*wanted, "values"])))
+
+    def take_item(self, item: tuple) -> list[Any]:
+        """What the caller gets of one item of the graph's stream ((mode, chunk), or (namespace, mode, chunk))."""
+        namespace, (mode, chunk) = (item[0], item[1:]) if self.subgraphs else ((), item)
+        return self.take(mode, chunk, namespace)
+
+    def take(self, mode: str, chunk: Any, namespace: tuple[str, ...] = ()) -> list[Any]:
+        """What the caller gets of one graph chunk (nothing or one item)."""
+        if mode == "values" and not namespace:
+            self.final = chunk
+        if self.stream_mode is None:
+            return [chunk] if mode == "custom" else []
+        if isinstance(self.stream_mode, str):
+            if mode != self.stream_mode:
+                return []
+            return [(namespace, chunk)] if self.subgraphs else [chunk]
+        if mode not in self.stream_mode:
+            return []
+        return [(namespace, mode, chunk)] if self.subgraphs else [(mode, chunk)]
+
+    def finish(self, answer: Any) -> list[Any]:
+        """The last item: the AnswerReady event for typed streams, nothing for LangGraph modes."""
+        return [answer] if self.stream_mode is None else []
 
 
 def _resolve(llm: BaseChatModel | str, timeout: float | None) -> BaseChatModel:
@@ -91,16 +162,9 @@ def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any
 
 
 class FramesAgent(Runnable[str | AgentInput, AgentResult]):
-    """Multi-step retrieval agent: k queries per step, n steps, then a short answer.
-
-    A LangChain Runnable: invoke/ainvoke/batch/abatch/with_config take the usual config (callbacks, tags,
-    metadata, run_name, and `configurable["frames_agent"]` k, n, n_docs, prompt, answer_prompt, model, index: see
-    config_specs; an app's other configurable keys are never read), and
-    stream/astream yield typed AgentEvents, the last one AnswerReady, or with stream_mode= LangGraph's chunks.
-    In a chain (transform) the agent's output chunk is its AgentResult. prompt_dirs: the directories whose prompt
-    files a run's config may name (none by default: shipped names and prompt text only); models and indexes: the model
-    specs and index names or directories a run's config may choose besides the agent's own (none by default).
-    """
+    """Multi-step retrieval agent (k queries per step, n steps, then a short answer) as a LangChain Runnable with
+    typed results and events; a run's config may name files only in prompt_dirs, other models and indexes only if
+    listed in models and indexes."""
 
     name: str | None = "FramesAgent"
 
@@ -122,9 +186,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self._fields: dict[str, ConfigurableField] = {}  # run settings under the app's own configurable ids
 
     def with_settings(self, **changes: Any) -> FramesAgent:
-        """The same model, retriever and tools with some AgentConfig fields changed (k=, n=, n_docs=, prompt=, ...).
-
-        The last few variants are kept, so asking again for the same settings costs nothing."""
+        """The same model, retriever and tools with some AgentConfig fields changed (the last few variants kept)."""
         current = self.config.model_dump()
         changes = {key: value for key, value in changes.items() if value is not None and value != current.get(key)}
         if not changes:
@@ -151,9 +213,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         return [*config_specs(self.config), *named]
 
     def configurable_fields(self, **fields: ConfigurableField) -> FramesAgent:
-        """This agent reading some run settings (RunSettings' k, n, n_docs, prompt, answer_prompt, model, index) from
-        the app's own `configurable` ids too, as RunnableSerializable.configurable_fields does:
-        `agent.configurable_fields(k=ConfigurableField(id="search_k"))` reads `configurable["search_k"]` as k."""
+        """This agent reading some RunSettings from the app's own `configurable` ids too, as
+        RunnableSerializable.configurable_fields does (k=ConfigurableField(id="search_k"))."""
         unknown = sorted(set(fields) - set(RunSettings.model_fields))
         if unknown:
             raise AgentError(f"configurable_fields: {', '.join(unknown)} cannot be set per run; these can: "
@@ -276,9 +337,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
                **kwargs: Any) -> Iterator[Any]:
-        """Typed events as they happen (step started, queries, documents added, answer); with stream_mode= (one of
-        LangGraph's modes, or a list: then (mode, chunk) pairs) the graph's own chunks instead. LangGraph's own
-        arguments pass through (subgraphs=, interrupt_before=, interrupt_after=, durability=, context=, debug=)."""
+        """Typed events as they happen, or with stream_mode= the graph's own chunks; LangGraph's GRAPH_ARGS pass
+        through."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
         extra = graph_args(kwargs)
@@ -333,9 +393,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,
                 description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3,
                 handle_tool_error: ToolErrors = True) -> BaseTool:
-        """A LangChain tool (question -> answer and top sources; the AgentResult as its artifact) for other agents;
-        a failure is the tool's message (status "error") unless handle_tool_error=False, which raises it. arg_types,
-        as Runnable.as_tool takes it, may only name the one argument the tool has: {"question": str}."""
+        """A LangChain tool (question -> answer and top sources, the AgentResult as its artifact) for other agents
+        (agent/tools.py agent_tool); arg_types may only be {"question": str}."""
         if arg_types is not None and arg_types != {"question": str}:
             raise AgentError(f"arg_types {sorted(arg_types)}: the agent's tool takes one argument, question (str); "
                              "pass args_schema for another schema with a question field")

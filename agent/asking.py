@@ -1,7 +1,5 @@
-"""How the plan and answer steps ask the model, by what its backend can do: a JSON schema (our providers; a grammar
-for the embedded llama.cpp model, response_format for OpenAI-compatible servers, response_schema for Gemini), the
-chat model's own structured output and tool calling (LangChain with_structured_output, bind_tools), or prompt text
-read by a tolerant parser."""
+"""How the plan and answer steps ask the model, by what its backend can do: a JSON schema, the chat model's own
+structured output and tool calling, or prompt text read by a tolerant parser."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -85,9 +83,8 @@ class PlanCall:
 
 
 class AnswerCall:
-    """The answer step's call: a structured {reasoning, answer} reply where config.structured_answer (by default:
-    where the backend constrains replies) and the answer prompt has a JSON twin, else free text and the "Answer:"
-    line parser, which also reads a structured reply that is unusable."""
+    """The answer step's call: a structured {reasoning, answer} reply (config.structured_answer, a JSON twin prompt),
+    else free text read by the "Answer:" line parser."""
 
     def __init__(self, llm: BaseChatModel, config: AgentConfig, prompt: Prompt) -> None:
         self.llm, self.calculator = llm, config.calculator

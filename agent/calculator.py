@@ -1,8 +1,5 @@
-"""A safe calculator for the answer step: arithmetic and date differences only, parsed with ast against a whitelist.
-
-Nothing is ever passed to eval(): the parse tree is walked node by node and any node outside the whitelist
-(names, attributes, subscripts, lambdas, comprehensions, strings outside date functions...) is refused.
-"""
+"""A safe calculator for the answer step: arithmetic and date differences only, the ast walked against a whitelist
+(nothing is ever passed to eval())."""
 from __future__ import annotations
 
 import ast

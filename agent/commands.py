@@ -22,9 +22,8 @@ class CacheFlag(argparse.BooleanOptionalAction):
 
 
 def add_agent_flags(parser: argparse.ArgumentParser, cache: bool = True) -> None:
-    """Flags shared by every command that runs the agent (ask, serve, mcp, frames, compare, sweep, tune); a command
-    turns them into AgentSettings with `AgentSettings.from_flags(vars(args))`. cache: whether the LLM call cache is
-    on unless --no-cache (serve: off unless --cache)."""
+    """Flags of every command that runs the agent (AgentSettings.from_flags reads them); cache: the LLM call cache's
+    default."""
     parser.add_argument("--k", type=int, default=5, help="search queries per step (default 5)")
     parser.add_argument("--n", type=int, default=5, help="retrieval steps (default 5)")
     parser.add_argument("--n-docs", type=int, default=10, help="hits per query (default 10)")
@@ -69,21 +68,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_agent_flags(parser, cache=False)  # one question answered afresh unless --cache
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the step-by-step view")
     parser.set_defaults(handler=run_ask)
-
-
-def _print_event(event: Any) -> None:
-    from frames_agent.core.terminal import plain
-
-    if event.kind == "step_started":
-        print(f"\n── step {event.step}", flush=True)
-    elif event.kind == "queries":
-        note = "  (fallback)" if event.fallback else ""
-        print(plain(f"   queries: {' | '.join(event.queries)}{note}", lines=False), flush=True)
-        for call in event.tool_calls:
-            print(plain(f"   tool: {call.name}({json.dumps(call.args, ensure_ascii=False)})", lines=False), flush=True)
-    elif event.kind == "documents_added":
-        titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
-        print(plain(f"   +{len(event.documents)} new: {titles[:300]}", lines=False), flush=True)
 
 
 class JsonFields:
@@ -222,6 +206,7 @@ def run_ask(args: argparse.Namespace) -> int:
     """Answer one question; stream the steps, or print the --json object."""
     from frames_agent.agent.limits import check_text
     from frames_agent.agent.settings import AgentSettings
+    from frames_agent.agent.state import progress_line
     from frames_agent.core.terminal import plain
 
     args.question = check_text(args.question)  # the limits of every entry point, before anything loads
@@ -234,7 +219,7 @@ def run_ask(args: argparse.Namespace) -> int:
     config: Any = {} if agent.config.sub_questions else {"callbacks": [printer]}
     result = None
     for event in agent.stream(args.question, config=config):
-        _print_event(event)
+        print(progress_line(event), end="", flush=True)
         if event.kind == "answer":
             result = event.result
     assert result is not None, "a typed stream ends with its answer event"

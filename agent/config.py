@@ -12,8 +12,7 @@ from frames_agent.retrieval.lucene.fields import DEFAULT_TITLE_BOOST
 # Sized for the embedded 1.5B model on 2 cores. Measured: docs/measurements.md#budgets
 SMALL_MODEL_BUDGETS = {"plan_budget": 400, "answer_budget": 1600, "plan_doc_tokens": 60, "answer_doc_tokens": 400,
                        "answer_passages": 3,
-                       # A plan reply is a short thought and k queries of a few words; the answer prompt asks
-                       # for three short sentences and an answer line.
+                       # A plan reply is a thought and k short queries; an answer three sentences and a line.
                        "plan_max_tokens": 256, "answer_max_tokens": 320}
 # Gemini-class models read a million tokens; FRAMES' oracle articles alone are tens of thousands.
 LARGE_MODEL_BUDGETS = {"plan_budget": 24000, "answer_budget": 120000, "plan_doc_tokens": 600, "answer_doc_tokens": 8000,
@@ -50,8 +49,7 @@ def model_budgets(model: Any) -> dict[str, int | None]:
     if window is None and spec.model_class is ModelClass.HOSTED:
         window = ASSUMED_HOSTED_WINDOW
     return budgets_for_window(window) if window else dict(SMALL_MODEL_BUDGETS)
-# Deadlines (seconds): a local (5,5,10) question takes 2-5 minutes on 2 cores and one call up to a few minutes (an
-# Ollama server on a CPU too); a hosted call answers in seconds, so two minutes without a reply is a hung connection.
+# Deadlines (seconds): long for local models on a CPU; a hosted call silent for two minutes is a hung connection.
 SMALL_MODEL_DEADLINES = {"timeout": 600.0, "question_timeout": 1800.0}
 LARGE_MODEL_DEADLINES = {"timeout": 120.0, "question_timeout": 900.0}
 
@@ -156,8 +154,7 @@ class AgentConfig(BaseModel):
         "seen; a model that writes new queries is asked at every step either way")
     plan_sentences: int = Field(2, ge=0, le=10, description="sentences per document shown to the planner: those "
                                 "sharing most words with the queries (0 = each document's best passage)")
-    # The grammar holds the thought to one short sentence, so a small model cannot spend a step's time on prose.
-    # Measured: docs/measurements.md#plan-budget
+    # Holds a small model's thought to one short sentence. Measured: docs/measurements.md#plan-budget
     plan_thought_chars: int = Field(160, ge=0, le=4000, description="longest thought a plan reply may write "
                                     "(0: a constrained model writes queries only)")
     # The BM25 options are applied where the retriever is opened from a config (the CLI commands); a retriever
@@ -165,8 +162,7 @@ class AgentConfig(BaseModel):
     title_boost: float = Field(DEFAULT_TITLE_BOOST, ge=0, description="weight of the title field against the body "
                                "in BM25 (0 = body only)")
     exact_title: bool = Field(True, description="a query that is an article title (or redirect) brings it first")
-    # Applied like the BM25 options; the default index's dense vectors are built on first use (retrieval/dense).
-    # Measured: docs/measurements.md#retrieval-alone-bm25-r-hybrid-search-the-question-query
+    # Applied like the BM25 options. Measured: docs/measurements.md#retrieval-alone-bm25-r-hybrid-search-the-question-query
     dense_weight: float = Field(0.0, ge=0, description="weight of dense (all-MiniLM-L6-v2, title and lead) hits "
                                 "fused with BM25's by reciprocal rank (0 = BM25 only)")
     variables: dict[str, str] = Field(default_factory=dict, description="extra prompt variables and their defaults")
@@ -192,8 +188,7 @@ class AgentConfig(BaseModel):
     def hits_for(self, origin: str, step: int = 1) -> int:
         """Hits fetched for a query of this origin (model, proposer, question, fallback) at this step."""
         if origin == "fallback":
-            # The fallback searches the question again: deeper each step, so that it brings the next n_docs of the
-            # question's own list instead of the hits already read.
+            # Deeper each step: the next n_docs of the question's own list, not the hits already read.
             return self.n_docs * step + ((self.question_docs or self.n_docs) if self.question_query else 0)
         sizes: dict[str, int | None] = {"proposer": PROPOSER_DOCS, "question": self.question_docs}
         return sizes.get(origin) or self.n_docs

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from frames_agent.retrieval import context as ctx
+from frames_agent.retrieval.bm25 import fold, words
 from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 
 # Function words and question/prompt scaffolding: never a query on their own, never a matching term.
@@ -28,18 +29,16 @@ monday tuesday wednesday thursday friday saturday sunday""".split())
 # Capitalised spans ("University of Oxford", "Jørn Utzon") name entities: good BM25 queries.
 _SPAN = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:(?:of|the|de|du|von|van|and|for|in|on|la|le|y)\s+)*[A-Z0-9][\w'’.-]*)*")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"“(])|\n+")
-_WORD = re.compile(r"\w+")
 _MAX_SENTENCE_CHARS = 400
+# Content words fold from five letters, BM25 terms from four (docs/measurements.md#one-word-rule).
+CONTENT_FOLD = 5
 
 
 def stem_terms(text: str) -> set[str]:
-    """Content words of a text, lower-cased and crudely stemmed (a trailing plural s dropped)."""
-    words = (w.lower() for w in _WORD.findall(text))
-    return {_stem(w) for w in words if len(w) > 2 and w not in FUNCTION_WORDS and not w.isdigit()}
-
-
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
+    """Content words of a text: its words (retrieval/bm25.py) of three letters or more, not function words nor
+    numbers, folded."""
+    return {fold(word, CONTENT_FOLD) for word in words(text)
+            if len(word) > 2 and word not in FUNCTION_WORDS and not word.isdigit()}
 
 
 def substance(query: str) -> frozenset[str]:
@@ -65,10 +64,8 @@ class Evidence:
 
 def matched_sentences(context: Sequence[ctx.ContextEntry], queries: Iterable[str], per_doc: int,
                       max_docs: int = 20) -> list[Evidence]:
-    """For the most useful articles, the per_doc sentences sharing the most query terms (in text order).
-
-    A term counts by its rarity among the articles read (log N/df): "Euphony" names the topic, "album" does not.
-    """
+    """For the most useful articles, the per_doc sentences sharing the most query terms, each term weighted by its
+    rarity among the articles read (log N/df), in text order."""
     wanted = set().union(*(stem_terms(q) for q in queries)) if queries else set()
     entries = ctx.ordered(context)
     split = [[(sentence, stem_terms(sentence) & wanted) for sentence in split_sentences(e.text())] for e in entries]
@@ -105,11 +102,8 @@ def render_evidence(evidence: Sequence[Evidence], budget: int, doc_tokens: int,
 
 
 def entity_spans(sentence: str) -> list[str]:
-    """Entity-like spans of a sentence: capitalised runs without leading function words, never a bare number.
-
-    A lone capitalised word opening the sentence ("Several", "During") is only capitalised by position, so it
-    is left out.
-    """
+    """Entity-like spans of a sentence: capitalised runs without leading function words, never a bare number nor a
+    lone word capitalised only by opening the sentence."""
     spans = []
     for text in split_sentences(sentence):
         spans += _sentence_spans(text)
@@ -149,13 +143,8 @@ MIN_SHARED = 2
 
 def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Iterable[str],
             is_title: Callable[[str], bool], limit: int, question: str = "") -> list[str]:
-    """Up to `limit` new article titles named in the matched sentences, best first.
-
-    Spans from sentences that matched more query terms come first, then multi-word spans, then spans seen in more
-    sentences, then the earlier one. Titles already read and spans that repeat an earlier query in substance are
-    skipped; so are sentences of the context sharing fewer than MIN_SHARED content words (theirs or their article
-    title's) with the question. Measured: docs/measurements.md#the-query-proposer
-    """
+    """Up to `limit` new article titles named in the matched sentences sharing MIN_SHARED content words with the
+    question, best first (docs/measurements.md#the-query-proposer)."""
     skip = {substance(t) for t in read_titles} | {substance(q) for q in asked}
     wanted = stem_terms(question)
     seen: dict[frozenset[str], list] = {}

@@ -46,9 +46,7 @@ def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__
 
 def build_nodes(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Sequence[BaseTool],
                 config: AgentConfig) -> Nodes:
-    """The nodes with their prompts loaded and checked.
-
-    retriever: ours or a LangChain BaseRetriever (adapted); anything else is a one-line UsageError here."""
+    """The nodes with their prompts loaded and checked (a LangChain BaseRetriever is adapted)."""
     count_tokens("")  # loads the token encoding from disk now, not in a run's first node on a server's event loop
     return Nodes(llm, as_retriever(retriever), tools, config, load_prompt(config.prompt),
                  load_prompt(config.answer_prompt))
@@ -59,10 +57,8 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
                 context_schema: type | None = None, *, name: str | None = None, checkpointer: Checkpointer = None,
                 store: BaseStore | None = None, interrupt_before: All | list[str] | None = None,
                 interrupt_after: All | list[str] | None = None, debug: bool = False) -> CompiledStateGraph:
-    """Compile the agent graph; every dependency is passed in (a LangChain BaseRetriever is adapted at once).
-
-    context_schema: the run context the graph declares (LangGraph Studio draws its settings form from it); name,
-    checkpointer, store, interrupt_before, interrupt_after and debug go to StateGraph.compile as they are."""
+    """Compile the agent graph from its dependencies; context_schema is the run context the graph declares, the
+    keywords go to StateGraph.compile."""
     config = config or AgentConfig()
     nodes = nodes or build_nodes(llm, retriever, tools, config)
     graph = StateGraph(AgentState, context_schema=context_schema, input_schema=AgentInput, output_schema=AgentOutput)

@@ -18,10 +18,17 @@ from pydantic import BaseModel
 from frames_agent.agent.asking import AnswerCall, PlanCall
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
-from frames_agent.agent.evidence import Evidence, matched_sentences, names, render_evidence, substance
+from frames_agent.agent.evidence import (
+    Evidence,
+    matched_sentences,
+    names,
+    propose,
+    question_evidence,
+    render_evidence,
+    substance,
+)
 from frames_agent.agent.llm.calls import Structured
 from frames_agent.agent.prompts import Prompt
-from frames_agent.agent.proposer import Proposer, doc_origins
 from frames_agent.agent.queries import PlanReply, clean_queries, deeper_repeats
 from frames_agent.agent.state import (
     AgentOutput,
@@ -39,7 +46,7 @@ from frames_agent.core.errors import FramesAgentError
 from frames_agent.retrieval import context as ctx
 from frames_agent.retrieval.bm25 import terms
 from frames_agent.retrieval.bridges import traced_batch_search
-from frames_agent.retrieval.selection import ContextSelection
+from frames_agent.retrieval.context import ContextSelection
 from frames_agent.retrieval.types import Document, Retriever
 
 PLAN_VARIABLES = {"question", "context", "previous_queries", "k", "step", "n", "tools", "more_fields", "more_rules"}
@@ -55,9 +62,8 @@ def _emit(event: BaseModel) -> None:
 
 @dataclass(frozen=True)
 class PlanInput:
-    """What a plan step reads: the state, the step number, the matched sentences (evidence), the planner's view of
-    the context and the names in it (those no earlier prompt showed: new_names), and the last plan when it is
-    replayed instead of asking the model (plan_calls)."""
+    """What a plan step reads: the state, the step, the matched sentences, the planner's view and its names, and the
+    last plan when it is replayed instead of asking the model (plan_calls)."""
 
     state: AgentState
     step: int
@@ -102,7 +108,8 @@ class Nodes:
         self.plan_call, self.answer_call = PlanCall(llm, tools, config), AnswerCall(llm, config, answer_prompt)
         self.tools_text = self.plan_call.tools_text
         self.plan_prompt, self.answer_prompt = plan_prompt, self.answer_call.prompt
-        self.proposer = Proposer(retriever, config.k)
+        has_title = getattr(retriever, "has_title", None)
+        self.is_title = has_title if has_title is not None else (lambda title: False)
         # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
         # calls well below what callers ask for, so the agent brings its own (threads start on demand).
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
@@ -144,13 +151,8 @@ class Nodes:
             k=cfg.k, step=inp.step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
 
     def _replay(self, state: AgentState, step: int, shown: set[str]) -> tuple[Structured[PlanReply] | None, list[str]]:
-        """The last plan, when asking the model again cannot change what is searched (plan_calls 'when_new'), and
-        the names in this step's view (`shown`) that no earlier prompt showed the model.
-
-        A greedy model shown the same question, the same queries and no new name mostly writes its plan again: the
-        repeats it wrote last are replayed (read deeper by repeat_docs) instead of a model call. A step whose view
-        names something new, or a last plan that wrote a new query, a tool call or nothing usable, asks the model.
-        """
+        """The last plan when asking again cannot change what is searched (plan_calls 'when_new': it only repeated
+        earlier queries and the view names nothing new, docs/agent.md), and the view's names no prompt showed yet."""
         records = state.get("steps", [])
         seen = names(state["question"]) | {" ".join(sorted(substance(q))) for q in state.get("queries", [])}
         for record in records:
@@ -190,13 +192,22 @@ class Nodes:
         step.add(model, "model")
         step.add(deeper_repeats(state, repeated, cfg.k - len(model), cfg.repeat_docs), "repeat")
         if cfg.propose_queries:
-            step.add(self.proposer.fill(state, inp.evidence, step.queries, plan.thought), "proposer")
+            step.add(self._proposals(state, inp.evidence, step.queries, plan.thought), "proposer")
         question = " ".join(state["question"].split()[:32])
         if not step.queries and not calls:
             step.add([question], "fallback")  # a model that gives nothing usable still searches, as BM25-R would
         elif inp.step == 1 and cfg.question_query:
             step.add([question], "question")
         return step
+
+    def _proposals(self, state: AgentState, evidence: Sequence[Evidence], taken: Sequence[str],
+                   thought: str) -> list[str]:
+        """Titles for the room the step's queries so far (`taken`) leave under k, new against every query so far."""
+        asked, k = [*state.get("queries", []), *taken], self.config.k
+        read = [entry.title for entry in state.get("context", [])]
+        offered = propose([*evidence, *question_evidence(state["question"], thought)], read, asked, self.is_title, k,
+                          question=state["question"])
+        return clean_queries(offered, asked, k)[0][: k - len(taken)]
 
     def _plan_update(self, inp: PlanInput, reply: Structured[PlanReply], skipped: bool = False) -> dict:
         """The plan node's update: the step's queries and tool calls, and its record."""
@@ -342,7 +353,7 @@ class Nodes:
         context = [replace(entry, documents=list(entry.documents)) for entry in state.get("context", [])]
         added = ctx.merge(context, state.get("retrieved", []), state["step"])
         record = state["steps"][-1]
-        origins = doc_origins(record, state.get("retrieved", []))
+        origins = record.doc_origins(state.get("retrieved", []))
         record = record.model_copy(update={"new_doc_ids": [d.id for d in added],
                                            "new_doc_origins": [origins.get(d.id, "tool") for d in added]})
         _emit(DocumentsAdded(step=state["step"], documents=added))
@@ -369,7 +380,7 @@ class Nodes:
         return ctx.render(context, budget, cfg.answer_doc_tokens, empty="(no documents)", selection=selection)
 
     def _selection(self, question: str, queries: Sequence[str], per_article: int) -> ContextSelection:
-        """Context-wide selection for a prompt: the question's terms, then the step queries' (retrieval/selection.py)."""
+        """Context-wide selection for a prompt: the question's terms, then the step queries' (retrieval/context.py)."""
         return ContextSelection(terms(question), [t for q in queries for t in terms(q)], per_article,
                                 self.config.passage_words)
 

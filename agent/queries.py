@@ -6,10 +6,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from frames_agent.agent.evidence import substance
 from frames_agent.agent.state import ToolCall
+from frames_agent.agent.subquestions import Strings
+from frames_agent.retrieval.bm25 import normalised
 
 
 class PlanReply(BaseModel):
@@ -17,24 +19,13 @@ class PlanReply(BaseModel):
 
     thought: str = Field("", json_schema_extra={"maxLength": 300})
     # maxLength steers constrained decoding towards short entity-style queries; validation stays lenient.
-    queries: list[str] = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "maxLength": 60}})
+    queries: Strings = Field(default_factory=list, json_schema_extra={"items": {"type": "string", "maxLength": 60}})
     tool_calls: list[ToolCall] = Field(default_factory=list)
-
-    @field_validator("queries", mode="before")
-    @classmethod
-    def _strings(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [value]
-        return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
 
 
 def plan_schema(k: int, max_tool_calls: int, thought_chars: int = 300) -> dict:
-    """PlanReply's JSON schema bounded to k queries, max_tool_calls calls and a short thought (none at 0).
-
-    A grammar-constrained model then closes the list after k queries instead of writing on to its token limit, and
-    writes no field the run does not use (tool_calls without tools): every generated
-    token costs ~50 ms on 2 cores.
-    """
+    """PlanReply's JSON schema bounded to k queries, max_tool_calls calls and a short thought (none at 0), so a
+    constrained model writes no token the run does not use."""
     schema = PlanReply.model_json_schema()
     props = schema["properties"]
     props["queries"]["maxItems"] = k
@@ -72,27 +63,19 @@ def fallback_plan(raw: str) -> PlanReply:
     return PlanReply(queries=[line for line in lines if line and len(line.split()) <= 12 and not line.endswith(":")])
 
 
-def normalise_query(query: str) -> str:
-    """Lower-cased, whitespace-collapsed form used to spot repeated queries."""
-    return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
-
-
 # BM25 wants short entity-style queries: longer ones are cut.
 MAX_QUERY_WORDS = 12
 
 
 def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int) -> tuple[list[str], list[str]]:
-    """At most k short, distinct, new queries; returns (kept, dropped repeats).
-
-    A query repeats an earlier one in substance when its content words are the same (order, case, plurals and
-    function words ignored). A query with no content word at all (a bare number or function word) is dropped.
-    """
-    seen = {substance(q) or frozenset([normalise_query(q)]) for q in earlier}
+    """At most k short queries new in substance (content words), and the dropped repeats; a query without a content
+    word is dropped."""
+    seen = {substance(q) or frozenset([normalised(q)]) for q in earlier}
     kept, dropped = [], []
     for query in raw:
         query = " ".join(_BULLET.sub("", query).strip(" \"'`").split()[:MAX_QUERY_WORDS])
         key = substance(query)
-        if not normalise_query(query):
+        if not normalised(query):
             continue
         if not key or key in seen:
             dropped.append(query)
@@ -103,9 +86,8 @@ def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int) -> tuple[l
 
 
 def deeper_repeats(state: Mapping[str, Any], dropped: Sequence[str], room: int, extra: int) -> dict[str, int]:
-    """The model's repeated queries worth searching again (at most `room`, one per earlier query) -> hits to fetch:
-    every hit their earlier asks fetched plus `extra`, so the search brings the next hits of the same list. A repeat
-    is the model's way of saying the query still matters; dropping it leaves its slot to the proposer."""
+    """The model's repeated queries to search again (at most `room`) -> hits to fetch: every hit their earlier asks
+    fetched plus `extra`, the next hits of the same list."""
     if extra <= 0 or room <= 0:
         return {}
     fetched: dict[frozenset[str], int] = {}

@@ -1,8 +1,9 @@
 """The agent's graph state, its typed result and its streamed events."""
 from __future__ import annotations
 
+import json
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from langchain_core.messages import AnyMessage
@@ -12,8 +13,8 @@ from typing_extensions import TypedDict
 
 from frames_agent.agent.answers import FinalAnswer
 from frames_agent.agent.llm.timing import CallTiming
-from frames_agent.retrieval.context import ContextEntry
-from frames_agent.retrieval.passages import ShownPassages
+from frames_agent.core.terminal import plain
+from frames_agent.retrieval.context import ContextEntry, ShownPassages
 from frames_agent.retrieval.types import Document
 
 
@@ -62,6 +63,16 @@ class StepRecord(BaseModel):
                                    "words) in the documents the planner was shown at this step, when it was asked")
     new_names: list[str] = Field(default_factory=list, description="names in this step's planner view that no "
                                  "earlier prompt showed the model (nor the question or its queries)")
+
+    def doc_origins(self, found: Sequence[tuple[int, Document]]) -> dict[str, str]:
+        """Document id -> origin of the first query (in query order) whose hits held it; `found` holds the step's
+        hits in query order (query_hits of them per query), then tool results ('tool')."""
+        owners = [self.origins[i] if i < len(self.origins) else "model"
+                  for i, count in enumerate(self.query_hits) for _ in range(count)]
+        origins: dict[str, str] = {}
+        for position, (_, doc) in enumerate(found):
+            origins.setdefault(doc.id, owners[position] if position < len(owners) else "tool")
+        return origins
 
 
 class TokenUsage(BaseModel):
@@ -166,11 +177,8 @@ class AgentOutput(TypedDict, total=False):
 # mypy has no model of TypedDict's runtime merge (the output's optional question over the input's required one),
 # which LangGraph's schemas rely on; a Required question would change the output schema.
 class AgentState(AgentInput, AgentOutput, total=False):  # type: ignore[misc]
-    """LangGraph state: FRAMES Algorithm 1's question, step counter, queries, context and answer.
-
-    Fields that accumulate over the steps have reducers (queries are appended; step records and context entries are
-    upserted by step number and article key); the per-step hand-offs (pending_*, retrieved) are replaced each step.
-    """
+    """LangGraph state: FRAMES Algorithm 1's question, step counter, queries, context and answer; the per-step
+    hand-offs (pending_*, retrieved) are replaced each step."""
 
     step: int
     queries: Annotated[list[str], operator.add]
@@ -214,3 +222,17 @@ class AnswerReady(BaseModel):
 
 
 AgentEvent = StepStarted | QueriesPlanned | DocumentsAdded | AnswerReady
+
+
+def progress_line(event: AgentEvent) -> str:
+    """One event as a line of reasoning text."""
+    if event.kind == "step_started":
+        return f"Step {event.step}\n"
+    if event.kind == "queries":
+        calls = "".join(f" | {c.name}({json.dumps(c.args, ensure_ascii=False)})" for c in event.tool_calls)
+        note = "  (fallback)" if event.fallback else ""
+        return plain(f"  searching: {' | '.join(event.queries)}{calls}{note}", lines=False) + "\n"
+    if event.kind == "documents_added":
+        titles = ", ".join(dict.fromkeys(d.title for d in event.documents))
+        return plain(f"  +{len(event.documents)} new: {titles[:300]}", lines=False) + "\n"
+    return ""

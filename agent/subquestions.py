@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, Field
 
 from frames_agent.agent.llm.calls import astructured, message_text, structured
 from frames_agent.agent.prompts import load_prompt
+from frames_agent.retrieval.bm25 import normalised
 
 # A sub-question is one fact to look up; the cap steers constrained decoding away from restating the question.
 MAX_SUB_QUESTION_CHARS = 120
@@ -24,18 +25,22 @@ _QUOTED = re.compile(r'"([^"\n]{6,200}\?)"')
 _QUESTION_LINE = re.compile(r"^\s*+(?:[-*•]|\d{1,2}[.)]|Q\d*[:.])?\s*+(.{6,200}\?)\s*$", re.M)
 
 
+def as_strings(value: Any) -> Any:
+    """A reply's list of strings read leniently: one string is a list of it, other items become text."""
+    if isinstance(value, str):
+        return [value]
+    return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
+
+
+# Blank items are dropped later (choose, clean_queries).
+Strings = Annotated[list[str], BeforeValidator(as_strings)]
+
+
 class SubQuestions(BaseModel):
     """The facts a question needs, each as a short question."""
 
-    questions: list[str] = Field(default_factory=list,
-                                 json_schema_extra={"items": {"type": "string", "maxLength": MAX_SUB_QUESTION_CHARS}})
-
-    @field_validator("questions", mode="before")
-    @classmethod
-    def _strings(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [value]
-        return [str(v).strip() for v in value if str(v).strip()] if isinstance(value, list) else value
+    questions: Strings = Field(default_factory=list,
+                               json_schema_extra={"items": {"type": "string", "maxLength": MAX_SUB_QUESTION_CHARS}})
 
 
 class Finding(BaseModel):
@@ -105,11 +110,11 @@ def sub_question_schema(limit: int) -> dict:
 
 def choose(questions: list[str], question: str, limit: int) -> list[str]:
     """Distinct sub-questions, at most `limit`; the question itself is not a sub-question."""
-    seen, kept = {_key(question)}, []
+    seen, kept = {normalised(question)}, []
     for q in questions:
         q = " ".join(q.split())[:MAX_SUB_QUESTION_CHARS]
-        if q and _key(q) not in seen:
-            seen.add(_key(q))
+        if q and normalised(q) not in seen:
+            seen.add(normalised(q))
             kept.append(q)
     return kept[:limit]
 
@@ -129,7 +134,3 @@ def render_findings(findings: Sequence[Finding]) -> str:
         return ""
     lines = [f"- {f.question} {f.answer or '(not found)'}" for f in findings]
     return "\n\nNotes (each sub-question answered from the passages; they may be wrong):\n" + "\n".join(lines)
-
-
-def _key(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())

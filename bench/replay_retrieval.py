@@ -105,6 +105,14 @@ def row(name: str, records: list, curve: dict | None) -> dict:
     return out
 
 
+def dump(path: Path, setting: str, records: list) -> None:
+    """Append each question's queries, their origins and the new articles of every step under `setting`."""
+    with path.open("a", encoding="utf-8") as out:
+        for record in records:
+            steps = [{key: step.get(key) for key in ("queries", "origins", "new_doc_titles")} for step in record.steps]
+            out.write(json.dumps({"setting": setting, "id": record.id, "steps": steps}) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", nargs="?", type=Path, default=None, help="a recorded multistep run (else no model)")
@@ -116,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--grid", action="append", default=[], help="KEY=V1,V2 over AgentConfig fields (repeatable)")
     parser.add_argument("--json", action="store_true", help="one JSON object per variant")
+    parser.add_argument("--dump", type=Path, default=None,
+                        help="write each variant's queries and new articles per step, one JSON line a question")
     args = parser.parse_args(argv)
 
     from frames_agent.core.errors import FramesAgentError
@@ -146,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             retriever.close()
             return 2
         result = row(json.dumps(override) if override else "recorded settings", records, curve)
+        if args.dump:
+            dump(args.dump, result["setting"], records)
         if args.json:
             print(json.dumps(result))
             continue

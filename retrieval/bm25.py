@@ -1,4 +1,5 @@
-"""In-memory Okapi BM25 over small collections: a CRAG row's pages, one article's passages, a company table."""
+"""The one word rule (words, folded BM25 terms, repeat keys) and an in-memory Okapi BM25 over small collections: a
+CRAG row's pages, one article's passages, a company table."""
 from __future__ import annotations
 
 import math
@@ -8,19 +9,31 @@ from typing import Literal
 
 import numpy as np
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-_STOPWORDS = frozenset("""a an and are as at be but by did do does for from had has have how i in is it its of on or
+_WORD = re.compile(r"\w+")
+# BM25's stoplist: words too frequent to rank by (agent/evidence.py's FUNCTION_WORDS, which never name an entity,
+# are another list for another job).
+STOPWORDS = frozenset("""a an and are as at be but by did do does for from had has have how i in is it its of on or
 that the their them there these they this to was were what when where which who whom whose why will with you your""".split())
 
 
-def terms(text: str) -> list[str]:
-    """BM25 terms: lower-case words without stopwords, with a light plural fold."""
-    out = []
-    for word in _TOKEN.findall(text.lower()):
-        if word in _STOPWORDS:
-            continue
-        out.append(word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
-    return out
+def words(text: str) -> list[str]:
+    """The lower-cased words of a text: the one word rule of BM25 terms, content words and query keys."""
+    return _WORD.findall(text.lower())
+
+
+def normalised(text: str) -> str:
+    """The words of a text joined by single spaces: the key that spots a repeated query or sub-question."""
+    return " ".join(words(text))
+
+
+def fold(word: str, shortest: int = 4) -> str:
+    """A word with a light plural fold: a trailing s dropped from words of `shortest` letters or more, not -ss."""
+    return word[:-1] if len(word) >= shortest and word.endswith("s") and not word.endswith("ss") else word
+
+
+def terms(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    """BM25 terms: the words of a text without stopwords, folded."""
+    return [fold(word) for word in words(text) if word not in stopwords]
 
 
 class OkapiBM25:

@@ -54,18 +54,9 @@ def as_documents(docs: Iterable[Any], source: str = "langchain") -> list[Documen
 
 
 class LangChainRetriever:
-    """Any LangChain BaseRetriever (or one bound with .with_config(callbacks=..., tags=...)) behind our Retriever
-    protocol.
-
-    Hits per query, the documented rule: the agent asks each query for the hits its settings give (n_docs, and the
-    deeper proposer, question and feedback searches) and sets that as the retriever's `search_kwargs["k"]`, or its
-    `k` field, for the call; with own_k=True the retriever's own k stands and the agent reads the top of what it
-    returns. A retriever with neither is read to the agent's count. The searches run under the agent's run config
-    (the run's callbacks, tags and metadata, joined with the retriever's own), so tracers see the retriever's own
-    runs; a step's queries run concurrently (batch, or ainvoke gathered on the async path).
-
-    doc() and by_title() know the last `keep` documents it returned (a LangChain retriever has no lookup of its own).
-    """
+    """Any LangChain BaseRetriever (or a binding of one) behind our Retriever protocol: each query's hits are set as
+    its `search_kwargs["k"]` or `k` (own_k=True: its own k stands), searched under the run's config; doc() and
+    by_title() know the last `keep` documents it returned."""
 
     traces_itself = True  # traced_batch_search leaves the reporting to LangChain's own retriever runs
 
@@ -146,10 +137,8 @@ class LangChainRetriever:
 
 
 class FramesRetriever(BaseRetriever):
-    """Our Retriever (e.g. the Lucene BM25Retriever) as a LangChain BaseRetriever.
-
-    Hits per query: `invoke(q, k=2)`, else `search_kwargs["k"]`, else `k`; no other search argument is known.
-    """
+    """Our Retriever as a LangChain BaseRetriever; hits per query: `invoke(q, k=2)`, else `search_kwargs["k"]`, else
+    `k`."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

@@ -1,13 +1,70 @@
-"""The agent's context: article-level dedup (C <- C ∪ (D \\ C)) and rendering under a token budget."""
+"""The agent's context: article-level dedup (C <- C ∪ (D \\ C)) and rendering under a token budget, either each
+article's beginning by search rank or its passages, all ranked together against the question."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from frames_agent.retrieval.passages import ShownPassages
-from frames_agent.retrieval.selection import SEPARATOR_TOKENS, Article, ContextSelection, choose
+from pydantic import BaseModel, Field
+
+from frames_agent.retrieval.bm25 import OkapiBM25, terms
 from frames_agent.retrieval.tokens import count_tokens, truncate_tokens
 from frames_agent.retrieval.types import Document
+
+# ~80 words is ~110 tokens: a fact with its sentence of context, and several passages per article fit a small budget.
+PASSAGE_WORDS = 80
+# Long articles (FRAMES gold pages reach ~75k tokens) are read whole: the fact is often deep inside.
+MAX_PASSAGES = 2000
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+class ShownPassages(BaseModel):
+    """Which passages of one article a prompt showed, and how much of the article that was."""
+
+    key: str
+    title: str = ""
+    passages: list[int] = Field(default_factory=list, description="indices into the article's passages, in article order")
+    of: int = Field(0, description="passages in the article")
+    cut: bool = Field(False, description="not even one passage fitted whole: the first shown is cut short")
+    tokens: int = Field(0, description="tokens of the article shown")
+    article_tokens: int = Field(0, description="tokens in the article (up to the passages split)")
+
+
+def chunk_text(text: str, words: int = PASSAGE_WORDS, max_chunks: int = MAX_PASSAGES,
+               whole_sentences: bool = False) -> list[str]:
+    """Sentence-packed chunks of about `words` words (long sentences are split).
+
+    whole_sentences=True starts a new chunk rather than cutting a sentence that does not fit, so a passage never
+    begins mid-sentence (what a reader of a selected passage needs); False fills every chunk to `words`.
+    """
+    chunks: list[str] = []
+    current: list[str] = []
+    for sentence in _SENTENCE.split(text):
+        tokens = sentence.split()
+        if whole_sentences and current and len(current) + len(tokens) > words:
+            chunks.append(" ".join(current))
+            current = []
+            if len(chunks) >= max_chunks:
+                return chunks
+        while tokens:
+            room = words - len(current)
+            current += tokens[:room]
+            tokens = tokens[room:]
+            if len(current) >= words:
+                chunks.append(" ".join(current))
+                current = []
+                if len(chunks) >= max_chunks:
+                    return chunks
+    if current:
+        chunks.append(" ".join(current))
+    return chunks
+
+
+def split_passages(text: str, words: int = PASSAGE_WORDS) -> list[str]:
+    """An article's passages: whole sentences packed to about `words` words, in article order."""
+    return chunk_text(text, words, MAX_PASSAGES, whole_sentences=True)
+
 
 # Tokens below which a partly fitting document is not worth showing.
 _MIN_PARTIAL_TOKENS = 30
@@ -50,12 +107,8 @@ class RenderedContext:
 
 
 def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], step: int) -> list[Document]:
-    """Add the documents not yet in context (in place); return the new ones.
-
-    `found` pairs each document with its rank in its query's hits. Dedup is per article (Document.key, the
-    article's identity): a new passage of a known article joins that article's entry instead of becoming a second
-    article, and a whole article (id == key) whose article is already read is a copy, not news.
-    """
+    """Add the (rank, document) pairs not yet in context, in place, per article (Document.key); return the new ones.
+    A new passage of a known article joins its entry; a whole article already read is a copy, not news."""
     by_key = {entry.key: entry for entry in context}
     seen_ids = {d.id for entry in context for d in entry.documents}
     added: list[Document] = []
@@ -83,10 +136,8 @@ def _whole(entry: ContextEntry) -> bool:
 
 
 def ordered(context: Sequence[ContextEntry]) -> list[ContextEntry]:
-    """Most useful first: every query's best hit before any second-best hit; then earlier steps, then query order.
-
-    BM25 scores of different queries are not comparable, so they never decide the order.
-    """
+    """Most useful first: every query's best hit before any second-best hit, then earlier steps (never by scores of
+    different queries, which are not comparable)."""
     return sorted(context, key=lambda e: (e.rank, e.step))
 
 
@@ -97,13 +148,11 @@ def _lead(entry: ContextEntry, index: int, limit: int) -> str:
 
 def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty: str = "(no documents yet)",
            selection: ContextSelection | None = None) -> RenderedContext:
-    """Render the context under `budget` tokens.
-
-    A ContextSelection ranks the passages of every article together and shows the best (retrieval/selection.py);
-    without one, entries go best first by search rank, each its beginning cut to doc_tokens.
-    """
-    if selection is not None:
-        return select_context(context, budget, selection, empty)
+    """The context under `budget` tokens: the best passages of the whole context (a ContextSelection), else each
+    entry's beginning cut to doc_tokens, best first by search rank."""
+    if selection is not None:  # search rank only breaks ties
+        articles = [Article(key=e.key, title=e.title, text=e.text(), order=i) for i, e in enumerate(ordered(context))]
+        return choose(articles, selection, budget, empty)
     parts: list[str] = []
     out = RenderedContext(text=empty)
     remaining = budget
@@ -129,13 +178,188 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
     return out
 
 
-def select_context(context: Sequence[ContextEntry], budget: int, selection: ContextSelection,
-                   empty: str = "(no documents)") -> RenderedContext:
-    """The best passages of the whole context under `budget` tokens (search rank only breaks ties)."""
-    entries = ordered(context)
-    articles = [Article(key=e.key, title=e.title, text=e.text(), order=i) for i, e in enumerate(entries)]
-    chosen = choose(articles, selection, budget, empty)
-    return RenderedContext(text=chosen.text, shown=len(chosen.articles), cut=chosen.cut, tokens=chosen.tokens,
-                           shown_keys=chosen.shown_keys, shown_titles=[a.title for a in chosen.articles],
-                           articles=chosen.articles, passages_ranked=chosen.passages_ranked,
-                           tokens_cut=chosen.tokens_cut)
+# Joining two parts can merge tokens across the seam; reserve a little for it.
+SEPARATOR_TOKENS = 2
+# Passage size in a context too large for every lead to fit. Measured: docs/measurements.md#passage-size
+LARGE_CONTEXT_WORDS = 40
+# A first sentence longer than this is not worth its room in an article's header.
+_FIRST_SENTENCE_TOKENS = 60
+_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Article:
+    """One article as the selector sees it: identity, title and text, and its place in the context (rank order)."""
+
+    key: str
+    title: str
+    text: str
+    order: int = 0
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One passage chosen for the prompt."""
+
+    article: int  # index into the articles given
+    passage: int  # index into that article's passages
+    score: float
+
+
+@dataclass(frozen=True)
+class ContextSelection:
+    """Settings of context-wide selection: per_article caps an article's passages while others still have relevant
+    ones (spare budget then goes to the next best of any article)."""
+
+    question: Sequence[str]
+    queries: Sequence[str] = ()
+    per_article: int = 3
+    # None: PASSAGE_WORDS where every article's lead fits in half the budget (few articles), LARGE_CONTEXT_WORDS
+    # otherwise (many articles: shorter passages put more distinct pieces of evidence in the same budget).
+    words: int | None = PASSAGE_WORDS
+
+    def weighted_terms(self) -> list[str]:
+        """Query terms: the question's twice (they outweigh the step queries'), then the step queries' other terms."""
+        own = list(dict.fromkeys(self.question))
+        extra = [t for t in dict.fromkeys(self.queries) if t not in set(own)]
+        return own * 2 + extra
+
+
+def rank_passages(articles: Sequence[Article], passages: Sequence[Sequence[str]], selection: ContextSelection) -> list[Pick]:
+    """All passages that share a term with the query, best first; ties go to the better-ranked article, then the
+    earlier passage."""
+    flat = [(a, p) for a, parts in enumerate(passages) for p in range(len(parts))]
+    if not flat:
+        return []
+    # The title travels with each passage: "He was born in ..." belongs to the article it is about.
+    title_terms = [terms(article.title) for article in articles]
+    bm25 = OkapiBM25([title_terms[a] + terms(passages[a][p]) for a, p in flat], k1=1.2, idf="lucene")
+    scores = bm25.scores(selection.weighted_terms())
+    ranked = sorted((i for i in range(len(flat)) if scores[i] > 0),
+                    key=lambda i: (-scores[i], articles[flat[i][0]].order, flat[i][1]))
+    return [Pick(flat[i][0], flat[i][1], float(scores[i])) for i in ranked]
+
+
+def _too_many_for_leads(articles: int, budget: int) -> bool:
+    """So many articles that their leads cannot fit in half the budget, whatever their length."""
+    return articles * 20 > budget // 2
+
+
+def _leads_fit(passages: Sequence[Sequence[str]], budget: int) -> bool:
+    """Every article's lead fits in half the budget (counted only for contexts small enough to possibly fit)."""
+    if _too_many_for_leads(len(passages), budget):
+        return False
+    return sum(count_tokens(parts[0]) + SEPARATOR_TOKENS for parts in passages) <= budget // 2
+
+
+def _first_sentence(text: str) -> str:
+    match = _FIRST_SENTENCE.match(text.strip()[:600])
+    return match.group(1) if match else ""
+
+
+class _Budget:
+    """Greedy filling: token costs computed only for the passages considered (a context holds thousands); with
+    `lead`, every shown article also shows its lead where it fits (docs/measurements.md#leads)."""
+
+    def __init__(self, articles: Sequence[Article], passages: Sequence[Sequence[str]], lead: bool,
+                 budget: int) -> None:
+        self.articles, self.passages, self.lead = articles, passages, lead
+        self.remaining = budget
+        self.taken: dict[int, list[int]] = {}
+        self.header: dict[int, tuple[str, int]] = {}
+
+    def _head(self, a: int) -> tuple[str, int]:
+        if a not in self.header:
+            title = self.articles[a].title or self.articles[a].key
+            self.header[a] = (title, count_tokens(f"[00] {title}\n") + SEPARATOR_TOKENS)
+        return self.header[a]
+
+    def take(self, pick: Pick) -> bool:
+        """Take the passage if it fits (with its article's header when it is the article's first)."""
+        cost = count_tokens(self.passages[pick.article][pick.passage]) + SEPARATOR_TOKENS
+        first = pick.article not in self.taken
+        if first:
+            cost += self._head(pick.article)[1]
+        if cost > self.remaining:
+            return False
+        self.taken.setdefault(pick.article, []).append(pick.passage)
+        self.remaining -= cost
+        if first and self.lead and pick.passage != 0:  # the lead says who or what the article is about
+            lead = count_tokens(self.passages[pick.article][0]) + SEPARATOR_TOKENS
+            if lead <= self.remaining:
+                self.taken[pick.article].append(0)
+                self.remaining -= lead
+        return True
+
+    def add_first_sentences(self) -> dict[int, str]:
+        """Each shown article's first sentence, where its lead is not shown and the room is left (best first)."""
+        out: dict[int, str] = {}
+        for a, shown in self.taken.items():
+            if 0 in shown:
+                continue
+            sentence = _first_sentence(self.passages[a][0])
+            cost = count_tokens(sentence) + SEPARATOR_TOKENS if sentence else 0
+            if sentence and cost <= min(_FIRST_SENTENCE_TOKENS, self.remaining):
+                out[a] = sentence
+                self.remaining -= cost
+        return out
+
+
+def choose(articles: Sequence[Article], selection: ContextSelection, budget: int,
+           empty: str = "(no documents)") -> RenderedContext:
+    """The best passages of the whole context under `budget` tokens, grouped by article (most relevant article
+    first, passages in article order), each article under its title and, where it fits, its first sentence."""
+    words = selection.words
+    if words is None and _too_many_for_leads(len(articles), budget):
+        words = LARGE_CONTEXT_WORDS  # no lead needs measuring: split once (it costs ~0.15 s over 100 articles)
+    passages = [split_passages(a.text, words or PASSAGE_WORDS) or [""] for a in articles]
+    few = _leads_fit(passages, budget)  # every article's lead fits in half the budget
+    if words is None and not few:
+        passages = [split_passages(a.text, LARGE_CONTEXT_WORDS) or [""] for a in articles]
+    picks = rank_passages(articles, passages, selection)
+    fill = _Budget(articles, passages, few, budget)
+    counts: dict[int, int] = {}
+    spare: list[Pick] = []
+    for pick in picks:
+        if pick.passage in fill.taken.get(pick.article, ()):  # its lead, taken with its first passage
+            continue
+        if counts.get(pick.article, 0) >= max(1, selection.per_article):
+            spare.append(pick)
+            continue
+        if fill.take(pick):
+            counts[pick.article] = counts.get(pick.article, 0) + 1
+    for pick in spare:  # budget left once every article had its share: more of the best articles
+        if pick.passage not in fill.taken.get(pick.article, ()):
+            fill.take(pick)
+    if not fill.taken and articles and budget > 0:
+        # Nothing fitted whole (or nothing shares a word with the question): the best passage, else the best-ranked
+        # article's beginning, cut to the budget, still says something.
+        first = picks[0] if picks else Pick(min(range(len(articles)), key=lambda a: articles[a].order), 0, 0.0)
+        fill.taken[first.article] = [first.passage]
+    sentences = fill.add_first_sentences()
+    return _render(articles, passages, fill, sentences, picks, empty, budget)
+
+
+def _render(articles: Sequence[Article], passages: Sequence[Sequence[str]], fill: _Budget, sentences: dict[int, str],
+            picks: Sequence[Pick], empty: str, budget: int) -> RenderedContext:
+    best: dict[int, int] = {}
+    for position, pick in enumerate(picks):
+        best.setdefault(pick.article, position)
+    order = sorted(fill.taken, key=lambda a: (best.get(a, len(picks)), articles[a].order))
+    blocks, shown = [], []
+    for number, a in enumerate(order, start=1):
+        kept = sorted(fill.taken[a])
+        head = f"[{number}] {fill._head(a)[0]}\n" + (f"{sentences[a]}\n…\n" if a in sentences else "")
+        block = head + "\n…\n".join(passages[a][p] for p in kept)
+        blocks.append(block)
+        shown.append(ShownPassages(key=articles[a].key, title=articles[a].title, passages=kept, of=len(passages[a]),
+                                   tokens=count_tokens(block), article_tokens=count_tokens(articles[a].text)))
+    text = "\n\n".join(blocks) if blocks else empty
+    if blocks and count_tokens(text) > budget:  # a forced first passage, or seams counted short: never overrun
+        text = truncate_tokens(text, budget)
+        shown[-1] = shown[-1].model_copy(update={"cut": True})
+    left = sum(len(passages[p.article][p.passage]) // 4 for p in picks if p.passage not in fill.taken.get(p.article, ()))
+    return RenderedContext(text=text, shown=len(shown), cut=len(articles) - len(order),
+                           tokens=count_tokens(text) if blocks else 0, tokens_cut=left,
+                           shown_keys=[s.key for s in shown], shown_titles=[s.title for s in shown], articles=shown,
+                           passages_ranked=len(picks))

@@ -16,8 +16,7 @@ from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.limits import MAX_QUESTION_CHARS, MAX_SEARCH_HITS, check_hits, check_text
-from frames_agent.agent.runtime import progress_line
-from frames_agent.agent.state import AgentResult, TokenUsage
+from frames_agent.agent.state import AgentResult, TokenUsage, progress_line
 from frames_agent.agent.tools import tool_text
 from frames_agent.core.errors import FramesAgentError
 from frames_agent.core.terminal import valid_data, valid_text

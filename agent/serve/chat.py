@@ -11,9 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from frames_agent.agent.limits import InvalidRequest, RequestRefused, check_text
-from frames_agent.agent.runtime import progress_line
 from frames_agent.agent.serve.encoding import json_text
-from frames_agent.agent.state import AgentEvent, AgentResult
+from frames_agent.agent.state import AgentEvent, AgentResult, progress_line
 
 
 class ChatMessage(BaseModel):

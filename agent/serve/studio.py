@@ -12,8 +12,8 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field
 from typing_extensions import TypedDict
 
+from frames_agent.agent.api import Variants
 from frames_agent.agent.config import AgentConfig
-from frames_agent.agent.runtime import Variants
 
 _KEPT_GRAPHS = 4  # graphs kept by settings: Studio asks for the schema and every run with the same settings
 

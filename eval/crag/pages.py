@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frames_agent.retrieval.bm25 import OkapiBM25, terms
-from frames_agent.retrieval.passages import chunk_text
+from frames_agent.retrieval.context import chunk_text
 from frames_agent.retrieval.types import Document
 
 CHUNK_WORDS = 100

@@ -14,8 +14,7 @@ from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plo
 from frames_agent.eval.frames.provenance import origin_lines
 from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.frames.settings import used_model
-from frames_agent.retrieval.passages import PASSAGE_WORDS
-from frames_agent.retrieval.selection import LARGE_CONTEXT_WORDS
+from frames_agent.retrieval.context import LARGE_CONTEXT_WORDS, PASSAGE_WORDS
 
 _MAX_ROWS = 100
 _MARKUP = re.compile(r"([\\`*_\[\]!<>|#&~])")

@@ -26,7 +26,7 @@ def test_ask_streams_steps_and_answer(wired, capsys):
     wired.replies.extend([plan("Marta Kowalczyk"), plan("Brennick mayor"), "Answer: Tomas Ferrante"])
     assert cli.main(["ask", "Who is the mayor of the city where Marta Kowalczyk was born?", "--k", "1", "--n", "2"]) == 0
     out, err = capsys.readouterr()
-    assert out.index("── step 1") < out.index("queries: Marta Kowalczyk") < out.index("── step 2")
+    assert out.index("Step 1") < out.index("searching: Marta Kowalczyk") < out.index("Step 2")
     assert "+" in out and "Marta Kowalczyk" in out
     assert "Answer: Tomas Ferrante\nSources: Marta Kowalczyk;" in out
     assert "3 LLM calls" in err and "the answer prompt showed" in err

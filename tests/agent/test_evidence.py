@@ -73,3 +73,8 @@ def test_entity_spans_drop_function_words_numbers_and_sentence_openers():
 def test_repeats_in_substance_are_dropped():
     kept, dropped = clean_queries(["Sony history", "the Sonys", "sony", "2", "of the", "Channel Tunnel"], ["Sony"], k=5)
     assert kept == ["Sony history", "Channel Tunnel"] and dropped == ["the Sonys", "sony", "2", "of the"]
+
+
+def test_content_words_are_bm25_words_folded_from_five_letters():
+    assert substance("Ships on Mars in 1990, the 1960s, as it is") == frozenset({"ship", "mars", "1960"})
+    assert substance("the Glass of a BUS") == frozenset({"glass", "bus"})

@@ -5,7 +5,6 @@ from __future__ import annotations
 from frames_agent.agent import AgentConfig, FramesAgent
 from frames_agent.agent.evidence import Evidence, propose
 from frames_agent.agent.llm.testing import ScriptedLLM
-from frames_agent.agent.proposer import doc_origins
 from frames_agent.agent.state import StepRecord
 from frames_agent.retrieval.types import Document
 
@@ -32,7 +31,7 @@ def test_each_new_document_is_credited_to_the_first_query_that_brought_it():
                         query_hits=[1, 0, 2])
     # q1 brought a; q2 found nothing; q3 brought a again and c; then a tool result b.
     found = [(0, a), (0, a), (1, c), (0, b)]
-    assert doc_origins(record, found) == {"a": "model", "c": "question", "b": "tool"}
+    assert record.doc_origins(found) == {"a": "model", "c": "question", "b": "tool"}
 
 
 def test_step_records_say_where_queries_and_new_documents_came_from(tiny_retriever):

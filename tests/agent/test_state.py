@@ -8,7 +8,19 @@ from typing_extensions import get_type_hints, is_typeddict
 from frames_agent.agent import AgentConfig
 from frames_agent.agent.graph import build_graph
 from frames_agent.agent.llm.testing import ScriptedLLM
-from frames_agent.agent.state import AgentInput, AgentOutput, AgentState, StepRecord, upsert_context, upsert_steps
+from frames_agent.agent.state import (
+    AgentInput,
+    AgentOutput,
+    AgentState,
+    DocumentsAdded,
+    QueriesPlanned,
+    StepRecord,
+    StepStarted,
+    ToolCall,
+    progress_line,
+    upsert_context,
+    upsert_steps,
+)
 from frames_agent.retrieval.context import ContextEntry
 from frames_agent.retrieval.types import Document
 
@@ -66,3 +78,12 @@ def test_nodes_return_only_what_they_add_and_reducers_accumulate(tiny_retriever)
     final = graph(tiny_retriever, SCRIPT).invoke({"question": "When did the stadium open?"})
     assert set(final) <= set(get_type_hints(AgentOutput)) and final["answer"] == "1962"
     assert "queries" not in final and "retrieved" not in final
+
+
+def test_events_as_progress_lines_name_the_fallback_and_tool_calls():
+    assert progress_line(StepStarted(step=2)) == "Step 2\n"
+    planned = QueriesPlanned(step=2, queries=["Olse River"], tool_calls=[ToolCall(name="finance", args={"x": 1})],
+                             fallback=True)
+    assert progress_line(planned) == '  searching: Olse River | finance({"x": 1})  (fallback)\n'
+    added = DocumentsAdded(step=2, documents=[Document(id="a", title="Olse"), Document(id="b", title="Olse")])
+    assert progress_line(added) == "  +2 new: Olse\n"

@@ -5,11 +5,16 @@ import math
 
 import pytest
 
-from frames_agent.retrieval.bm25 import OkapiBM25, terms
+from frames_agent.retrieval.bm25 import OkapiBM25, normalised, terms
 
 
 def test_terms_drop_stopwords_and_fold_plurals():
     assert terms("What are the Bridges of the city?") == ["bridge", "city"]
+    assert terms("Days on Mars, 12 glass bus") == ["day", "mar", "12", "glass", "bus"]
+
+
+def test_a_repeat_key_is_the_words_alone():
+    assert normalised("  Mayor-of BRENNICK? ") == normalised("mayor of brennick") == "mayor of brennick"
 
 
 def test_lucene_idf_never_negative_and_okapi_floors_it():

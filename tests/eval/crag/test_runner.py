@@ -16,10 +16,10 @@ from frames_agent.eval.crag.pages import CHUNK_WORDS, MAX_CHUNKS_PER_PAGE, Chunk
 from frames_agent.eval.crag.records import CragRecord
 from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
 from frames_agent.eval.crag.runner import CragSettings, crag_run_dir, run
+from frames_agent.retrieval.context import chunk_text
 from frames_agent.retrieval.crag.client import CRAGClient
 from frames_agent.retrieval.crag.server import ServerProcess, free_port
 from frames_agent.retrieval.crag.tools import crag_tools
-from frames_agent.retrieval.passages import chunk_text
 from frames_agent.retrieval.types import Retriever
 from tests.shared_data import CRAG_ROWS, needs_crag, needs_crag_rows
 
