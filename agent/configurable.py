@@ -1,0 +1,113 @@
+"""What one run of a built agent may change under `configurable["frames_agent"]`: RunSettings and the checks that
+apply it (below agent.api, which reads it; agent.settings assembles agents above both)."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.errors import AgentError
+from frames_agent.agent.prompts import run_prompt
+from frames_agent.core.errors import validation_error
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.runnables.utils import ConfigurableFieldSpec
+
+# The one `configurable` key the agent reads: an app's own keys (model, k, prompt, thread_id, ...) stay the app's.
+CONFIG_KEY = "frames_agent"
+
+# What a run may change without a new model, index or tools (those are the agent's own; see agent/serve/studio.py).
+RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
+# What a run may swap of the agent's own parts (a model spec, an index name or directory, each one its owner
+# listed: FramesAgent(models=, indexes=)); None keeps the agent's.
+COMPONENT_FIELDS = {"model": "model spec for this run, e.g. gemini:gemini-2.5-flash (default: the agent's own model)",
+                    "index": "index name or directory for this run (default: the agent's own retriever)"}
+
+
+def _bounded(name: str) -> Any:
+    """An optional field with an AgentConfig field's description and bounds (ge, le): schemas show the limits."""
+    info = AgentConfig.model_fields[name]
+    bounds = {attr: getattr(m, attr) for m in info.metadata for attr in ("ge", "le") if hasattr(m, attr)}
+    return Field(None, description=info.description, **bounds)
+
+
+class RunSettings(BaseModel):
+    """What a run may set under `configurable["frames_agent"]`; None (or absent) keeps the agent's own. Prompts are
+    shipped names or template text; a file path only inside a directory the app allowed (FramesAgent(prompt_dirs=))."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int | None = _bounded("k")
+    n: int | None = _bounded("n")
+    n_docs: int | None = _bounded("n_docs")
+    prompt: str | None = Field(None, description="planning prompt: a shipped name or the template text")
+    answer_prompt: str | None = Field(None, description="answer prompt: a shipped name or the template text")
+    model: str | None = Field(None, description=COMPONENT_FIELDS["model"])
+    index: str | None = Field(None, description=COMPONENT_FIELDS["index"])
+
+
+def run_settings(run: RunnableConfig | None, prompt_dirs: Sequence[str] = ()) -> RunSettings:
+    """The run's `configurable["frames_agent"]` (a mapping or RunSettings), checked; a bad value is a one-line
+    AgentError and a prompt path outside prompt_dirs a PromptError (the file is never read)."""
+    raw = ((run or {}).get("configurable") or {}).get(CONFIG_KEY)
+    if raw is None:
+        return RunSettings()
+    try:
+        settings = raw if isinstance(raw, RunSettings) else RunSettings.model_validate(raw)
+    except ValidationError as exc:
+        where, message = validation_error(exc)
+        raise AgentError(f"configurable.{CONFIG_KEY}{'.' + where if where else ''}: {message}") from None
+    prompts = {name: run_prompt(value, prompt_dirs, name) for name in ("prompt", "answer_prompt")
+               if (value := getattr(settings, name)) is not None}
+    return settings.model_copy(update=prompts) if prompts else settings
+
+
+def config_specs(config: AgentConfig) -> list[ConfigurableFieldSpec]:
+    """The one configurable field the agent reads, CONFIG_KEY: RunSettings (k, n, n_docs, prompt, answer_prompt,
+    model, index; each None keeps this agent's own)."""
+    from langchain_core.runnables.utils import ConfigurableFieldSpec
+
+    own = ", ".join(f"{name}={getattr(config, name)!r}" for name in RUNTIME_FIELDS)
+    return [ConfigurableFieldSpec(id=CONFIG_KEY, name="FRAMES agent settings", annotation=RunSettings | None,
+                                  default=None, description=f"this run's agent settings (the agent's own: {own})")]
+
+
+def component_changes(settings: RunSettings, model: str, index: str | None) -> dict[str, str]:
+    """The model and index a run's settings name other than the agent's own (its spec, its index name)."""
+    own = {"model": model, "index": index}
+    return {name: str(value) for name in COMPONENT_FIELDS
+            if (value := getattr(settings, name)) and str(value) != own[name]}
+
+
+def check_listed(changes: Mapping[str, str], listed: Mapping[str, Sequence[str]]) -> None:
+    """AgentError unless every model and index a run names is one the owner listed; nothing is opened first, so an
+    existing path and a missing one get the same line."""
+    for name, value in changes.items():
+        if value not in listed.get(name, ()):
+            allowed = ", ".join(listed.get(name, ())) or "none besides its own"
+            raise AgentError(f"{name} {value[:80]!r}: a run may only choose a{'n' if name == 'index' else ''} {name} "
+                             f"the server's owner listed (listed: {allowed})")
+
+
+def components(changes: dict[str, str], config: AgentConfig, llm: Any, retriever: Any) -> tuple[Any, Any]:
+    """(model, retriever) with the run's changes applied: a spec resolved as the CLI does, an index opened with the
+    agent's BM25 options; either failing is a one-line FramesAgentError."""
+    if changes.get("model"):
+        from frames_agent.agent.llm import resolve_model
+
+        llm = resolve_model(changes["model"], timeout=config.timeout)
+    if changes.get("index"):
+        from frames_agent.index.build import open_index
+
+        retriever = open_index(changes["index"], title_boost=config.title_boost, exact_title=config.exact_title,
+                               progress=False)
+    return llm, retriever
+
+
+def runtime_changes(config: AgentConfig, settings: RunSettings) -> dict[str, Any]:
+    """The runtime fields a run's settings set to something other than config's values."""
+    return {name: value for name in RUNTIME_FIELDS
+            if (value := getattr(settings, name)) is not None and value != getattr(config, name)}
