@@ -33,4 +33,4 @@ def test_ask_prints_no_control_character(tmp_path):
     assert done.returncode == 0, done.stderr
     printed = done.stdout + done.stderr
     assert not any(ch in printed for ch in "\x1b\x07\x00\r\x9b\u202e")
-    assert "Answer: red\\x1b[2J" in done.stdout and "\\x1b[2J" in done.stdout.split("queries:")[1]
+    assert "Answer: red\\x1b[2J" in done.stdout and "\\x1b[2J" in done.stdout.split("searching:")[1]
