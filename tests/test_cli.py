@@ -54,6 +54,7 @@ sys.exit(cli.main([]))
 """
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_early_is_no_crash():
     """`cli.py ask --json | head`: the closed pipe ends the command quietly."""
     import subprocess

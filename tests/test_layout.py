@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 NAMESPACE = "frames_agent"
 TOP = ("agent", "core", "retrieval", "index", "eval")
@@ -49,6 +51,7 @@ def imports_of(module: str) -> set[str]:
     return {name for name in found if name in known and name != module}
 
 
+@pytest.mark.slow
 def test_every_module_imports_alone_in_a_fresh_interpreter():
     code = ("import importlib, sys\nbad = []\n"
             "for name in sys.argv[1:]:\n"

@@ -209,6 +209,7 @@ def test_two_questions_on_one_checkpointed_thread_each_start_from_their_own_stat
         ("human", "Which river flows through Port Alder?"), ("ai", "Alder")]
 
 
+@pytest.mark.slow
 def test_checkpoints_read_back_without_unregistered_type_warnings_in_langgraphs_strict_mode(tmp_path):
     # langgraph.json sets LANGGRAPH_STRICT_MSGPACK: LangGraph then allows the types of the graph's state schema.
     script = tmp_path / "thread.py"

@@ -18,6 +18,8 @@ import pytest
 from frames_agent.core.paths import project_root
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, refused_url
 
+pytestmark = pytest.mark.slow  # `ask` and `llm` as processes
+
 # Long enough for the non-hanging cases' retries to finish on a loaded 2-core machine (3 s was not, under a model run).
 DEADLINE = 8.0
 # case -> (command, exit code, text the last stderr line must contain)

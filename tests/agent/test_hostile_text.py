@@ -11,6 +11,7 @@ from datetime import timedelta
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
@@ -52,6 +53,7 @@ class Queries(BaseModel):
     queries: list[str] = Field(min_length=1, max_length=5)
 
 
+@pytest.mark.slow
 def test_replies_that_once_hung_finish_at_once():
     code = ("import json, sys\nfrom agent.answers import parse_reply\n"
             "from agent.llm.json_repair import parse_structured\nfrom tests.agent.test_hostile_text import Queries\n"

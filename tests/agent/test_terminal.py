@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from frames_agent.core.paths import project_root
 from frames_agent.core.terminal import plain
 from tests.agent.llm.fake_openai import FakeOpenAI, completion, sse_chunks
@@ -20,6 +22,7 @@ def test_plain_escapes_controls_and_keeps_lines_and_text():
     assert plain("two\nlines", lines=False) == "two\\x0alines"
 
 
+@pytest.mark.slow
 def test_ask_prints_no_control_character(tmp_path):
     # The plan call gets a completion; ask streams the answer call, so it gets the same text as chunks.
     fake = FakeOpenAI().add(200, completion(f"Answer: red{NASTY}")).always(200, sse_chunks(["Answer: red", NASTY]))

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "docs" / "gen" / "reference.py"
 
@@ -37,6 +39,7 @@ def test_every_config_field_and_every_flag_is_in_the_reference():
     assert len(flags) > 50 and all(f"`{flag}" in cli or f", {flag}" in cli for flag in flags)
 
 
+@pytest.mark.slow
 def test_check_mode_names_the_refresh_command(tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, cwd=ROOT,
                           timeout=300)

@@ -143,6 +143,7 @@ def test_bom_blank_lines_duplicates_and_empty_articles_build_and_are_counted(ind
     assert "skipped 1 article(s) without text and 1 repeating an earlier id" in err
 
 
+@pytest.mark.slow
 def test_index_dense_builds_the_vectors_that_dense_weight_searches(tiny_named, tmp_path, monkeypatch, capsys):
     from tests.agent.serve.conftest import write_script
 

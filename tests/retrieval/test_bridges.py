@@ -85,6 +85,7 @@ class FreshHits(BaseRetriever):
                 for i in range(self.k)]
 
 
+@pytest.mark.slow
 def test_adapter_memory_stays_flat_over_10000_searches():
     adapter = LangChainRetriever(FreshHits())
     for i in range(10_000):

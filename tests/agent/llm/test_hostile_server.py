@@ -71,6 +71,7 @@ def _join_abandoned() -> None:
         thread.join(30)
 
 
+@pytest.mark.slow  # waits out a timeout against a live server
 def test_a_hanging_server_costs_the_deadline_and_no_retry_after_it(fake):
     fake.always(*HOSTILE["hang"])
     llm = resolve_model("openai:m", base_url=fake.url, timeout=30, max_retries=3)
@@ -119,6 +120,7 @@ def test_a_body_over_the_size_limit_is_refused_while_it_is_read(fake, monkeypatc
         resolve_model("openai:m", base_url=fake.url).invoke("x")
 
 
+@pytest.mark.slow  # waits out a timeout against a live server
 def test_a_server_that_drips_one_byte_a_second_is_cut_at_the_request_timeout(fake):
     fake.always(*HOSTILE["drip"])
     llm = resolve_model("openai:m", base_url=fake.url, timeout=2, max_retries=0)

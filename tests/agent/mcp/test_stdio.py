@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,6 +37,7 @@ def _reply(proc: subprocess.Popen, frame: bytes) -> dict:
     return json.loads(proc.stdout.readline())
 
 
+@pytest.mark.slow
 def test_every_malformed_request_is_answered_and_the_server_goes_on(tmp_path, tiny_index):
     env = {**os.environ, "FRAMES_AGENT_TEST_SCRIPT": str(write_script(tmp_path / "script.json"))}
     proc = subprocess.Popen([sys.executable, "cli.py", "mcp", "--index", str(tiny_index)], cwd=ROOT, env=env,
@@ -96,6 +98,7 @@ def _seconds(frame: bytes) -> float:
     return best
 
 
+@pytest.mark.slow
 def test_a_frame_full_of_ids_costs_what_a_plain_frame_of_its_size_costs():
     for size in (16 << 10, 4 << 20):  # every "id" member nested, so none is the frame's own
         hostile, plain = _not_json(size, b'"id"'), _not_json(size, b'"ix"')

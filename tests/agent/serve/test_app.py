@@ -164,6 +164,7 @@ def test_one_access_log_line_per_request(server):
     assert re.search(r'127\.0\.0\.1 "GET /v1/models" 200 \d+\.\d{3}s$', lines()[-1])
 
 
+@pytest.mark.slow
 def test_the_llm_cache_is_off_unless_asked_for(tmp_path, tiny_index):
     calls = {}
     for flags in ([], ["--cache"]):

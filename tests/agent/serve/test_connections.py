@@ -20,6 +20,8 @@ from frames_agent.agent.serve import ServeSettings, create_app
 from frames_agent.agent.serve.connections import access_logger
 from tests.agent.serve.conftest import ROOT, free_port, in_process, scripted_agent
 
+pytestmark = pytest.mark.slow  # servers as processes
+
 SHORT = ServeSettings(access_log=False, request_timeout=0.3)
 
 

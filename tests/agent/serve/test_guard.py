@@ -8,6 +8,8 @@ import pytest
 from frames_agent.agent.serve.guard import BrowserGuard, host_name, served_hosts
 from tests.agent.serve.conftest import serving, write_script
 
+pytestmark = pytest.mark.slow  # a server process
+
 QUESTION = {"question": "Who is the mayor of Brennick?"}
 
 

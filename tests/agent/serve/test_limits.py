@@ -13,6 +13,8 @@ from frames_agent.agent.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS
 from tests.agent.llm.fake_openai import HOSTILE, FakeOpenAI, completion
 from tests.agent.serve.conftest import serving
 
+pytestmark = pytest.mark.slow  # a server process
+
 DEADLINE = 3.0
 ENTRY_POINTS = {
     "/v1/ask": lambda question: {"question": question},

@@ -160,6 +160,7 @@ def requirements(extras: set[str]) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_langgraph_dockerfile_builds_from_langgraph_json_and_installs_what_the_default_graph_needs(tmp_path):
     # The same function `langgraph build`, `up` and deploy call: it reads the dependencies as paths.
     out = subprocess.run([sys.executable, "-m", "langgraph_cli", "dockerfile", "-c", str(ROOT / "langgraph.json"),

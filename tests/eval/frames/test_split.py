@@ -28,6 +28,7 @@ def test_the_split_is_a_hash_of_the_normalised_question_text():
     assert {split_of(f"question {i}") for i in range(50)} == {"tune", "check"}
 
 
+@pytest.mark.slow
 def test_the_split_is_the_same_in_another_process_with_another_hash_seed():
     texts = [f"Which river flows through city number {i}?" for i in range(40)]
     code = ("import json, sys\nfrom eval.frames.split import split_of\n"

@@ -271,6 +271,7 @@ def test_crag_server_cli_rejects_a_data_dir_without_files(tmp_path, capsys):
     assert "has no company_name.dict" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # waits out a timeout against a live server
 @pytest.mark.parametrize("case, words", [("deep", "nested deeper than 64 levels"), ("drip", "no reply from")])
 def test_a_hostile_crag_server_is_one_line_within_the_timeout(case, words):
     import time

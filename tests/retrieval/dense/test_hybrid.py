@@ -121,6 +121,7 @@ def test_weight_zero_is_bm25_alone_and_fusion_adds_dense_only_hits(tiny_retrieve
     assert fused.by_title("Port Alder").id == "port-alder" and fused.fingerprint == tiny_retriever.fingerprint
 
 
+@pytest.mark.slow
 def test_the_real_model_reaches_an_article_by_description_where_bm25_finds_nothing(tiny_retriever, cache):
     query = "rodent meteorologist"
     assert tiny_retriever.search(query, 3) == []

@@ -72,6 +72,7 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "JAVA_HOME")}
 
 
+@pytest.mark.slow
 def test_starting_java_and_searching_leave_the_environment_unchanged(tiny_index):
     proc = subprocess.run([sys.executable, "-c", ENV_CHECK, str(tiny_index)], cwd=project_root(), env=_env(),
                           capture_output=True, text=True, timeout=120)
@@ -80,6 +81,7 @@ def test_starting_java_and_searching_leave_the_environment_unchanged(tiny_index)
     assert report["hits"] and report["changed"] == [] and report["key"] is None
 
 
+@pytest.mark.slow
 def test_ctrl_c_after_java_started_reaches_python():
     proc = subprocess.Popen([sys.executable, "-c", CTRL_C], cwd=project_root(), env=_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -120,6 +122,7 @@ print(json.dumps({"kept": before == after and bool(before), "outcomes": len(outc
 """
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("ray")  # one Ray cluster at a time across workers
 def test_a_ray_cluster_started_and_stopped_here_leaves_java_its_signal_handlers(tiny_index):
     pytest.importorskip("ray")

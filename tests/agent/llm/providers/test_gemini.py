@@ -240,6 +240,7 @@ def test_schema_translation_keeps_the_property_order():
 
 @pytest.mark.parametrize("case, error, words", [("deep", E.MalformedReplyError, "nested deeper than 64 levels"),
                                                 ("drip", E.LLMTimeoutError, "within the timeout")])
+@pytest.mark.slow  # waits out a timeout against a live server
 def test_a_deep_or_dripping_server_is_one_error_within_the_timeout(monkeypatch, case, error, words):
     import time
 
