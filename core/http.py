@@ -192,6 +192,11 @@ class _PerLoop:
                 self.by_loop[loop], self.spare = self.spare or self.make(), None
             return self.by_loop[loop]
 
+    def opened(self) -> Any:
+        """The running loop's transport if it has one (closing must not open a pool)."""
+        with self.lock:
+            return self.by_loop.get(asyncio.get_running_loop())
+
 
 @functools.cache
 def _stream(http: ModuleType) -> type:
@@ -264,7 +269,9 @@ def _transport(http: ModuleType) -> type:
             self.inner.close()
 
         async def aclose(self) -> None:
-            await self.loops.current().aclose()
+            transport = self.loops.opened()
+            if transport is not None:
+                await transport.aclose()
 
     return BoundedTransport
 

@@ -32,6 +32,12 @@ def test_every_socket_of_both_transports_goes_through_the_bounding_backend():
     asyncio.run(asynchronous.aclose())
 
 
+def test_closing_on_a_loop_the_transport_never_served_opens_no_pool():
+    transport = async_bounded_transport()
+    asyncio.run(transport.aclose())
+    assert len(transport.loops.by_loop) == 0 and transport.loops.spare is not None
+
+
 def test_a_pool_without_a_network_backend_is_refused(monkeypatch):
     class Changed(httpx.HTTPTransport):  # a release that renamed or dropped the attribute
         def __init__(self, **options):
