@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from frames_agent.agent.evidence import substance
+from frames_agent.agent.llm.json_repair import Strings
 from frames_agent.agent.state import ToolCall
-from frames_agent.agent.subquestions import Strings
 from frames_agent.retrieval.bm25 import normalised
 
 

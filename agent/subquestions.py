@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 
 from frames_agent.agent.llm.calls import astructured, message_text, structured
+from frames_agent.agent.llm.json_repair import Strings
 from frames_agent.agent.prompts import load_prompt
 from frames_agent.retrieval.bm25 import normalised
 
@@ -23,17 +24,6 @@ SPLIT_MAX_TOKENS, SUB_ANSWER_MAX_TOKENS = 200, 80
 _QUOTED = re.compile(r'"([^"\n]{6,200}\?)"')
 # Possessive \s*+: two greedy runs of whitespace side by side backtracked quadratically (8,000 spaces took 11 s).
 _QUESTION_LINE = re.compile(r"^\s*+(?:[-*•]|\d{1,2}[.)]|Q\d*[:.])?\s*+(.{6,200}\?)\s*$", re.M)
-
-
-def as_strings(value: Any) -> Any:
-    """A reply's list of strings read leniently: one string is a list of it, other items become text."""
-    if isinstance(value, str):
-        return [value]
-    return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
-
-
-# Blank items are dropped later (choose, clean_queries).
-Strings = Annotated[list[str], BeforeValidator(as_strings)]
 
 
 class SubQuestions(BaseModel):

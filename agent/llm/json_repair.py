@@ -5,10 +5,10 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 from langchain_core.utils.json import parse_partial_json
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 from pydantic_core import ErrorDetails
 
 from frames_agent.core.errors import first_line
@@ -17,6 +17,17 @@ from frames_agent.core.terminal import valid_data
 # Schema-shaped repairs no library makes (the json-repair package: docs/measurements.md#tried-and-not-kept).
 T = TypeVar("T", bound=BaseModel)
 BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|\(\d+\))\s+")
+
+
+def as_strings(value: Any) -> Any:
+    """A reply's list of strings read leniently: one string is a list of it, other items become text."""
+    if isinstance(value, str):
+        return [value]
+    return [v if isinstance(v, str) else str(v) for v in value] if isinstance(value, list) else value
+
+
+# Blank items are dropped later (choose, clean_queries).
+Strings = Annotated[list[str], BeforeValidator(as_strings)]
 
 
 @dataclass
