@@ -39,8 +39,6 @@ class LLMCallCache(BaseCache):
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else default_cache_path()
         self._local = threading.local()
-        self.hits = 0
-        self._count_lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._connect().execute(SCHEMA)
@@ -60,11 +58,7 @@ class LLMCallCache(BaseCache):
         """Cached generations of this call, marked cache_hit, or None."""
         row = self._connect().execute("SELECT generations FROM calls WHERE key = ?",
                                       (cache_key(prompt, llm_string),)).fetchone()
-        if row is None:
-            return None
-        with self._count_lock:
-            self.hits += 1
-        return _decode(row[0])
+        return None if row is None else _decode(row[0])
 
     def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
         """Store a call's generations (kept if another caller stored it first)."""
