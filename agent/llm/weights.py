@@ -57,13 +57,10 @@ def qwen_part_paths() -> list[Path | None]:
     return paths
 
 
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+def sha256_file(path: Path) -> str:
     """Hex sha256 of a file."""
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _stamp_path(path: Path, stamps: Path) -> Path:

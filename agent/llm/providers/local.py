@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import PrivateAttr
+from pydantic import Field
 
 from frames_agent.agent.llm.errors import MissingPackageError, WeightsError
 from frames_agent.agent.llm.providers.openai_compat import PLACEHOLDER_KEY, OpenAICompatChat
@@ -184,22 +184,12 @@ SHARED_POOL = RuntimePool()
 class LocalChat(OpenAICompatChat):
     """The local model as a ChatOpenAI pointed at its in-process server (started on the first call)."""
 
-    _runtime: LocalRuntime | None = PrivateAttr(default=None)
-
-    def attach(self, runtime: LocalRuntime) -> LocalChat:
-        """Serve this chat model from runtime."""
-        self._runtime = runtime
-        return self
-
-    @property
-    def runtime(self) -> LocalRuntime | None:
-        """The runtime this model calls."""
-        return self._runtime
+    runtime: LocalRuntime | None = Field(default=None, exclude=True)  # None: the server at base_url
 
     def _ready(self) -> None:
-        if self._runtime is None:  # built directly (load(), a test): the server at its base_url
+        if self.runtime is None:
             return
-        url = self._runtime.base_url()
+        url = self.runtime.base_url()
         for client in (self.root_client, self.root_async_client):
             if client is not None and str(client.base_url).rstrip("/") != url:
                 client.base_url = url
@@ -209,8 +199,7 @@ def make_local_chat(name: str, runtime: LocalRuntime, *, timeout: float = 600.0,
                     temperature: float = 0.0, max_tokens: int | None = 1024, seed: int = 0) -> LocalChat:
     """local:<name> served by runtime (greedy and seeded, so reruns repeat)."""
     # The URL is a placeholder until the runtime starts; a slow local call is not retried (it would double the wait).
-    chat = LocalChat(model=name, spec=f"local:{name}", base_url="http://127.0.0.1:1/v1", api_key=PLACEHOLDER_KEY,
+    return LocalChat(model=name, spec=f"local:{name}", base_url="http://127.0.0.1:1/v1", api_key=PLACEHOLDER_KEY,
                      timeout=timeout, max_retries=max_retries, temperature=temperature, max_tokens=max_tokens,
-                     seed=seed, stream_usage=True, legacy_max_tokens=True)
-    return chat.attach(runtime)
+                     seed=seed, stream_usage=True, legacy_max_tokens=True, runtime=runtime)
 

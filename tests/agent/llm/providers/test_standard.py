@@ -16,7 +16,7 @@ from langchain_tests.integration_tests import ChatModelIntegrationTests
 from langchain_tests.unit_tests import ChatModelUnitTests
 
 from frames_agent.agent.llm.providers.gemini import GeminiChat
-from frames_agent.agent.llm.providers.local import LocalChat
+from frames_agent.agent.llm.providers.local import LocalChat, LocalRuntime
 from frames_agent.agent.llm.providers.openai_compat import OpenAICompatChat
 from tests.agent.llm.fake_openai import FakeOpenAI
 
@@ -27,8 +27,11 @@ def fake_url() -> str:
     return FakeOpenAI(model=True).url
 
 
-class _Runtime:
+class _Runtime(LocalRuntime):
     """A started local runtime, as far as LocalChat asks: its server's URL (the fake's)."""
+
+    def __init__(self) -> None:
+        pass
 
     def base_url(self) -> str:
         return fake_url()
@@ -87,8 +90,8 @@ class LocalParams(OpenAICompatParams):
     def model(self, request: Any) -> BaseChatModel:
         """The class built as the standard fixture builds it, with a runtime attached (make_local_chat's step)."""
         extra = getattr(request, "param", None) or {}
-        chat = LocalChat(**{**self.standard_chat_model_params, **self.chat_model_params, **extra})
-        return chat.attach(_Runtime())  # type: ignore[arg-type]
+        return LocalChat(**{**self.standard_chat_model_params, **self.chat_model_params, **extra},
+                         runtime=_Runtime())
 
 
 class TestOpenAICompatUnit(OpenAICompatParams, ChatModelUnitTests):
