@@ -6,7 +6,7 @@ import contextlib
 import email.utils
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -121,3 +121,65 @@ async def acall_with_retries(fn: Callable[[], Awaitable[R]], policy: RetryPolicy
             policy.sleep(seconds)
 
     return await AsyncRetrying(sleep=sleep, **_options(policy, hint))(attempt)
+
+
+class RetriedChat:
+    """A chat model's calls retried on transient failures, errors mapped by its _classify; a stream is retried until
+    its first chunk arrives, not after. Listed before the chat model class whose calls it retries."""
+
+    def _policy(self) -> RetryPolicy:
+        return RetryPolicy()
+
+    def _classify(self, exc: Exception) -> Exception:
+        return exc
+
+    def _retry_after(self, error: BaseException) -> float | None:
+        """The server's Retry-After behind error, if it gave one."""
+        return None
+
+    def _ready(self) -> None:
+        """Called before each request (the local model starts its server here)."""
+
+    def _first(self, chunk: Any) -> Any:
+        """A stream's first chunk (None: the stream ended before any)."""
+        return chunk
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        self._ready()
+        parent = super()._generate  # type: ignore[misc]
+        return call_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
+                                 self._policy(), self._classify, self._retry_after)
+
+    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+        self._ready()
+        parent = super()._agenerate  # type: ignore[misc]
+        return await acall_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
+                                        self._policy(), self._classify, self._retry_after)
+
+    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Iterator[Any]:
+        self._ready()
+        parent = super()._stream  # type: ignore[misc]
+
+        def opened() -> tuple[Iterator[Any], Any]:
+            chunks = parent(messages, stop=stop, run_manager=run_manager, **kwargs)
+            return chunks, next(chunks, None)
+
+        chunks, first = call_with_retries(opened, self._policy(), self._classify, self._retry_after)
+        yield self._first(first)
+        with mapped_errors(self._classify):
+            yield from chunks
+
+    async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                       **kwargs: Any) -> AsyncIterator[Any]:
+        self._ready()
+        parent = super()._astream  # type: ignore[misc]
+
+        async def opened() -> tuple[AsyncIterator[Any], Any]:
+            chunks = parent(messages, stop=stop, run_manager=run_manager, **kwargs)
+            return chunks, await anext(chunks, None)
+
+        chunks, first = await acall_with_retries(opened, self._policy(), self._classify, self._retry_after)
+        yield self._first(first)
+        with mapped_errors(self._classify):
+            async for chunk in chunks:
+                yield chunk

@@ -17,14 +17,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from pydantic import PrivateAttr, SecretStr
 
 from frames_agent.agent.llm import errors as E
-from frames_agent.agent.llm.retry import (
-    RetryPolicy,
-    acall_with_retries,
-    call_with_retries,
-    mapped_errors,
-    request_timeout,
-    timed_out,
-)
+from frames_agent.agent.llm.retry import RetriedChat, RetryPolicy, request_timeout, timed_out
 from frames_agent.core.bounded import JSONOutOfBounds
 from frames_agent.core.http import async_bounded_transport, bounded_transport, in_chain
 
@@ -148,7 +141,7 @@ def _reply_text(resp: types.GenerateContentResponse, spec: str, *, allow_empty: 
     return text, finish
 
 
-class GeminiChat(BaseChatModel):
+class GeminiModel(BaseChatModel):
     """Gemini through google-genai: plain, streamed and JSON-schema replies, sync and async, usage, one-line errors."""
 
     model: str
@@ -207,12 +200,6 @@ class GeminiChat(BaseChatModel):
         system, contents = to_contents(messages)
         return {"model": self.model, "contents": contents, "config": self._config(system, stop, kwargs)}
 
-    def _policy(self) -> RetryPolicy:
-        return RetryPolicy(max_retries=self.max_retries, base_delay=self.retry_base_delay)
-
-    def _classify(self, exc: Exception) -> Exception:
-        return classify_gemini_error(exc, self.spec)
-
     def _result(self, resp: types.GenerateContentResponse) -> ChatResult:
         text, finish = _reply_text(resp, self.spec)
         message = AIMessage(content=text, usage_metadata=_usage(resp),
@@ -222,16 +209,11 @@ class GeminiChat(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                   **kwargs: Any) -> ChatResult:
         # The request is built per attempt: its timeout shrinks with what is left of the question's deadline.
-        resp = call_with_retries(lambda: self.client.models.generate_content(**self._request(messages, stop, kwargs)),
-                                 self._policy(), self._classify)
-        return self._result(resp)
+        return self._result(self.client.models.generate_content(**self._request(messages, stop, kwargs)))
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                          **kwargs: Any) -> ChatResult:
-        resp = await acall_with_retries(
-            lambda: self.client.aio.models.generate_content(**self._request(messages, stop, kwargs)), self._policy(),
-            self._classify)
-        return self._result(resp)
+        return self._result(await self.client.aio.models.generate_content(**self._request(messages, stop, kwargs)))
 
     def _chunk(self, resp: types.GenerateContentResponse, state: dict, run_manager: Any) -> ChatGenerationChunk | None:
         text, finish = _reply_text(resp, self.spec, allow_empty=True)
@@ -251,30 +233,30 @@ class GeminiChat(BaseChatModel):
     def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         state: dict = {}
-        stream = call_with_retries(
-            lambda: self.client.models.generate_content_stream(**self._request(messages, stop, kwargs)),
-            self._policy(), self._classify)
-        with mapped_errors(self._classify):
-            for resp in stream:
-                chunk = self._chunk(resp, state, run_manager)
-                if chunk:
-                    yield chunk
+        for resp in self.client.models.generate_content_stream(**self._request(messages, stop, kwargs)):
+            if chunk := self._chunk(resp, state, run_manager):
+                yield chunk
         yield self._last(state)
 
     async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
         state: dict = {}
-        stream = await acall_with_retries(
-            lambda: self.client.aio.models.generate_content_stream(**self._request(messages, stop, kwargs)),
-            self._policy(), self._classify)
-        with mapped_errors(self._classify):
-            async for resp in stream:
-                chunk = self._chunk(resp, state, None)
-                if chunk:
-                    if run_manager:
-                        await run_manager.on_llm_new_token(chunk.text)
-                    yield chunk
+        async for resp in await self.client.aio.models.generate_content_stream(**self._request(messages, stop, kwargs)):
+            if chunk := self._chunk(resp, state, None):
+                if run_manager:
+                    await run_manager.on_llm_new_token(chunk.text)
+                yield chunk
         yield self._last(state)
+
+
+class GeminiChat(RetriedChat, GeminiModel):
+    """GeminiModel with our retries: bounded, deadline-aware, the same for plain and streamed calls."""
+
+    def _policy(self) -> RetryPolicy:
+        return RetryPolicy(max_retries=self.max_retries, base_delay=self.retry_base_delay)
+
+    def _classify(self, exc: Exception) -> Exception:
+        return classify_gemini_error(exc, self.spec)
 
 
 def make_gemini_chat(model: str, *, timeout: float = 120.0, max_retries: int = 3, temperature: float | None = 0.0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,15 +18,7 @@ from pydantic import SecretStr, model_validator
 
 from frames_agent.agent.llm import errors as E
 from frames_agent.agent.llm.calls import message_text
-from frames_agent.agent.llm.retry import (
-    RetryPolicy,
-    acall_with_retries,
-    call_with_retries,
-    mapped_errors,
-    request_timeout,
-    retry_after_seconds,
-    timed_out,
-)
+from frames_agent.agent.llm.retry import RetriedChat, RetryPolicy, request_timeout, retry_after_seconds, timed_out
 from frames_agent.core.bounded import JSONOutOfBounds
 from frames_agent.core.http import async_bounded_transport, bounded_transport, in_chain
 
@@ -183,11 +175,6 @@ def _never_connected(exc: BaseException) -> bool:
     return False
 
 
-def _retry_after(error: BaseException) -> float | None:
-    """The Retry-After of the HTTP reply behind one of our errors."""
-    return retry_after_seconds(getattr(getattr(error.__cause__, "response", None), "headers", None))
-
-
 def _url_password(url: str | None) -> str:
     try:
         return urlsplit(url or "").password or ""
@@ -201,7 +188,7 @@ def _http_module() -> ModuleType:
     return importlib.import_module(client.__module__.split(".")[0])
 
 
-class OpenAICompatChat(ChatOpenAI):
+class OpenAICompatChat(RetriedChat, ChatOpenAI):
     """ChatOpenAI that reports one-line FramesAgentErrors and keys its cache by model spec."""
 
     spec: str = ""
@@ -301,51 +288,8 @@ class OpenAICompatChat(ChatOpenAI):
         return json.dumps({"spec": self.spec or self.model_name, "server": server, "params": params,
                            "stop": stop, "kwargs": kwargs}, sort_keys=True, default=str)
 
-    def _ready(self) -> None:
-        """Called before each request (the local model starts its server here)."""
-
-    # Retries wrap the whole call (request, parse, checks) and never begin after the question deadline; a stream is
-    # retried until its first chunk arrives, not after.
-    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        self._ready()
-        parent = super()._generate
-        return call_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
-                                 self._policy(), self._classify, _retry_after)
-
-    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        self._ready()
-        parent = super()._agenerate
-        return await acall_with_retries(lambda: parent(messages, stop=stop, run_manager=run_manager, **kwargs),
-                                        self._policy(), self._classify, _retry_after)
-
-    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None,
-                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        self._ready()
-        parent = super()._stream
-
-        def opened() -> tuple[Iterator[ChatGenerationChunk], ChatGenerationChunk | None]:
-            chunks = parent(messages, stop=stop, run_manager=run_manager, **kwargs)
-            return chunks, next(chunks, None)
-
-        chunks, first = call_with_retries(opened, self._policy(), self._classify, _retry_after)
-        yield self._first(first)
-        with mapped_errors(self._classify):
-            yield from chunks
-
-    async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None,
-                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
-        self._ready()
-        parent = super()._astream
-
-        async def opened() -> tuple[AsyncIterator[ChatGenerationChunk], ChatGenerationChunk | None]:
-            chunks = parent(messages, stop=stop, run_manager=run_manager, **kwargs)
-            return chunks, await anext(chunks, None)
-
-        chunks, first = await acall_with_retries(opened, self._policy(), self._classify, _retry_after)
-        yield self._first(first)
-        with mapped_errors(self._classify):
-            async for chunk in chunks:
-                yield chunk
+    def _retry_after(self, error: BaseException) -> float | None:
+        return retry_after_seconds(getattr(getattr(error.__cause__, "response", None), "headers", None))
 
     def _first(self, chunk: ChatGenerationChunk | None) -> ChatGenerationChunk:
         """A stream's first chunk; a stream that ends before any is an EmptyChoicesError, not an empty reply."""

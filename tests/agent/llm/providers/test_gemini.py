@@ -160,6 +160,12 @@ def test_quota_and_server_errors_are_retried_then_succeed(fake):
     assert len(fake.requests) == 3
 
 
+def test_a_stream_is_retried_until_its_first_chunk(fake):
+    fake.script = [failure(503, "UNAVAILABLE", "busy"), [response("Pa", out_tokens=1), response("ris", out_tokens=2)]]
+    assert "".join(str(c.content) for c in llm().stream("capital?")) == "Paris"
+    assert len(fake.requests) == 2
+
+
 def test_quota_retries_are_bounded(fake):
     fake.script = [failure(429, "RESOURCE_EXHAUSTED", "slow down")] * 3
     with pytest.raises(E.QuotaError) as err:
