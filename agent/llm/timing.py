@@ -34,16 +34,6 @@ class CallTiming(BaseModel):
         """Prompt tokens the runtime actually had to read."""
         return max(0, self.prompt_tokens - self.cached_tokens)
 
-    @property
-    def prompt_tps(self) -> float | None:
-        """Prompt tokens read per second, when the runtime reported its timings."""
-        return _rate(self.read_tokens, self.prompt_seconds)
-
-    @property
-    def generation_tps(self) -> float | None:
-        """Tokens generated per second, when the runtime reported its timings."""
-        return _rate(self.completion_tokens, self.generation_seconds)
-
 
 def _rate(tokens: int, seconds: float | None) -> float | None:
     return round(tokens / seconds, 2) if seconds and tokens else None
@@ -102,11 +92,6 @@ class Usage:
     completion_tokens: int = 0
     cached_calls: int = 0
     counted_calls: int = 0  # calls whose tokens were estimated with tiktoken (no provider figures)
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion tokens."""
-        return self.prompt_tokens + self.completion_tokens
 
 
 def _tokens(meta: Any, key: str) -> int:

@@ -26,7 +26,7 @@ def test_a_llama_cpp_reply_gives_read_and_cached_tokens_and_both_rates():
     [call] = tracker.calls
     assert (call.node, call.prompt_tokens, call.cached_tokens, call.read_tokens) == ("judge", 1000, 600, 400)
     assert (call.prompt_seconds, call.generation_seconds) == (8.0, 5.0)
-    assert (call.prompt_tps, call.generation_tps) == (50.0, 10.0)
+    assert (by_node([call])["judge"].prompt_tps, by_node([call])["judge"].generation_tps) == (50.0, 10.0)
     assert call.finish_reason == "stop" and call.seconds > 0
 
 
@@ -40,7 +40,8 @@ def test_a_provider_without_timings_still_records_tokens_and_wall_time():
     finally:
         fake.close()
     [call] = tracker.calls
-    assert (call.prompt_tokens, call.completion_tokens, call.prompt_seconds, call.prompt_tps) == (30, 4, None, None)
+    assert (call.prompt_tokens, call.completion_tokens, call.prompt_seconds) == (30, 4, None)
+    assert by_node([call])["other"].prompt_tps is None
 
 
 def test_by_node_sums_calls_and_rates_over_timed_calls_only():
