@@ -1,9 +1,5 @@
 """The LLM layer: `provider:model` specs to LangChain chat models, structured output that survives small models,
-usage and per-call timing, a persistent call cache, and the errors users see.
-
-    from frames_agent.agent.llm import resolve_model, structured, DEFAULT_MODEL
-    from frames_agent.agent.llm.testing import ScriptedLLM   # the scripted fake for tests
-"""
+usage and per-call timing, a persistent call cache, and the errors users see (agent.llm.testing: the scripted fake)."""
 from frames_agent.agent.llm.cache import LLMCallCache, with_cache
 from frames_agent.agent.llm.calls import astructured, message_text, response_format_for, structured
 from frames_agent.agent.llm.errors import LLMError, ModelSpecError

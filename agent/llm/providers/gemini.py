@@ -153,7 +153,6 @@ class GeminiModel(BaseChatModel):
     timeout: float = 120.0
     max_retries: int = 3
     retry_base_delay: float = 1.0
-    safety_settings: Any = None
     supports_json_schema: bool = True
     _client: Any = PrivateAttr(default=None)
 
@@ -183,7 +182,7 @@ class GeminiModel(BaseChatModel):
     def _config(self, system: str | None, stop: list[str] | None, kwargs: dict) -> types.GenerateContentConfig:
         config: dict[str, Any] = {"system_instruction": system, "temperature": self.temperature,
                                   "max_output_tokens": kwargs.get("max_tokens", self.max_output_tokens),
-                                  "stop_sequences": stop or None, "safety_settings": self.safety_settings}
+                                  "stop_sequences": stop or None}
         # Each request ends by the question's deadline: an abandoned question must not keep a request alive.
         timeout = request_timeout(self.timeout, self.spec)
         if timeout is not None and timeout < self.timeout:

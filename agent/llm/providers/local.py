@@ -56,8 +56,7 @@ def busy_cores(sample: float = 0.25) -> float:
 
 
 def default_threads() -> tuple[int, int]:
-    """(generation, prompt) threads: the idle cores and every core (docs/measurements.md#generation-threads);
-    FRAMES_AGENT_LLM_THREADS sets both."""
+    """(generation, prompt) threads: the idle cores and every core, or FRAMES_AGENT_LLM_THREADS for both."""
     env = os.environ.get("FRAMES_AGENT_LLM_THREADS", "")
     if env.isdigit() and int(env) > 0:
         return int(env), int(env)
@@ -126,8 +125,7 @@ class LocalRuntime:
         params.cpuparams.n_threads, params.cpuparams_batch.n_threads = self.threads
         params.flash_attn_type = xllamacpp.llama_flash_attn_type(FLASH_ATTN[cfg.flash_attn])
         params.n_batch, params.n_ubatch = cfg.n_batch, cfg.n_ubatch
-        # Steps of one question share their prompt's head (instructions, examples, question): the server keeps
-        # the KV of earlier prompts (one slot, plus its host-memory prompt cache) and reads only the new tail.
+        # Steps of one question share their prompt's head: the server keeps its KV and reads only the new tail.
         params.cache_prompt = True
         params.verbosity = -1  # llama.cpp's log lines would drown the CLI's output
         return params
@@ -161,8 +159,7 @@ class RuntimePool:
     def get(self, model_path: Path, *, name: str, settings: RuntimeSettings | None = None) -> LocalRuntime:
         """The shared runtime for this model and settings (not started yet if new)."""
         settings = settings or self.settings or RuntimeSettings()
-        # Threads left unset are chosen when the runtime starts (by the cores idle then), so they are no part of the
-        # key; FRAMES_AGENT_LLM_THREADS is, as it sets them.
+        # Unset threads are chosen at start (by the cores idle then); FRAMES_AGENT_LLM_THREADS sets them.
         key = (str(Path(model_path).resolve()), settings, os.environ.get("FRAMES_AGENT_LLM_THREADS", ""))
         with self._lock:
             if key not in self._runtimes:

@@ -165,8 +165,7 @@ class _AsyncClient(openai.DefaultAsyncHttpxClient):
 
 def _never_connected(exc: BaseException) -> bool:
     """Whether the transport failed before a connection was made (refused, no such host), not midway through."""
-    # By name along the cause chain (langchain-openai wraps the SDK's error, which wraps the transport's): the
-    # SDK's transport is httpx or its successor httpx2, whose ConnectError classes differ.
+    # By name: the SDK's transport is httpx or its successor httpx2, whose ConnectError classes differ.
     cause = exc.__cause__
     for _ in range(8):
         if cause is None or type(cause).__name__ in ("ConnectError", "ConnectionRefusedError"):
@@ -255,8 +254,7 @@ class OpenAICompatChat(RetriedChat, ChatOpenAI):
         invalid: list[list[InvalidToolCall]] = []
         for choice in response["choices"]:
             message = choice["message"]
-            # Some servers reply with content blocks ({"text": null}, {"text": 5}); langchain-core's
-            # ChatGeneration joins block texts and raises TypeError on a non-string, so flatten them first.
+            # Content blocks such as {"text": null} or {"text": 5} would make langchain-core raise TypeError.
             if isinstance(message.get("content"), list):
                 message["content"] = message_text(message["content"])
             invalid.append(_not_object_calls(message))
@@ -282,8 +280,7 @@ class OpenAICompatChat(RetriedChat, ChatOpenAI):
     def _get_llm_string(self, stop: list[str] | None = None, **kwargs: Any) -> str:
         """Cache key part: the spec, the server, the sampling parameters and schema; not timeouts or keys."""
         params = {k: v for k, v in self._default_params.items() if k not in ("stream", "model", "timeout")}
-        # Two servers may serve a model of the same name with different answers; credentials are masked
-        # because the key is stored in the cache file.
+        # Two servers may answer differently for one model name; credentials masked, as the key is stored.
         server = E.redact_url(self.openai_api_base) or "api.openai.com"
         return json.dumps({"spec": self.spec or self.model_name, "server": server, "params": params,
                            "stop": stop, "kwargs": kwargs}, sort_keys=True, default=str)
