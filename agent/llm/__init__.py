@@ -4,9 +4,9 @@ from frames_agent.agent.llm.cache import LLMCallCache, with_cache
 from frames_agent.agent.llm.calls import astructured, message_text, response_format_for, structured
 from frames_agent.agent.llm.errors import LLMError, ModelSpecError
 from frames_agent.agent.llm.json_repair import Structured, parse_structured
-from frames_agent.agent.llm.spec import DEFAULT_MODEL, ModelClass, ModelSpec, resolve_model, split_spec
+from frames_agent.agent.llm.spec import DEFAULT_MODEL, ModelClass, ModelSpec, resolve_model
 from frames_agent.agent.llm.timing import CallTiming, NodeTiming, Usage, UsageTracker, by_node
 
 __all__ = ["DEFAULT_MODEL", "CallTiming", "LLMCallCache", "LLMError", "ModelClass", "ModelSpec", "ModelSpecError",
            "NodeTiming", "Structured", "Usage", "UsageTracker", "astructured", "by_node", "message_text",
-           "parse_structured", "resolve_model", "response_format_for", "split_spec", "structured", "with_cache"]
+           "parse_structured", "resolve_model", "response_format_for", "structured", "with_cache"]

@@ -68,17 +68,13 @@ def native_structured(llm: BaseChatModel) -> bool:
     return (own and _profile(llm).get("structured_output") is not False) or native_tools(llm)
 
 
-def _capped(llm: BaseChatModel, kwargs: dict) -> BaseChatModel:
-    """llm with the call's max_tokens as its own setting: with_structured_output's chain drops call kwargs."""
-    cap = kwargs.get("max_tokens")
-    fields = type(llm).model_fields
-    named = {name for name, f in fields.items()} | {f.alias for f in fields.values() if f.alias}
-    return llm.model_copy(update={"max_tokens": cap}) if cap and "max_tokens" in named else llm
-
-
 def structured_runnable(llm: BaseChatModel, json_schema: dict, kwargs: dict) -> Runnable:
     """llm.with_structured_output(json_schema, include_raw=True), with the call's token cap kept."""
-    return _capped(llm, kwargs).with_structured_output(json_schema, include_raw=True)
+    cap = kwargs.get("max_tokens")  # as the model's own setting: with_structured_output's chain drops call kwargs
+    fields = type(llm).model_fields
+    named = {name for name, f in fields.items()} | {f.alias for f in fields.values() if f.alias}
+    capped = llm.model_copy(update={"max_tokens": cap}) if cap and "max_tokens" in named else llm
+    return capped.with_structured_output(json_schema, include_raw=True)
 
 
 def _args_json(message: AIMessage, name: str) -> str | None:

@@ -53,9 +53,6 @@ def model_window(model: BaseChatModel) -> int | None:
             return window
     return None
 
-__all__ = ["DEFAULT_MODEL", "LLMError", "ModelClass", "ModelSpec", "resolve_model", "split_spec"]
-
-
 class ModelClass(str, Enum):  # noqa: UP042 - StrEnum would change str() and format()
     """What a model is, for sizing budgets and concurrency."""
 
@@ -74,7 +71,14 @@ class ModelSpec:
     @classmethod
     def parse(cls, spec: str | ModelSpec) -> ModelSpec:
         """The spec of 'provider:model'; an unknown provider is a ModelSpecError."""
-        return cls(*split_spec(str(spec)))  # a ModelSpec is checked again: of() makes provider-less ones
+        provider, sep, name = str(spec).strip().partition(":")  # a ModelSpec too: of() makes unchecked ones
+        provider = provider.strip().lower()
+        if sep and provider in PROVIDERS:
+            return cls(provider, name.strip())
+        if sep and provider and normalize_provider(provider) in known_providers():
+            return cls(normalize_provider(provider), name.strip())
+        raise ModelSpecError(f"unknown model provider in {str(spec)!r}; use {DEFAULT_MODEL}, local:smollm2-135m, "
+                             "gemini:<model>, openai:<model>, or a LangChain provider such as anthropic:<model>")
 
     @classmethod
     def of(cls, model: str | ModelSpec | BaseChatModel | None) -> ModelSpec:
@@ -113,18 +117,6 @@ class ModelSpec:
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.name}" if self.provider else self.name
-
-
-def split_spec(spec: str) -> tuple[str, str]:
-    """(provider, model) of 'provider:model'."""
-    provider, sep, name = str(spec).strip().partition(":")
-    provider = provider.strip().lower()
-    if sep and provider in PROVIDERS:
-        return provider, name.strip()
-    if sep and provider and normalize_provider(provider) in known_providers():
-        return normalize_provider(provider), name.strip()
-    raise ModelSpecError(f"unknown model provider in {spec!r}; use {DEFAULT_MODEL}, local:smollm2-135m, "
-                         "gemini:<model>, openai:<model>, or a LangChain provider such as anthropic:<model>")
 
 
 def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base_url: str | None = None,
