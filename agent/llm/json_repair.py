@@ -11,6 +11,7 @@ from langchain_core.utils.json import parse_partial_json
 from pydantic import BaseModel, BeforeValidator, ValidationError
 from pydantic_core import ErrorDetails
 
+from frames_agent.core.bounded import JSONOutOfBounds, check_json
 from frames_agent.core.errors import first_line
 from frames_agent.core.terminal import valid_data
 
@@ -107,28 +108,12 @@ def _decode_truncated(text: str) -> Any:
 MAX_DEPTH = 200
 
 
-def nesting_depth(text: str) -> int:
-    """How deep brackets nest in text, outside quoted strings (JSON's and Python's quotes)."""
-    depth = deepest = 0
-    quote: str | None = None
-    escaped = False
-    for ch in text:
-        if quote is not None:
-            escaped, quote = (False, quote) if escaped else (ch == "\\", None if ch == quote else quote)
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth = max(0, depth - 1)
-    return deepest
-
-
 def loads_lenient(text: str) -> tuple[Any, list[str]]:
     """A JSON value from text and the repairs it took; ValueError when nothing decodes or it nests past MAX_DEPTH."""
-    if nesting_depth(text) > MAX_DEPTH:  # a looping small model can open a thousand brackets
-        raise ValueError("JSON nested too deeply")
+    try:
+        check_json(text, max_depth=MAX_DEPTH)  # a looping small model can open a thousand brackets
+    except JSONOutOfBounds:
+        raise ValueError("JSON nested too deeply") from None
     no_commas = re.sub(r",(\s*[}\]])", r"\1", text)
     quoted = _python_literals(single_to_double_quotes(no_commas))
     attempts: list[tuple[str, list[str]]] = [(text, [])]

@@ -33,9 +33,10 @@ def test_deep_nesting_is_a_value_error_for_loads_lenient():
 
 
 def test_the_depth_bound_is_the_same_on_every_python():
-    from frames_agent.agent.llm.json_repair import MAX_DEPTH, nesting_depth
+    from frames_agent.agent.llm.json_repair import MAX_DEPTH
 
-    assert nesting_depth('{"a": ["[[[", {"b": "}\\"]"}]}') == 3  # brackets inside strings do not count
+    inside = "[" * (MAX_DEPTH + 1) + '\\"'  # brackets inside a string do not count
+    assert loads_lenient('{"a": ["' + inside + '", {"b": "}\\"]"}]}')[0]["a"][0] == "[" * (MAX_DEPTH + 1) + '"'
     assert loads_lenient("[" * MAX_DEPTH + "]" * MAX_DEPTH)[0] is not None
     with pytest.raises(ValueError, match="nested too deeply"):
         loads_lenient("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
