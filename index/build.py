@@ -1,13 +1,14 @@
 """Building Lucene BM25 indexes (Anserini JsonCollection, stored raw docs, positions), idempotently and atomically."""
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -259,9 +260,7 @@ def _read_all(spec: BuildSpec, progress: bool, threads: int, desc: str,
     """(input file number, article) of the JSONL inputs, then (with xml) of the dumps, under one progress bar."""
     from tqdm import tqdm
 
-    def read_xml(path: Path, report: Callable[[int], None]) -> Iterator[Article]:
-        return read_mediawiki_xml(path, report, workers=threads, redirects=True)
-
+    read_xml = functools.partial(read_mediawiki_xml, workers=threads, redirects=True)
     files = [(p, read_jsonl) for p in spec.jsonl] + [(p, read_xml) for p in spec.xml if xml]
     total = sum(p.stat().st_size for p, _ in files)
     with tqdm(total=total, unit="B", unit_scale=True, desc=desc, disable=not progress,
