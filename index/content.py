@@ -5,7 +5,6 @@ file's hash is memoised per (real path, size, mtime, inode) beside the indexes, 
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from pathlib import Path
@@ -55,6 +54,8 @@ def _read_memo() -> dict[str, str]:
 
 def _write_memo(memo: dict[str, str]) -> None:
     """Best effort: a read-only or racing cache only costs a re-hash next time."""
-    with contextlib.suppress(OSError):
+    try:
         indexes_dir().mkdir(parents=True, exist_ok=True)
         write_json(indexes_dir() / MEMO_FILE, memo)
+    except OSError:
+        pass
