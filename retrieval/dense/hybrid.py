@@ -69,14 +69,6 @@ class HybridRetriever:
         doc = self.bm25.doc(doc_id)
         return doc.model_copy(update={"source": self.source}) if doc is not None else None
 
-    def doc(self, doc_id: str) -> Document | None:
-        """The stored document with this id, if any."""
-        return self.bm25.doc(doc_id)
-
-    def by_title(self, title: str) -> Document | None:
-        """The whole article with this title, if any."""
-        return self.bm25.by_title(title)
-
     def as_langchain(self, k: int = 10) -> Any:
         """This hybrid search as a LangChain BaseRetriever."""
         from frames_agent.retrieval.bridges import FramesRetriever
@@ -84,7 +76,7 @@ class HybridRetriever:
         return FramesRetriever(retriever=self, k=k)
 
     def __getattr__(self, name: str) -> Any:
-        # Everything else a BM25Retriever offers (fingerprint, num_docs, close, index_dir, ...) is the index's.
+        # Everything else a BM25Retriever offers (doc, by_title, fingerprint, num_docs, close, ...) is the index's.
         if name.startswith("__") or name in ("bm25", "dense", "encoder"):
             raise AttributeError(name)
         return getattr(self.bm25, name)
