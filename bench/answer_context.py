@@ -13,6 +13,10 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from frames_agent.agent.config import AgentConfig
 
 
 def _value(text: str) -> object:
@@ -31,6 +35,13 @@ def grid(specs: list[str]) -> list[dict]:
     return [dict(combo) for combo in itertools.product(*axes)] if axes else [{}]
 
 
+def recorded_config(settings: dict, **override: object) -> AgentConfig:
+    """The AgentConfig of a run's recorded settings (fields this release does not know dropped) and the override."""
+    from frames_agent.agent.config import AgentConfig
+
+    return AgentConfig(**{**{k: v for k, v in settings.items() if k in AgentConfig.model_fields}, **override})
+
+
 def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list, list[str]]:
     """(context entries, step queries) of a recorded question, rebuilt by searching its recorded queries again."""
     from frames_agent.retrieval import context as ctx
@@ -41,9 +52,7 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
         docs = [d for d in (retriever.by_title(t) for t in (record.get("oracle") or {}).get("found", [])) if d]
         ctx.merge(context, list(enumerate(docs)), step=0)
         return context, queries
-    from frames_agent.agent.config import AgentConfig
-
-    cfg = AgentConfig(**{k: v for k, v in agent_cfg.items() if k in AgentConfig.model_fields})
+    cfg = recorded_config(agent_cfg)
     for step in record.get("steps", []):
         origins, depths, hits = step.get("origins") or [], step.get("query_depths") or [], step.get("query_hits") or []
         if not depths and "repeat" in origins and len(hits) == len(origins):  # recorded before depths were
@@ -84,7 +93,6 @@ def load_run(run: Path) -> tuple[dict, list[dict]]:
 def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
     """Rows of figures: one per (run, setting)."""
     from frames_agent.agent.api import FramesAgent
-    from frames_agent.agent.config import AgentConfig
     from frames_agent.agent.llm.testing import ScriptedLLM
     from frames_agent.eval.frames.datasets import normalize_title
     from frames_agent.eval.frames.shown import answer_figures
@@ -102,8 +110,7 @@ def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
         covered = [_covered_recall(r, held) for r, held in zip(records, helds)]
         covered = [c for c in covered if c is not None]
         for override in overrides:
-            settings = {k: v for k, v in agent_cfg.items() if k in AgentConfig.model_fields}
-            cfg = AgentConfig(**{**settings, **override})
+            cfg = recorded_config(agent_cfg, **override)
             nodes = FramesAgent(ScriptedLLM([]), retriever, config=cfg).nodes
             recall, in_prompt, shown, seconds = [], [], [], []
             for record, (context, queries), held in zip(records, contexts, helds):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.answer_context import grid, load_run  # noqa: E402
+from bench.answer_context import grid, load_run, recorded_config  # noqa: E402
 
 _STEP = re.compile(r"Step (\d+) of \d+\. Documents found so far")
 
@@ -68,13 +68,11 @@ def load(args) -> tuple[list, dict[str, list[list[str]]], dict]:
 def replay(questions, scripts: dict, settings: dict, override: dict, retriever) -> list:
     """QuestionRecords of the agent under settings + override, retrieval only, the planner scripted."""
     from frames_agent.agent.api import FramesAgent
-    from frames_agent.agent.config import AgentConfig
     from frames_agent.eval.frames.records import QuestionRecord
     from frames_agent.eval.frames.runner import question_fields, result_fields
     from frames_agent.eval.frames.systems import CoverageChecker, SystemOutput
 
-    known = {k: v for k, v in settings.items() if k in AgentConfig.model_fields}
-    config = AgentConfig(**{**known, "prompt": "planning", **override})
+    config = recorded_config(settings, **{"prompt": "planning", **override})
     searcher = retriever
     if config.dense_weight > 0:
         from frames_agent.retrieval.dense import open_hybrid

@@ -24,13 +24,6 @@ E = TypeVar("E", bound=BaseException)
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("frames_request_deadline", default=None)
 
 
-class _Errors:
-    """The timeout errors of one httpcore-like module (httpcore, or httpcore2 under the openai SDK's httpx2)."""
-
-    def __init__(self, core: ModuleType) -> None:
-        self.connect, self.read, self.write = core.ConnectTimeout, core.ReadTimeout, core.WriteTimeout
-
-
 def _cut(timeout: float | None, error: type[Exception]) -> float | None:
     """A socket operation's timeout, cut to what is left of the request's deadline (error once it has passed)."""
     deadline = _DEADLINE.get()
@@ -45,8 +38,9 @@ def _cut(timeout: float | None, error: type[Exception]) -> float | None:
 class _Wrapped:
     """A wrapper that passes what it does not override to the wrapped socket or backend."""
 
-    def __init__(self, inner: Any, errors: _Errors) -> None:
-        self.inner, self.errors = inner, errors
+    def __init__(self, inner: Any, core: ModuleType) -> None:
+        """core: the httpcore-like module whose timeout errors the socket raises (httpcore2 under the openai SDK)."""
+        self.inner, self.core = inner, core
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -54,50 +48,52 @@ class _Wrapped:
 
 class _Stream(_Wrapped):
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self.inner.read(max_bytes, _cut(timeout, self.errors.read))
+        return self.inner.read(max_bytes, _cut(timeout, self.core.ReadTimeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self.inner.write(buffer, _cut(timeout, self.errors.write))
+        self.inner.write(buffer, _cut(timeout, self.core.WriteTimeout))
 
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                   timeout: float | None = None) -> Any:
-        return _Stream(self.inner.start_tls(ssl_context, server_hostname, _cut(timeout, self.errors.connect)), self.errors)
+        return _Stream(self.inner.start_tls(ssl_context, server_hostname, _cut(timeout, self.core.ConnectTimeout)),
+                       self.core)
 
 
 class _Backend(_Wrapped):
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Iterable[Any] | None = None) -> Any:
-        return _Stream(self.inner.connect_tcp(host, port, _cut(timeout, self.errors.connect), local_address,
-                                              socket_options), self.errors)
+        return _Stream(self.inner.connect_tcp(host, port, _cut(timeout, self.core.ConnectTimeout), local_address,
+                                              socket_options), self.core)
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
                             socket_options: Iterable[Any] | None = None) -> Any:
-        return _Stream(self.inner.connect_unix_socket(path, _cut(timeout, self.errors.connect), socket_options), self.errors)
+        return _Stream(self.inner.connect_unix_socket(path, _cut(timeout, self.core.ConnectTimeout), socket_options),
+                       self.core)
 
 
 class _AsyncStream(_Wrapped):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return await self.inner.read(max_bytes, _cut(timeout, self.errors.read))
+        return await self.inner.read(max_bytes, _cut(timeout, self.core.ReadTimeout))
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        await self.inner.write(buffer, _cut(timeout, self.errors.write))
+        await self.inner.write(buffer, _cut(timeout, self.core.WriteTimeout))
 
     async def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                         timeout: float | None = None) -> Any:
         return _AsyncStream(await self.inner.start_tls(ssl_context, server_hostname,
-                                                       _cut(timeout, self.errors.connect)), self.errors)
+                                                       _cut(timeout, self.core.ConnectTimeout)), self.core)
 
 
 class _AsyncBackend(_Wrapped):
     async def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                           socket_options: Iterable[Any] | None = None) -> Any:
-        return _AsyncStream(await self.inner.connect_tcp(host, port, _cut(timeout, self.errors.connect),
-                                                         local_address, socket_options), self.errors)
+        return _AsyncStream(await self.inner.connect_tcp(host, port, _cut(timeout, self.core.ConnectTimeout),
+                                                         local_address, socket_options), self.core)
 
     async def connect_unix_socket(self, path: str, timeout: float | None = None,
                                   socket_options: Iterable[Any] | None = None) -> Any:
-        return _AsyncStream(await self.inner.connect_unix_socket(path, _cut(timeout, self.errors.connect),
-                                                                 socket_options), self.errors)
+        return _AsyncStream(await self.inner.connect_unix_socket(path, _cut(timeout, self.core.ConnectTimeout),
+                                                                 socket_options), self.core)
 
 
 def _deadline(request: Any) -> float | None:
@@ -280,13 +276,13 @@ def _wrap_backend(transport: Any, wrapper: type) -> Any:
     """Route every socket of the transport's pool through `wrapper` (an httpcore without the pinned attribute is refused)."""
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
+    core = importlib.import_module(type(pool).__module__.split(".")[0]) if pool is not None else None
     if backend is None or not callable(getattr(backend, "connect_tcp", None)):
         from frames_agent.core.errors import InstallError
 
-        core = importlib.import_module(type(pool).__module__.split(".")[0]) if pool is not None else None
         raise InstallError(f"httpcore {getattr(core, '__version__', '?')} has no network backend to bound; install "
                            "the httpcore release pyproject.toml pins (pip install 'httpcore>=1.0,<1.1')")
-    pool._network_backend = wrapper(backend, _Errors(importlib.import_module(type(pool).__module__.split(".")[0])))  # type: ignore[union-attr]
+    pool._network_backend = wrapper(backend, core)  # type: ignore[union-attr]
     return transport
 
 

@@ -1,19 +1,20 @@
 """Building Lucene BM25 indexes (Anserini JsonCollection, stored raw docs, positions), idempotently and atomically."""
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from frames_agent.core.bounded import load_file
+from frames_agent.core.errors import RetrievalError
 from frames_agent.core.extras import require_extras
 from frames_agent.core.paths import indexes_dir
 from frames_agent.index.atomic import build_lock, remove_stale_partials, swap_in, write_json
@@ -36,10 +37,12 @@ from frames_agent.index.corpus import (
 from frames_agent.index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
 from frames_agent.retrieval.lucene.fields import TITLE_FIELD
 from frames_agent.retrieval.lucene.layout import (
+    FORMAT_VERSION,
     MANIFEST_FILE,
     NAME_PATTERN,
     check_index_dir,
     in_use,
+    read_manifest,
     resolve_index,
 )
 from frames_agent.retrieval.lucene.searcher import BM25Retriever
@@ -47,8 +50,6 @@ from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_
 
 UNITS = ("article", "passage")
 DEFAULT_NAME = "default"
-# 2: content fingerprints; 3: a searchable title field, redirects.tsv in the title table; 4: one document per article
-FORMAT_VERSION = 4
 SHARD_DOCS = 20_000  # Anserini indexes one collection file per thread at a time, so shard for parallelism
 PASSAGE_WORDS = 100
 
@@ -108,12 +109,11 @@ def is_default_name(name: str) -> bool:
 
 
 def finished_manifest(index_dir: Path) -> dict | None:
-    """The manifest of a finished index at index_dir, or None."""
+    """The manifest of a finished index of the current format at index_dir, or None."""
     try:
-        manifest = load_file(index_dir / MANIFEST_FILE)
-    except (OSError, ValueError):
+        return read_manifest(index_dir)
+    except RetrievalError:
         return None
-    return manifest if isinstance(manifest, dict) and manifest.get("complete") is True else None
 
 
 def build_index(spec: BuildSpec, out_dir: Path, *, name: str | None = None, threads: int = 2,
@@ -260,9 +260,7 @@ def _read_all(spec: BuildSpec, progress: bool, threads: int, desc: str,
     """(input file number, article) of the JSONL inputs, then (with xml) of the dumps, under one progress bar."""
     from tqdm import tqdm
 
-    def read_xml(path: Path, report: Callable[[int], None]) -> Iterator[Article]:
-        return read_mediawiki_xml(path, report, workers=threads, redirects=True)
-
+    read_xml = functools.partial(read_mediawiki_xml, workers=threads, redirects=True)
     files = [(p, read_jsonl) for p in spec.jsonl] + [(p, read_xml) for p in spec.xml if xml]
     total = sum(p.stat().st_size for p, _ in files)
     with tqdm(total=total, unit="B", unit_scale=True, desc=desc, disable=not progress,

@@ -97,26 +97,26 @@ def default_index_name(inputs: list[str], unit: str) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    """Print one line per index: name, unit, documents and content id (or its state)."""
+    """Print one line per index: name, unit, documents and content id (or why it cannot be used)."""
+    from frames_agent.core.errors import RetrievalError
     from frames_agent.core.paths import indexes_dir
-    from frames_agent.index.build import finished_manifest
-    from frames_agent.retrieval.lucene.layout import known_index_names
+    from frames_agent.retrieval.lucene.layout import known_index_names, read_manifest
 
     names = known_index_names()
     if not names:
         print(f"no indexes in {indexes_dir()} (build one with: python cli.py index build)")
     for name in names:
-        manifest = finished_manifest(indexes_dir() / name)
-        state = (f"{manifest['unit']:8} {manifest['docs']:>9} docs  content {manifest.get('content_id', '(format 1)')}"
-                 f"{_copies_note(manifest)}" if manifest else "not finished (rebuild with --force)")
+        try:
+            manifest = read_manifest(indexes_dir() / name)
+            state = (f"{manifest['unit']:8} {manifest['docs']:>9} docs  content {manifest.get('content_id')}"
+                     f"{_copies_note(manifest.get('merged') or {})}" if manifest else "not finished (rebuild with --force)")
+        except RetrievalError as exc:
+            state = str(exc)
         print(f"{name:30} {state}")
     return 0
 
 
-def _copies_note(manifest: dict) -> str:
-    merged = manifest.get("merged")
-    if merged is None:  # built before copies were merged: searches fold them into one hit per article
-        return "  copies not merged (format < 4)"
+def _copies_note(merged: dict) -> str:
     if not merged.get("copies"):
         return ""
     return f"  {merged['copies']} copies {'kept' if merged.get('kept_copies') else 'merged'}"

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from frames_agent.core.bounded import load_file
 from frames_agent.core.paths import indexes_dir
+from frames_agent.index.atomic import write_json
 
 MEMO_FILE = ".content-hashes.json"
 MEMO_MIN_BYTES = 16 << 20  # smaller files re-hash in well under 0.1 s: not worth a memo entry
@@ -54,11 +54,8 @@ def _read_memo() -> dict[str, str]:
 
 def _write_memo(memo: dict[str, str]) -> None:
     """Best effort: a read-only or racing cache only costs a re-hash next time."""
-    path = indexes_dir() / MEMO_FILE
-    tmp = path.with_name(f"{MEMO_FILE}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(memo, indent=0, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
+        indexes_dir().mkdir(parents=True, exist_ok=True)
+        write_json(indexes_dir() / MEMO_FILE, memo)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        pass

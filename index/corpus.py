@@ -153,8 +153,6 @@ def read_jsonl(path: Path, progress: Progress | None = None) -> Iterator[Article
 
 
 def _parse_line(line: str, where: str) -> Article:
-    if not line.strip():
-        raise CorpusError(f"{where}: empty line (expected a JSON object with id, title, contents)")
     try:
         data = bounded_loads(line)  # nesting bounded: a 100,000-deep line is a bad line, not a RecursionError
     except OutOfBounds as exc:

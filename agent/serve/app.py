@@ -32,7 +32,7 @@ from frames_agent.agent.serve.guard import (
     read_body,
     served_hosts,
 )
-from frames_agent.core.errors import FramesAgentError
+from frames_agent.core.errors import FramesAgentError, first_line
 
 
 class AskRequest(BaseModel):
@@ -74,7 +74,7 @@ async def _ask_events(agent: FramesAgent, question: str) -> AsyncIterator[str]:
         async for event in agent.astream(question):
             yield _sse(event.kind, event.model_dump(mode="json"))
     except Exception as exc:  # noqa: BLE001 - headers are sent: the error is the last event, one line
-        yield _sse("error", {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__})
+        yield _sse("error", {"error": first_line(exc)})
 
 
 def _guarded(app: FastAPI, settings: ServeSettings) -> None:
@@ -101,8 +101,7 @@ def create_app(agent: FramesAgent, settings: ServeSettings | None = None) -> Fas
     @app.exception_handler(FramesAgentError)
     async def agent_failed(request: Request, exc: FramesAgentError) -> TextJSONResponse:
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Busy) else None
-        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return TextJSONResponse({"detail": detail}, status_of(exc), headers=headers)
+        return TextJSONResponse({"detail": first_line(exc)}, status_of(exc), headers=headers)
 
     @app.exception_handler(Exception)
     async def failed(request: Request, exc: Exception) -> TextJSONResponse:

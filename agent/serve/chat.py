@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from frames_agent.agent.limits import InvalidRequest, RequestRefused, check_text
 from frames_agent.agent.serve.encoding import json_text
 from frames_agent.agent.state import AgentEvent, AgentResult, progress_line
+from frames_agent.core.errors import first_line
 
 
 class ChatMessage(BaseModel):
@@ -123,6 +124,5 @@ async def completion_chunks(events: AsyncIterator[AgentEvent], model: str,
             else:
                 yield _chunk(cid, model, {"reasoning_content": progress_line(event)})
     except Exception as exc:  # noqa: BLE001 - headers are sent: the error travels in the stream, one line
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        yield f"data: {json_text({'error': {'message': message, 'type': type(exc).__name__}})}\n\n"
+        yield f"data: {json_text({'error': {'message': first_line(exc), 'type': type(exc).__name__}})}\n\n"
     yield "data: [DONE]\n\n"

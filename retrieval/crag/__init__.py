@@ -5,7 +5,7 @@
 from frames_agent.retrieval.crag.client import DEFAULT_SERVER, CRAGClient
 from frames_agent.retrieval.crag.endpoints import DOMAINS, ENDPOINTS, Endpoint, select_endpoints
 from frames_agent.retrieval.crag.errors import CRAGError
-from frames_agent.retrieval.crag.tools import ToolSpec, build_tools, crag_tools, parse_tool_spec
+from frames_agent.retrieval.crag.tools import build_tools, crag_tools
 
-__all__ = ["CRAGClient", "CRAGError", "DEFAULT_SERVER", "DOMAINS", "ENDPOINTS", "Endpoint", "ToolSpec", "build_tools",
-           "crag_tools", "parse_tool_spec", "select_endpoints"]
+__all__ = ["CRAGClient", "CRAGError", "DEFAULT_SERVER", "DOMAINS", "ENDPOINTS", "Endpoint", "build_tools", "crag_tools",
+           "select_endpoints"]

@@ -1,5 +1,5 @@
 """A CRAG mock API compatible server (FastAPI): the official 38 routes answered from the real company table and the
-real server's recorded replies (else its no-match answers); and a helper that runs it as a process."""
+real server's recorded replies (else its no-match answers); and a helper that runs `crag-server` as a process."""
 from __future__ import annotations
 
 import inspect
@@ -193,16 +193,6 @@ def free_port(host: str = "127.0.0.1") -> int:
         return s.getsockname()[1]
 
 
-def serve(data_dir: str | Path | None, host: str, port: int) -> None:
-    """Serve the compatible API with uvicorn until interrupted (the port is bound before the data is loaded)."""
-    from frames_agent.core.sockets import bind, serve_on
-
-    with bind(host, port) as sock:
-        app = create_app(data_dir)
-        serve_on(app, sock, f"CRAG API server on http://{host}:{sock.getsockname()[1]} "
-                            f"(data: {app.state.backend.data_dir}); Ctrl-C stops", access_log=False)
-
-
 class ServerProcess:
     """`python cli.py crag-server` started as a child process on loopback; stop() ends it."""
 
@@ -210,8 +200,7 @@ class ServerProcess:
                  startup_timeout: float = 60.0) -> None:
         self.host, self.port = host, port or free_port(host)
         self.url = f"http://{host}:{self.port}"
-        # `python -m retrieval.crag.server` is `cli.py crag-server` without importing every other command.
-        cmd = [sys.executable, "-m", "frames_agent.retrieval.crag.server", "--host", host, "--port", str(self.port)]
+        cmd = [sys.executable, "-m", "frames_agent.cli", "crag-server", "--host", host, "--port", str(self.port)]
         if data_dir:
             cmd += ["--data", str(data_dir)]
         self.proc = subprocess.Popen(cmd, cwd=project_root(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -250,24 +239,3 @@ class ServerProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m retrieval.crag.server [--host H] [--port P] [--data DIR]`."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m retrieval.crag.server", description=__doc__)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--data", default=None)
-    args = parser.parse_args(argv)
-    try:
-        serve(args.data, args.host, args.port)
-    except FramesAgentError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,10 +1,10 @@
-"""LangChain tools over the CRAG mock API (typed arguments, results as Documents) and the --tools spec parser."""
+"""LangChain tools over the CRAG mock API (typed arguments, results as Documents), as a --tools spec selects them."""
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -72,15 +72,9 @@ def crag_tools(client: CRAGClient, domains: str | Sequence[str] | None = "all", 
     return [make_tool(client, ep, cap) for ep in select_endpoints(domains)]
 
 
-class ToolSpec(NamedTuple):
-    """What --tools selects: the Wikipedia retriever, and which CRAG tools (None = none, "all", or names)."""
-
-    use_wiki: bool
-    crag: str | list[str] | None
-
-
-def parse_tool_spec(spec: str) -> ToolSpec:
-    """Parse "wiki,crag" / "crag:finance,crag:music" / "wiki,crag:finance_get_eps" / "none"."""
+def build_tools(spec: str, client: CRAGClient | None = None) -> tuple[bool, list]:
+    """(use the Wikipedia retriever?, CRAG tools) for a --tools spec: "wiki,crag", "crag:finance,crag:music",
+    "wiki,crag:finance_get_eps" or "none"; the client defaults to CRAG_SERVER."""
     use_wiki = False
     crag: str | list[str] | None = None
     parts = [p.strip() for p in (spec or "").split(",") if p.strip()]
@@ -96,12 +90,4 @@ def parse_tool_spec(spec: str) -> ToolSpec:
         else:
             raise CRAGError(f"unknown tool {part!r} in --tools; use wiki, crag, crag:<domain> "
                             f"({', '.join(DOMAINS)}) or crag:<endpoint>")
-    return ToolSpec(use_wiki, crag)
-
-
-def build_tools(spec: str, client: CRAGClient | None = None) -> tuple[bool, list]:
-    """(use the Wikipedia retriever?, CRAG tools) for a --tools spec; the client defaults to CRAG_SERVER."""
-    parsed = parse_tool_spec(spec)
-    if parsed.crag is None:
-        return parsed.use_wiki, []
-    return parsed.use_wiki, crag_tools(client or CRAGClient(), parsed.crag)
+    return use_wiki, [] if crag is None else crag_tools(client or CRAGClient(), crag)

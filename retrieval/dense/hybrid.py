@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 Key = TypeVar("Key", bound=Hashable)
 RRF_K = 60  # the constant of Cormack et al. (2009): ranks past a few dozen count about the same
+FUSION_DEPTH = 2  # each side gives k x this hits, so fusion can lift one from below either side's top k
 
 
 def rrf(rankings: Sequence[Sequence[Key]], weights: Sequence[float], k: int, rrf_k: int = RRF_K) -> list[Key]:
@@ -32,12 +33,10 @@ def rrf(rankings: Sequence[Sequence[Key]], weights: Sequence[float], k: int, rrf
 class HybridRetriever:
     """A BM25 retriever whose hits are fused with a dense index's (each unit's title and lead); weight 0: BM25."""
 
-    def __init__(self, bm25: Retriever, dense: DenseIndex, encoder: Encoder, *, weight: float = 1.0,
-                 depth: int = 2) -> None:
-        if weight < 0 or depth < 1:
-            raise RetrievalError(f"hybrid search needs weight >= 0 and depth >= 1, got {weight!r} and {depth!r}")
-        self.bm25, self.dense, self.encoder = bm25, dense, encoder
-        self.weight, self.depth = float(weight), int(depth)
+    def __init__(self, bm25: Retriever, dense: DenseIndex, encoder: Encoder, *, weight: float = 1.0) -> None:
+        if weight < 0:
+            raise RetrievalError(f"hybrid search needs weight >= 0, got {weight!r}")
+        self.bm25, self.dense, self.encoder, self.weight = bm25, dense, encoder, float(weight)
         self.name = bm25.name
         self.source = f"{getattr(bm25, 'source', 'bm25')}+dense"
 
@@ -52,8 +51,8 @@ class HybridRetriever:
             return []
         if self.weight == 0:
             return self.bm25.batch_search(queries, k)
-        lexical = self.bm25.batch_search(queries, k * self.depth)
-        semantic = self.dense.search(self.encoder.encode(queries), k * self.depth)
+        lexical = self.bm25.batch_search(queries, k * FUSION_DEPTH)
+        semantic = self.dense.search(self.encoder.encode(queries), k * FUSION_DEPTH)
         return [self._fuse(hits, nearest, k) for hits, nearest in zip(lexical, semantic)]
 
     def _fuse(self, hits: list[Document], nearest: list[tuple[str, float]], k: int) -> list[Document]:
@@ -70,14 +69,6 @@ class HybridRetriever:
         doc = self.bm25.doc(doc_id)
         return doc.model_copy(update={"source": self.source}) if doc is not None else None
 
-    def doc(self, doc_id: str) -> Document | None:
-        """The stored document with this id, if any."""
-        return self.bm25.doc(doc_id)
-
-    def by_title(self, title: str) -> Document | None:
-        """The whole article with this title, if any."""
-        return self.bm25.by_title(title)
-
     def as_langchain(self, k: int = 10) -> Any:
         """This hybrid search as a LangChain BaseRetriever."""
         from frames_agent.retrieval.bridges import FramesRetriever
@@ -85,7 +76,7 @@ class HybridRetriever:
         return FramesRetriever(retriever=self, k=k)
 
     def __getattr__(self, name: str) -> Any:
-        # Everything else a BM25Retriever offers (fingerprint, num_docs, close, index_dir, ...) is the index's.
+        # Everything else a BM25Retriever offers (doc, by_title, fingerprint, num_docs, close, ...) is the index's.
         if name.startswith("__") or name in ("bm25", "dense", "encoder"):
             raise AttributeError(name)
         return getattr(self.bm25, name)
@@ -104,8 +95,8 @@ def build_for_index(bm25: BM25Retriever, encoder: Encoder | None = None, progres
     return out
 
 
-def open_hybrid(bm25: BM25Retriever, weight: float = 1.0, *, encoder: Encoder | None = None, depth: int = 2,
-                build: bool = False, progress: bool = True) -> HybridRetriever:
+def open_hybrid(bm25: BM25Retriever, weight: float = 1.0, *, encoder: Encoder | None = None, build: bool = False,
+                progress: bool = True) -> HybridRetriever:
     """bm25 fused with its dense index; build=True builds a missing one first (else a missing one is an error)."""
     encoder = encoder or MiniLMEncoder()
     out = dense_dir(bm25.fingerprint, encoder)
@@ -118,4 +109,4 @@ def open_hybrid(bm25: BM25Retriever, weight: float = 1.0, *, encoder: Encoder | 
             print(f"encoding the units of {bm25.name} for hybrid search into {out} (first use; ~25 min for the "
                   "embedded corpus on 2 cores, resumable; later runs reuse it)", file=sys.stderr, flush=True)
         build_for_index(bm25, encoder, progress)
-    return HybridRetriever(bm25, DenseIndex.load(out), encoder, weight=weight, depth=depth)
+    return HybridRetriever(bm25, DenseIndex.load(out), encoder, weight=weight)

@@ -1,15 +1,17 @@
 """A dense index: one unit-length vector per unit of a Lucene index (its title and lead), built resumably beside it."""
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
+from frames_agent.core.bounded import load_file
 from frames_agent.core.errors import RetrievalError
 from frames_agent.retrieval.dense.encoder import DEFAULT_MAX_TOKENS, Encoder, unit_text
 
@@ -73,7 +75,7 @@ def dense_dir(fingerprint: str, encoder: Encoder) -> Path:
 def finished(directory: Path, identity: dict | None = None) -> dict | None:
     """The manifest of a finished dense index (of this format and identity, when one is given), or None."""
     try:
-        meta = json.loads((Path(directory) / _MANIFEST).read_text(encoding="utf-8"))
+        meta = load_file(Path(directory) / _MANIFEST)
     except (OSError, ValueError):
         return None
     if not isinstance(meta, dict) or meta.get("complete") is not True:
@@ -96,7 +98,8 @@ def build_dense(units: Iterable, total: int, encoder: Encoder, out_dir: Path, id
     from tqdm import tqdm
 
     with tqdm(total=total, unit="doc", desc="encoding units", disable=not progress, file=sys.stderr) as bar:
-        for n, chunk in enumerate(_chunks(units, PART_DOCS)):
+        pending = iter(units)
+        for n, chunk in enumerate(iter(lambda: list(itertools.islice(pending, PART_DOCS)), [])):
             part = parts / f"part-{n:05d}.npy"
             if not part.exists():
                 vectors = encoder.encode([unit_text(d.title, d.text, length) for d in chunk])
@@ -108,7 +111,7 @@ def build_dense(units: Iterable, total: int, encoder: Encoder, out_dir: Path, id
 def _parts_dir(out_dir: Path, meta: dict) -> Path:
     parts = out_dir.parent / f".{out_dir.name}.parts"
     try:
-        started = json.loads((parts / _BUILDING).read_text(encoding="utf-8"))
+        started = load_file(parts / _BUILDING)
     except (OSError, ValueError):
         started = None
     if started != meta:  # parts of another index or encoder: start over
@@ -116,17 +119,6 @@ def _parts_dir(out_dir: Path, meta: dict) -> Path:
         parts.mkdir(parents=True)
         (parts / _BUILDING).write_text(json.dumps(meta), encoding="utf-8")
     return parts
-
-
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _write_part(path: Path, vectors: np.ndarray, ids: list[str]) -> None:

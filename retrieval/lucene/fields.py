@@ -47,7 +47,7 @@ def plain_query(query: str) -> str:
 
 def field_weights(autoclass: Callable, manifest: dict | None, title_boost: float) -> Any:
     """A Java Map {contents: 1, title: boost} for Anserini's search_fields, or None to search the body alone
-    (no boost, or an index built before the title field existed)."""
+    (no boost, or a foreign index without our title field)."""
     if title_boost <= 0 or TITLE_FIELD not in (manifest or {}).get("fields", []):
         return None
     java_float = autoclass("java.lang.Float")

@@ -16,11 +16,13 @@ from frames_agent.core.errors import RetrievalError
 from frames_agent.core.paths import indexes_dir
 
 MANIFEST_FILE = "frames-agent-index.json"  # written last: its presence means the build finished
+# 2: content fingerprints; 3: a searchable title field, redirects.tsv in the title table; 4: one document per article
+FORMAT_VERSION = 4
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def read_manifest(index_dir: Path) -> dict | None:
-    """The build manifest of one of our indexes, None for a foreign Lucene index."""
+    """The build manifest of one of our indexes, None for a foreign Lucene index; an older format is refused."""
     path = index_dir / MANIFEST_FILE
     if not path.exists():
         return None
@@ -31,12 +33,15 @@ def read_manifest(index_dir: Path) -> dict | None:
             f"corrupt index {index_dir}: unreadable {MANIFEST_FILE} ({exc}); rebuild it with --force") from exc
     if not isinstance(manifest, dict) or manifest.get("complete") is not True:
         raise RetrievalError(f"index {index_dir} is half-built (manifest not complete); rebuild it with --force")
+    if not isinstance(manifest.get("format"), int) or manifest["format"] < FORMAT_VERSION:
+        raise RetrievalError(f"index {index_dir} was built by an older release (format {manifest.get('format')}); "
+                             "rebuild it with `python cli.py index build --force`")
     return manifest
 
 
 def content_fingerprint(index_dir: Path, manifest: dict | None) -> str:
-    """A short id of what the index holds: the build's content id, else (foreign or older indexes) a hash of
-    the Lucene files' names and sizes, prefixed "lucene:" because it identifies files rather than the corpus."""
+    """A short id of what the index holds: the build's content id, else (foreign indexes) a hash of the Lucene
+    files' names and sizes, prefixed "lucene:" because it identifies files rather than the corpus."""
     if manifest and manifest.get("content_id"):
         return str(manifest["content_id"])
     files = sorted((p.name, p.stat().st_size) for p in index_dir.iterdir() if p.is_file() and p.name != MANIFEST_FILE)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from frames_agent.core.errors import RetrievalError, first_line
-from frames_agent.retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
+from frames_agent.retrieval.lucene.collapse import article_key, collapse, fetch_depths
 from frames_agent.retrieval.lucene.fields import (
     DEFAULT_TITLE_BOOST,
     check_k,
@@ -34,9 +34,8 @@ class BM25Retriever:
                  title_boost: float = DEFAULT_TITLE_BOOST, exact_title: bool = True):
         """Open the index at index_dir (use resolve_index for names); threads serve batch_search.
 
-        title_boost weighs a separate title field against the body (0 = body only; indexes built before the
-        field existed are searched body-only); exact_title puts the article whose title (or redirect) a query is
-        first in its hits.
+        title_boost weighs a separate title field against the body (0 = body only; foreign indexes have no title
+        field); exact_title puts the article whose title (or redirect) a query is first in its hits.
         """
         from frames_agent.retrieval.lucene.jvm import java_lock, start_jvm
 
@@ -67,7 +66,7 @@ class BM25Retriever:
         # Where every document is a whole article of its own, top-k needs no over-fetch to be k articles.
         self._distinct = bool((self.manifest or {}).get("one_doc_per_article"))
         self._table: TitleTable | None = None
-        self._keys: ArticleKeys | None = None
+        self._table_read = False
         self._titles_lock = threading.Lock()
 
     # -- searching ---------------------------------------------------------------------------------------------
@@ -215,7 +214,7 @@ class BM25Retriever:
             return Document(id=doc_id, score=score, source=self.source, article_id=doc_id)
         data = json.loads(raw)
         doc = self._raw_document(data, score=score)
-        key = self._article_keys().key(doc.id, doc.title, str(data.get("article_id") or "") or None)
+        key = article_key(self._title_table(), doc.id, doc.title, str(data.get("article_id") or "") or None)
         kept_raw = self._java_raw(key) if self.unit == "article" and key != doc.id else None
         if kept_raw is not None:
             doc = self._raw_document(kept_raw, score=score)
@@ -257,20 +256,9 @@ class BM25Retriever:
 
     def _title_table(self) -> TitleTable | None:
         with self._titles_lock:  # loaded once, on first use, by whichever thread gets here first
-            if self._table is None and self._keys is None:
-                self._table = read_title_table(self.index_dir)
-                legacy = self.manifest is not None and int(self.manifest.get("format") or 1) < 4
-                self._keys = ArticleKeys(self._table, legacy, self._stored_title)
+            if not self._table_read:
+                self._table, self._table_read = read_title_table(self.index_dir), True
             return self._table
-
-    def _article_keys(self) -> ArticleKeys:
-        self._title_table()
-        assert self._keys is not None, "set with the title table"
-        return self._keys
-
-    def _stored_title(self, article_id: str) -> str | None:
-        raw = self._java_raw(article_id if self.unit == "article" else f"{article_id}#0")
-        return self._raw_document(raw, score=0.0).title if raw is not None else None
 
 
 def _hit_tuple(hit: Any) -> tuple[str, float, str | None]:

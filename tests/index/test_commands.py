@@ -178,6 +178,9 @@ def test_build_with_prefer_and_keep_copies_reports_the_copies(index_home, copies
     listing = capsys.readouterr().out
     assert re.search(r"one .* 6 docs  content [0-9a-f]{12}  3 copies merged\n", listing)
     assert re.search(r"all .* 9 docs  content [0-9a-f]{12}  3 copies kept\n", listing)
-    assert "copies not merged (format < 4)" in listing
+    assert re.search(r"old +index .*old was built by an older release \(format 3\); rebuild it with `python cli.py "
+                     r"index build --force`\n", listing)
     assert cli.main(["search", "Olse River Port Alder", "--index", "all", "-k", "6", "--json"]) == 0
     assert len({row["id"] for row in json.loads(capsys.readouterr().out)}) == 6
+    assert cli.main(["search", "Olse River", "--index", "old"]) == 2
+    assert "was built by an older release (format 3)" in capsys.readouterr().err

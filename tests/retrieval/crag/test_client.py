@@ -9,13 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from frames_agent import cli
-from frames_agent.retrieval.crag import (
-    CRAGClient,
-    CRAGError,
-    ToolSpec,
-    parse_tool_spec,
-    select_endpoints,
-)
+from frames_agent.retrieval.crag import CRAGClient, CRAGError, build_tools, select_endpoints
 from frames_agent.retrieval.crag.data import CompanyTable, load_recorded
 from frames_agent.retrieval.crag.endpoints import BY_NAME, ENDPOINTS
 from frames_agent.retrieval.crag.server import ServerProcess, free_port
@@ -236,16 +230,19 @@ def test_timeout_is_a_clear_error(scripted_server):
         CRAGClient(url, timeout=0.2, retries=0).finance_get_eps("META")
 
 
-def test_parse_tool_spec():
-    assert parse_tool_spec("wiki") == ToolSpec(True, None)
-    assert parse_tool_spec("wiki,crag") == ToolSpec(True, "all")
-    assert parse_tool_spec("crag:finance,crag:music") == ToolSpec(False, ["finance", "music"])
-    assert parse_tool_spec("crag:finance,crag") == ToolSpec(False, "all")
-    assert parse_tool_spec("wiki, crag:finance_get_eps") == ToolSpec(True, ["finance_get_eps"])
-    assert parse_tool_spec("none") == ToolSpec(False, None)
+def test_the_tools_a_spec_selects():
+    def spec(text):
+        use_wiki, tools = build_tools(text, CRAGClient("http://127.0.0.1:9"))  # no call is made
+        return use_wiki, sorted({t.metadata["domain"] for t in tools}), len(tools)
+
+    assert spec("wiki") == (True, [], 0) and spec("none") == (False, [], 0)
+    assert spec("wiki,crag") == (True, ["finance", "movie", "music", "open", "sports"], 38)
+    assert spec("crag:finance,crag:music") == (False, ["finance", "music"], 9 + 19)
+    assert spec("crag:finance,crag") == (False, ["finance", "movie", "music", "open", "sports"], 38)
+    assert spec("wiki, crag:finance_get_eps") == (True, ["finance"], 1)
     for bad in ("", "crag:cooking", "web"):
         with pytest.raises(CRAGError, match="--tools"):
-            parse_tool_spec(bad)
+            build_tools(bad)
 
 
 def test_select_endpoints_by_domain_and_name():

@@ -9,8 +9,8 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
-from frames_agent.core.errors import FramesAgentError
-from frames_agent.retrieval.crag.server import MAX_BODY_BYTES, create_app, free_port, serve
+from frames_agent import cli
+from frames_agent.retrieval.crag.server import MAX_BODY_BYTES, create_app, free_port
 from tests.shared_data import CRAG_DATA, RECORDINGS, require
 
 ROUTE = "/finance/get_company_name"
@@ -36,9 +36,9 @@ def test_a_streamed_body_of_unknown_size_is_411(app):
 
 
 @pytest.mark.parametrize("port", [99999, -1])
-def test_a_port_out_of_range_is_one_line(port):
-    with pytest.raises(FramesAgentError, match="not a TCP port"):
-        serve(None, "127.0.0.1", port)
+def test_a_port_out_of_range_is_one_line(port, capsys):
+    assert cli.main(["crag-server", f"--port={port}"]) == 2
+    assert capsys.readouterr().err == f"error: --port {port} is not a TCP port (0-65535)\n"
 
 
 def test_one_slow_request_does_not_stall_the_rest(app):

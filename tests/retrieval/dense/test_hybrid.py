@@ -17,7 +17,7 @@ from frames_agent.retrieval.dense import (
     rrf,
     store,
 )
-from frames_agent.retrieval.types import Document
+from frames_agent.retrieval.types import Document, Retriever
 
 
 class HashEncoder:
@@ -119,6 +119,7 @@ def test_weight_zero_is_bm25_alone_and_fusion_adds_dense_only_hits(tiny_retrieve
     assert hits[0][0].id == "gannet-park" and len(hits[0]) == 3
     assert all(isinstance(d, Document) for d in hits[1])  # BM25 has nothing; the dense side still ranks units
     assert fused.by_title("Port Alder").id == "port-alder" and fused.fingerprint == tiny_retriever.fingerprint
+    assert fused.doc("port-alder").title == "Port Alder" and isinstance(fused, Retriever)
 
 
 @pytest.mark.slow

@@ -1,16 +1,10 @@
-"""One hit per article: top-k is k distinct articles on indexes that hold copies (--keep-copies, format 3, passages,
-foreign indexes), a copy's hit stands as the kept article, and merged indexes skip the over-fetch."""
+"""One hit per article: top-k is k distinct articles on indexes that hold copies (--keep-copies, passages, foreign
+indexes), a copy's hit stands as the kept article, and merged indexes skip the over-fetch."""
 from __future__ import annotations
 
-import json
-import shutil
-
-import pytest
-
-from frames_agent.retrieval.lucene.collapse import ArticleKeys, collapse, fetch_depths
-from frames_agent.retrieval.lucene.layout import MANIFEST_FILE
+from frames_agent.retrieval.lucene.collapse import article_key, collapse, fetch_depths
 from frames_agent.retrieval.lucene.searcher import BM25Retriever
-from frames_agent.retrieval.lucene.titles import ALIASES_FILE, TitleTable, canonical_redirects, canonical_title
+from frames_agent.retrieval.lucene.titles import TitleTable, canonical_redirects, canonical_title
 from frames_agent.retrieval.types import Document
 
 QUERY = "Olse River Port Alder"
@@ -21,29 +15,14 @@ def keys(docs):
     return [d.key for d in docs]
 
 
-@pytest.fixture
-def legacy_index(tmp_path, copies_kept_index):
-    """The keep-copies index as a format-3 build left it: copies indexed, no aliases, only the title table."""
-    legacy = tmp_path / "legacy"
-    shutil.copytree(copies_kept_index, legacy)
-    (legacy / ALIASES_FILE).unlink()
-    manifest = json.loads((legacy / MANIFEST_FILE).read_text())
-    manifest = {k: v for k, v in manifest.items() if k not in ("merged", "one_doc_per_article")}
-    (legacy / MANIFEST_FILE).write_text(json.dumps({**manifest, "format": 3}))
-    return legacy
-
-
-# A format-3 title table joined copies of one title only: the copy under the redirected title stays an article there.
-@pytest.mark.parametrize("fixture, articles", [("copies_kept_index", KEPT),
-                                               ("legacy_index", KEPT | {"gannet-park-2015"})])
-def test_top_k_is_k_distinct_articles_and_a_copy_hit_is_the_kept_article(request, fixture, articles):
-    with BM25Retriever(request.getfixturevalue(fixture), exact_title=False) as retriever:
+def test_top_k_is_k_distinct_articles_and_a_copy_hit_is_the_kept_article(copies_kept_index):
+    with BM25Retriever(copies_kept_index, exact_title=False) as retriever:
         raw = [hit[0] for hit in retriever._java_search(QUERY, 9)]
         assert len(raw) == 9 and set(raw) - KEPT, "Lucene alone returns copies"
         for k in (1, 3, 6):
             docs = retriever.search(QUERY, k)
             assert len(docs) == k and len(set(keys(docs))) == k
-            assert all(d.id == d.article_id and d.id in articles for d in docs), "whole articles, each the kept one"
+            assert all(d.id == d.article_id and d.id in KEPT for d in docs), "whole articles, each the kept one"
         scores = [d.score for d in retriever.search(QUERY, 6)]
         assert scores == sorted(scores, reverse=True)
         assert [keys(r) for r in retriever.batch_search([QUERY, "football stadium"], 3)] == [
@@ -87,13 +66,10 @@ def test_merged_index_fetches_k_others_over_fetch(copies_index, copies_kept_inde
 
 
 def test_article_keys_by_index_kind():
-    foreign = ArticleKeys(None, False, lambda a: None)
-    assert foreign.key("7", "Eiffel_Tower", None) == "eiffel tower" and foreign.key("7", "", None) == "7"
-    assert foreign.key("7#2", "Eiffel Tower", "7") == "7"
+    assert article_key(None, "7", "Eiffel_Tower", None) == "eiffel tower" and article_key(None, "7", "", None) == "7"
+    assert article_key(None, "7#2", "Eiffel Tower", "7") == "7"
     table = TitleTable(titles={"eiffel tower": "e1"}, aliases={"e2": "e1"})
-    assert ArticleKeys(table, False, lambda a: None).key("e2#0", "Eiffel Tower", "e2") == "e1"
-    legacy = ArticleKeys(table, True, {"e1": "Eiffel Tower"}.get)
-    assert legacy.key("e3", "eiffel Tower", "e3") == "e1" and legacy.key("e4", "Eiffel tower", None) == "e4"
+    assert article_key(table, "e2#0", "Eiffel Tower", "e2") == "e1" and article_key(table, "e3", "Eiffel Tower", None) == "e3"
     hits = [Document(id=i, article_id=a, score=s) for i, a, s in [("x#1", "x", 3), ("x#0", "x", 2), ("y", None, 1)]]
     assert [d.id for d in collapse(hits, 5)] == ["x#1", "y"] and [d.id for d in collapse(hits, 1)] == ["x#1"]
 
