@@ -95,7 +95,7 @@ def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]
     if refused or (not stream and kwargs.get("subgraphs")):
         raise AgentError(f"{', '.join(refused or ['subgraphs'])}: not supported here (the agent reads its result from "
                          "the graph's own chunks; use stream(stream_mode=...) for the graph's chunks)")
-    return {name: kwargs[name] for name in GRAPH_ARGS if name in kwargs and (stream or name != "subgraphs")}
+    return {name: kwargs[name] for name in GRAPH_ARGS if name in kwargs}
 
 
 class Picker:
@@ -317,22 +317,16 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     def invoke(self, input: Question, config: RunnableConfig | None = None, *,
                variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
         """Run the agent on one question; answer=False stops after retrieval."""
-        started, agent = time.perf_counter(), self._configured(config)
-        state, tracker = self._start(input, variables, answer)
-        extra = graph_args(kwargs, stream=False)
-        with agent._traced(config, state, tracker) as (run, out):
-            final = call_within(lambda: agent.graph.invoke(state, config=run, **extra), agent.config.question_timeout)
-            return self._result(final, tracker, started, out, _paused(final, state, extra))
+        graph_args(kwargs, stream=False)
+        events = list(self.stream(input, config, variables=variables, answer=answer, **kwargs))
+        return events[-1].result  # the typed stream ends with its AnswerReady
 
     async def ainvoke(self, input: Question, config: RunnableConfig | None = None, *,
                       variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
         """Async invoke; many questions can run concurrently on one agent."""
-        started, agent = time.perf_counter(), self._configured(config)
-        state, tracker = self._start(input, variables, answer)
-        extra = graph_args(kwargs, stream=False)
-        async with agent._atraced(config, state, tracker) as (run, out):
-            final = await await_within(agent.graph.ainvoke(state, config=run, **extra), agent.config.question_timeout)
-            return self._result(final, tracker, started, out, _paused(final, state, extra))
+        graph_args(kwargs, stream=False)
+        events = [event async for event in self.astream(input, config, variables=variables, answer=answer, **kwargs)]
+        return events[-1].result
 
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
