@@ -5,8 +5,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -28,13 +28,6 @@ def begin(state: AgentState) -> dict[str, Any]:
     return {"step": 0, "queries": Overwrite([]), "steps": Overwrite([]), "context": Overwrite([]),
             "pending_queries": [], "pending_tools": [], "retrieved": [], "answer": "", "raw_answer": "",
             "final": None, "answer_context": None, "messages": [HumanMessage(state["question"])]}
-
-
-def _answered(update: Any) -> Any:
-    """An answer node's update with the answer added to the thread's messages."""
-    if isinstance(update, dict) and isinstance(update.get("answer"), str):
-        return {**update, "messages": [AIMessage(update["answer"])]}
-    return update
 
 
 def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__"]:
@@ -67,14 +60,7 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
     graph.add_node("plan", RunnableLambda(nodes.plan, afunc=nodes.aplan, name="plan"))
     graph.add_node("retrieve", RunnableLambda(nodes.retrieve, afunc=nodes.aretrieve, name="retrieve"))
     graph.add_node("merge", nodes.merge)
-
-    def answer(state: AgentState, config: RunnableConfig) -> Any:
-        return _answered(nodes.answer(state, config))
-
-    async def aanswer(state: AgentState, config: RunnableConfig) -> Any:
-        return _answered(await nodes.aanswer(state, config))
-
-    graph.add_node("answer", RunnableLambda(answer, afunc=aanswer, name="answer"))
+    graph.add_node("answer", RunnableLambda(nodes.answer, afunc=nodes.aanswer, name="answer"))
     graph.add_edge(START, "begin")
     graph.add_edge("begin", "plan")
     graph.add_edge("plan", "retrieve")

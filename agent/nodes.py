@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
@@ -393,9 +394,11 @@ class Nodes:
                                 state.get("queries", []), findings)
 
     def _answer_update(self, reply: tuple[str, Any], cut: ContextCut, findings: list[Finding]) -> AgentOutput:
+        """The answer node's update; the answer joins the thread's messages."""
         raw, final = reply
         final.findings = findings
-        return {"answer": final.answer, "raw_answer": raw, "answer_context": cut, "final": final}
+        return {"answer": final.answer, "raw_answer": raw, "answer_context": cut, "final": final,
+                "messages": [AIMessage(final.answer)]}
 
     def answer(self, state: AgentState, config: RunnableConfig) -> AgentOutput:
         """Answer from the question and the context under the answer budget."""
