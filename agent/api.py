@@ -26,13 +26,12 @@ from pydantic import BaseModel, ValidationError
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.configurable import (
     CONFIG_KEY,
+    RUNTIME_FIELDS,
     RunSettings,
     check_listed,
     component_changes,
     components,
-    config_specs,
     run_settings,
-    runtime_changes,
 )
 from frames_agent.agent.deadline import aiterate_within, await_within, call_within, iterate_within
 from frames_agent.agent.errors import AgentError
@@ -204,13 +203,15 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
 
     @property
     def config_specs(self) -> list[ConfigurableFieldSpec]:
-        """What a run's `configurable` may set: one key, "frames_agent", holding RunSettings (k, n, n_docs, prompt,
-        answer_prompt, model, index), and the ids configurable_fields gave some of them."""
+        """What a run's `configurable` may set: RunSettings under CONFIG_KEY, and the ids configurable_fields gave."""
+        own = ", ".join(f"{name}={getattr(self.config, name)!r}" for name in RUNTIME_FIELDS)
+        agent = ConfigurableFieldSpec(id=CONFIG_KEY, name="FRAMES agent settings", annotation=RunSettings | None,
+                                      default=None, description=f"this run's agent settings (the agent's own: {own})")
         named = [ConfigurableFieldSpec(id=field.id, name=field.name or name, description=field.description or
                                        RunSettings.model_fields[name].description, default=None,
                                        annotation=RunSettings.model_fields[name].annotation)
                  for name, field in self._fields.items()]
-        return [*config_specs(self.config), *named]
+        return [agent, *named]
 
     def configurable_fields(self, **fields: ConfigurableField) -> FramesAgent:
         """This agent reading some RunSettings from the app's own `configurable` ids too, as
@@ -240,7 +241,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             agent = self._variants.get(repr(sorted(parts.items())), lambda: FramesAgent(
                 *components(parts, self.config, self.llm, self.retriever), self.tools, self.config,
                 prompt_dirs=self.prompt_dirs, models=self.listed["model"], indexes=self.listed["index"]))
-        return agent.with_settings(**runtime_changes(agent.config, settings))
+        return agent.with_settings(**settings.model_dump(include=set(RUNTIME_FIELDS)))  # unchanged ones are dropped
 
     def pick(self, keys: str | list[str]) -> RunnableSerializable[Any, Any]:
         """One field of the AgentResult (a key) or a dict of some (a list), as Runnable.pick gives of a dict output."""
