@@ -107,13 +107,10 @@ class Picker:
         # values, for the result; LangGraph checks the names it is given.
         self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*wanted, "values"])))
 
-    def take_item(self, item: tuple) -> list[Any]:
-        """What the caller gets of one item of the graph's stream ((mode, chunk), or (namespace, mode, chunk))."""
+    def take(self, item: tuple) -> list[Any]:
+        """What the caller gets (nothing or one item) of one item of the graph's stream: (mode, chunk), or
+        (namespace, mode, chunk)."""
         namespace, (mode, chunk) = (item[0], item[1:]) if self.subgraphs else ((), item)
-        return self.take(mode, chunk, namespace)
-
-    def take(self, mode: str, chunk: Any, namespace: tuple[str, ...] = ()) -> list[Any]:
-        """What the caller gets of one graph chunk (nothing or one item)."""
         if mode == "values" and not namespace:
             self.final = chunk
         if self.stream_mode is None:
@@ -341,7 +338,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         with agent._traced(config, state, tracker) as (run, out):
             for item in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes, **extra),
                                        agent.config.question_timeout):
-                yield from picker.take_item(item)
+                yield from picker.take(item)
             paused = _paused(picker.final, state, extra)
             yield from picker.finish(self._answer_event(picker.final, tracker, started, out, paused))
 
@@ -356,7 +353,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         async with agent._atraced(config, state, tracker) as (run, out):
             events = agent.graph.astream(state, config=run, stream_mode=picker.modes, **extra)
             async for chunk in aiterate_within(events, agent.config.question_timeout):
-                for item in picker.take_item(chunk):
+                for item in picker.take(chunk):
                     yield item
             paused = _paused(picker.final, state, extra)
             for item in picker.finish(self._answer_event(picker.final, tracker, started, out, paused)):

@@ -120,11 +120,6 @@ class Nodes:
                          if config.sub_questions else None)
         self.answer_prompt.check(ANSWER_VARIABLES | set(config.variables), required=ANSWER_VARIABLES)
 
-    @staticmethod
-    def _cap(max_tokens: int | None) -> dict[str, int]:
-        # Only a configured cap is sent: not every chat model takes max_tokens per call.
-        return {"max_tokens": max_tokens} if max_tokens else {}
-
     # --- plan -------------------------------------------------------------------------------------
     def _evidence(self, state: AgentState) -> list[Evidence]:
         """The sentences that matched the question and earlier queries: shown to the planner and mined by the
@@ -233,7 +228,7 @@ class Nodes:
         inp = self._plan_input(state)
         if inp.replay is not None:
             return self._plan_update(inp, inp.replay, skipped=True)
-        reply = self.plan_call.invoke(self._plan_text(inp), config, **self._cap(self.config.plan_max_tokens))
+        reply = self.plan_call.invoke(self._plan_text(inp), config)
         return self._plan_update(inp, reply)
 
     async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
@@ -241,7 +236,7 @@ class Nodes:
         inp = self._plan_input(state)
         if inp.replay is not None:
             return self._plan_update(inp, inp.replay, skipped=True)
-        reply = await self.plan_call.ainvoke(self._plan_text(inp), config, **self._cap(self.config.plan_max_tokens))
+        reply = await self.plan_call.ainvoke(self._plan_text(inp), config)
         return self._plan_update(inp, reply)
 
     # --- retrieve ---------------------------------------------------------------------------------
@@ -361,13 +356,13 @@ class Nodes:
         return {"context": context, "steps": [record], "retrieved": []}
 
     # --- answer -----------------------------------------------------------------------------------
-    def answer_text(self, question: str, context: Sequence[ctx.ContextEntry], variables: dict[str, str],
-                    queries: Sequence[str] = (), findings: Sequence[Finding] = ()) -> tuple[str, ContextCut]:
-        """The answer prompt for a question and context, and what of the context it showed and cut."""
-        cfg = self.config
-        shown = self._passages(question, context, queries, cfg.answer_budget)
+    def _answer_text(self, state: AgentState, findings: Sequence[Finding]) -> tuple[str, ContextCut]:
+        """The answer prompt for the question and context, and what of the context it showed and cut."""
+        cfg, question = self.config, state["question"]
+        shown = self._passages(question, state.get("context", []), state.get("queries", []), cfg.answer_budget)
         body = shown.text + render_findings(findings)
-        text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question, context=body)
+        text = self.answer_prompt.render(**{**cfg.variables, **state.get("variables", {})}, question=question,
+                                         context=body)
         mode = "context" if cfg.answer_passages else "lead"
         return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut,
                                 prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles,
@@ -389,10 +384,6 @@ class Nodes:
         context, budget = state.get("context", []), self.config.sub_answer_budget
         return lambda sub, names: self._passages(sub, context, names, budget).text
 
-    def _answer_input(self, state: AgentState, findings: Sequence[Finding] = ()) -> tuple[str, ContextCut]:
-        return self.answer_text(state["question"], state.get("context", []), state.get("variables", {}),
-                                state.get("queries", []), findings)
-
     def _answer_update(self, reply: tuple[str, Any], cut: ContextCut, findings: list[Finding]) -> AgentOutput:
         """The answer node's update; the answer joins the thread's messages."""
         raw, final = reply
@@ -403,13 +394,13 @@ class Nodes:
     def answer(self, state: AgentState, config: RunnableConfig) -> AgentOutput:
         """Answer from the question and the context under the answer budget."""
         findings = self.self_ask.run(state["question"], self._sub_passages(state), config) if self.self_ask else []
-        text, cut = self._answer_input(state, findings)
-        reply = self.answer_call.invoke(text, config, **self._cap(self.config.answer_max_tokens))
+        text, cut = self._answer_text(state, findings)
+        reply = self.answer_call.invoke(text, config)
         return self._answer_update(reply, cut, findings)
 
     async def aanswer(self, state: AgentState, config: RunnableConfig) -> AgentOutput:
         """Async answer."""
         findings = await self.self_ask.arun(state["question"], self._sub_passages(state), config) if self.self_ask else []
-        text, cut = self._answer_input(state, findings)
-        reply = await self.answer_call.ainvoke(text, config, **self._cap(self.config.answer_max_tokens))
+        text, cut = self._answer_text(state, findings)
+        reply = await self.answer_call.ainvoke(text, config)
         return self._answer_update(reply, cut, findings)
