@@ -128,26 +128,6 @@ class Picker:
         return [answer] if self.stream_mode is None else []
 
 
-def _resolve(llm: BaseChatModel | str, timeout: float | None) -> BaseChatModel:
-    if isinstance(llm, str):
-        from frames_agent.agent.llm import resolve_model
-
-        return resolve_model(llm, timeout=timeout)
-    return llm
-
-
-def _unpack(input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[str, dict[str, str], bool]:
-    """(question, variables, answer) from a question string or a {"question", "variables"?, "answer"?} dict."""
-    if isinstance(input, dict):
-        variables = {**input.get("variables", {}), **(variables or {})}
-        answer = not input["skip_answer"] if "skip_answer" in input else answer
-        answer = bool(input.get("answer", answer))
-        input = input.get("question", "")
-    if not isinstance(input, str) or not input.strip():
-        raise AgentError("the question is empty")
-    return input.strip(), dict(variables or {}), answer
-
-
 def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any]) -> str | None:
     """What a run given breakpoints (interrupt_before/after) did when it ended before its answer, else None."""
     points = [f"{name}={extra[name]!r}" for name in ("interrupt_before", "interrupt_after") if extra.get(name)]
@@ -171,7 +151,11 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self.config = config or AgentConfig.for_model(llm)
         self.prompt_dirs = [str(Path(d).expanduser().resolve()) for d in prompt_dirs]
         self.listed = {"model": [str(m) for m in models], "index": [str(i) for i in indexes]}
-        self.llm = _resolve(llm, self.config.timeout)
+        if isinstance(llm, str):
+            from frames_agent.agent.llm import resolve_model
+
+            llm = resolve_model(llm, timeout=self.config.timeout)
+        self.llm = llm
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
         self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config)
@@ -249,10 +233,17 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         return self.graph.get_graph(config)
 
     # --- plumbing ---------------------------------------------------------------------------------
-    def _start(self, input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[AgentInput, UsageTracker]:
-        question, variables, answer = _unpack(input, variables, answer)
-        state: AgentInput = {"question": question, "variables": variables, "skip_answer": not answer}
-        return state, UsageTracker()
+    @staticmethod
+    def _start(input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[AgentInput, UsageTracker]:
+        """The graph's input from a question string or a {"question", "variables"?, "answer"?} dict."""
+        if isinstance(input, dict):
+            variables = {**input.get("variables", {}), **(variables or {})}
+            answer = not input["skip_answer"] if "skip_answer" in input else answer
+            answer = bool(input.get("answer", answer))
+            input = input.get("question", "")
+        if not isinstance(input, str) or not input.strip():
+            raise AgentError("the question is empty")
+        return {"question": input.strip(), "variables": dict(variables or {}), "skip_answer": not answer}, UsageTracker()
 
     def _child(self, config: RunnableConfig, run: Any, tracker: UsageTracker) -> RunnableConfig:
         """The graph's config: the caller's tags, metadata and callbacks under this run, plus our usage tracker."""
