@@ -101,12 +101,22 @@ def render_evidence(evidence: Sequence[Evidence], budget: int, doc_tokens: int,
     return "\n".join(parts) if parts else empty
 
 
-def entity_spans(sentence: str) -> list[str]:
-    """Entity-like spans of a sentence: capitalised runs without leading function words, never a bare number nor a
-    lone word capitalised only by opening the sentence."""
+def entity_spans(text: str) -> list[str]:
+    """Entity-like spans of a text: capitalised runs without leading function words, never a bare number nor a
+    lone word capitalised only by opening its sentence."""
     spans = []
-    for text in split_sentences(sentence):
-        spans += _sentence_spans(text)
+    for sentence in split_sentences(text):
+        for n, clause in enumerate(re.split(r"[,;:()\[\]\"“”]+", sentence)):
+            for found in _SPAN.finditer(clause):
+                words = re.sub(r"(?:'s|’s|['’.])$", "", found.group()).split()
+                opening = n == 0 and not clause[: found.start()].strip()
+                while words and (words[0].lower() in FUNCTION_WORDS or words[0].isdigit()):
+                    words.pop(0)
+                    opening = False
+                while words and (words[-1].lower() in FUNCTION_WORDS or words[-1].isdigit()):
+                    words.pop()
+                if words and stem_terms(" ".join(words)) and not (opening and len(words) == 1) and not _is_date(words):
+                    spans.append(" ".join(words))
     return spans
 
 
@@ -115,22 +125,6 @@ def names(text: str) -> set[str]:
     # A bare year or number is a fact, not something to search by name.
     return {" ".join(sorted(key)) for span in entity_spans(text)
             if (key := substance(span)) and not all(word.isdigit() for word in key)}
-
-
-def _sentence_spans(sentence: str) -> list[str]:
-    spans = []
-    for n, clause in enumerate(re.split(r"[,;:()\[\]\"“”]+", sentence)):
-        for found in _SPAN.finditer(clause):
-            words = re.sub(r"(?:'s|’s|['’.])$", "", found.group()).split()
-            opening = n == 0 and not clause[: found.start()].strip()
-            while words and (words[0].lower() in FUNCTION_WORDS or words[0].isdigit()):
-                words.pop(0)
-                opening = False
-            while words and (words[-1].lower() in FUNCTION_WORDS or words[-1].isdigit()):
-                words.pop()
-            if words and stem_terms(" ".join(words)) and not (opening and len(words) == 1) and not _is_date(words):
-                spans.append(" ".join(words))
-    return spans
 
 
 def _is_date(words: list[str]) -> bool:
