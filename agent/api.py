@@ -243,7 +243,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             input = input.get("question", "")
         if not isinstance(input, str) or not input.strip():
             raise AgentError("the question is empty")
-        return {"question": input.strip(), "variables": dict(variables or {}), "skip_answer": not answer}, UsageTracker()
+        state: AgentInput = {"question": input.strip(), "variables": dict(variables or {}), "skip_answer": not answer}
+        return state, UsageTracker()
 
     def _child(self, config: RunnableConfig, run: Any, tracker: UsageTracker) -> RunnableConfig:
         """The graph's config: the caller's tags, metadata and callbacks under this run, plus our usage tracker."""
