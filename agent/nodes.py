@@ -103,18 +103,16 @@ class Nodes:
 
     def __init__(self, llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool],
                  config: AgentConfig, plan_prompt: Prompt, answer_prompt: Prompt) -> None:
-        self.llm, self.retriever, self.config = llm, retriever, config
+        self.retriever, self.config = retriever, config
         self.tools = {tool.name: tool for tool in tools}
         # Structured replies where the backend can give them (agent/asking.py): the answer may ask with its JSON twin.
         self.plan_call, self.answer_call = PlanCall(llm, tools, config), AnswerCall(llm, config, answer_prompt)
-        self.tools_text = self.plan_call.tools_text
         self.plan_prompt, self.answer_prompt = plan_prompt, self.answer_call.prompt
         has_title = getattr(retriever, "has_title", None)
         self.is_title = has_title if has_title is not None else (lambda title: False)
         # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
         # calls well below what callers ask for, so the agent brings its own (threads start on demand).
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
-        self.plan_schema, self.reply_extras = self.plan_call.schema, self.plan_call.reply_extras
         plan_prompt.check(PLAN_VARIABLES | set(config.variables), required={"question"})
         self.self_ask = (SelfAsk(llm, config.sub_questions, capped=config.answer_max_tokens is not None)
                          if config.sub_questions else None)
@@ -140,11 +138,10 @@ class Nodes:
 
     def _plan_text(self, inp: PlanInput) -> str:
         cfg, state = self.config, inp.state
-        earlier = state.get("queries", [])
         return self.plan_prompt.render(
             **{**cfg.variables, **state.get("variables", {})}, question=state["question"], context=inp.view,
-            previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
-            k=cfg.k, step=inp.step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
+            previous_queries="\n".join(f"- {q}" for q in state.get("queries", [])) or "(none yet)",
+            k=cfg.k, step=inp.step, n=cfg.n, tools=self.plan_call.tools_text, **self.plan_call.reply_extras)
 
     def _replay(self, state: AgentState, step: int, shown: set[str]) -> tuple[Structured[PlanReply] | None, list[str]]:
         """The last plan when asking again cannot change what is searched (plan_calls 'when_new': it only repeated
