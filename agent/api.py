@@ -84,8 +84,7 @@ _REFUSED_ARGS = ("output_keys", "version")
 
 
 def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]:
-    """The LangGraph arguments among a call's keyword arguments; an unknown name, or one the agent cannot honour, is a
-    one-line AgentError."""
+    """The LangGraph arguments among a call's keywords; an unknown or unsupported one is a one-line AgentError."""
     unknown = sorted(set(kwargs) - set(GRAPH_ARGS) - set(_REFUSED_ARGS))
     if unknown:
         raise AgentError(f"unknown argument(s) {', '.join(unknown)}: the agent takes variables, answer, stream_mode "
@@ -98,8 +97,7 @@ def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]
 
 
 class Picker:
-    """What of the graph's stream a FramesAgent.stream caller gets (typed events, or the chunks of its stream_mode),
-    keeping the agent's own last values chunk, the final state."""
+    """What a stream caller gets of the graph's stream (typed events or stream_mode's chunks), and the final state."""
 
     def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any], subgraphs: bool = False) -> None:
         self.stream_mode, self.final, self.subgraphs = stream_mode, dict(state), subgraphs
@@ -108,8 +106,7 @@ class Picker:
         self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*wanted, "values"])))
 
     def take(self, item: tuple) -> list[Any]:
-        """What the caller gets (nothing or one item) of one item of the graph's stream: (mode, chunk), or
-        (namespace, mode, chunk)."""
+        """What the caller gets of one stream item, (mode, chunk) or (namespace, mode, chunk): nothing or one item."""
         namespace, (mode, chunk) = (item[0], item[1:]) if self.subgraphs else ((), item)
         if mode == "values" and not namespace:
             self.final = chunk
@@ -195,8 +192,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         return [agent, *named]
 
     def configurable_fields(self, **fields: ConfigurableField) -> FramesAgent:
-        """This agent reading some RunSettings from the app's own `configurable` ids too, as
-        RunnableSerializable.configurable_fields does (k=ConfigurableField(id="search_k"))."""
+        """This agent also reading RunSettings from the app's `configurable` ids: k=ConfigurableField(id="search_k")."""
         unknown = sorted(set(fields) - set(RunSettings.model_fields))
         if unknown:
             raise AgentError(f"configurable_fields: {', '.join(unknown)} cannot be set per run; these can: "
@@ -321,8 +317,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
                **kwargs: Any) -> Iterator[Any]:
-        """Typed events as they happen, or with stream_mode= the graph's own chunks; LangGraph's GRAPH_ARGS pass
-        through."""
+        """Typed events as they happen, or the graph's chunks of stream_mode; LangGraph's GRAPH_ARGS pass through."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
         extra = graph_args(kwargs)
@@ -377,16 +372,14 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
     def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,
                 description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3,
                 handle_tool_error: ToolErrors = True) -> BaseTool:
-        """A LangChain tool (question -> answer and top sources, the AgentResult as its artifact) for other agents
-        (agent/tools.py agent_tool); arg_types may only be {"question": str}."""
+        """This agent as a LangChain tool for other agents (agent/tools.py); arg_types may only be {"question": str}."""
         if arg_types is not None and arg_types != {"question": str}:
             raise AgentError(f"arg_types {sorted(arg_types)}: the agent's tool takes one argument, question (str); "
                              "pass args_schema for another schema with a question field")
         return agent_tool(self, args_schema, name, description, sources, handle_tool_error)
 
     def assign(self, **kwargs: Any) -> RunnableSerializable[Any, Any]:
-        """The AgentResult's fields as a dict with more keys computed from it, as Runnable.assign gives of a dict
-        output."""
+        """The AgentResult's fields as a dict with more keys computed from it (Runnable.assign of a dict output)."""
         return (self | RunnableLambda(dict, name="fields")).assign(**kwargs)
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
@@ -401,8 +394,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
 
     def answer_from(self, question: str, documents: Sequence[Document | LCDocument], *,
                     variables: dict[str, str] | None = None, config: RunnableConfig | None = None) -> AgentResult:
-        """Answer from given documents, ours or LangChain's ([] = no retrieval), as the naive, BM25-R and oracle
-        baselines do."""
+        """Answer from given documents, ours or LangChain's ([] = none), as the naive, BM25-R and oracle baselines."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._answer_state(question, documents, variables)
         with agent._traced(config, state, tracker) as (run, out):

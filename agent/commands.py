@@ -14,8 +14,7 @@ from frames_agent.agent.llm.spec import DEFAULT_MODEL
 
 
 class CacheFlag(argparse.BooleanOptionalAction):
-    """--cache/--no-cache, one flag pair in --help, stored as `no_cache` (what AgentSettings.from_flags and the run
-    settings read)."""
+    """--cache/--no-cache as one flag pair in --help, stored as `no_cache` (what the settings read)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
@@ -23,8 +22,7 @@ class CacheFlag(argparse.BooleanOptionalAction):
 
 
 def add_agent_flags(parser: argparse.ArgumentParser, cache: bool = True) -> None:
-    """Flags of every command that runs the agent (AgentSettings.from_flags reads them); cache: the LLM call cache's
-    default."""
+    """Flags of every command that runs the agent (AgentSettings.from_flags); cache: the LLM call cache's default."""
     parser.add_argument("--k", type=int, default=5, help="search queries per step (default 5)")
     parser.add_argument("--n", type=int, default=5, help="retrieval steps (default 5)")
     parser.add_argument("--n-docs", type=int, default=10, help="hits per query (default 10)")
@@ -76,8 +74,7 @@ MAX_STREAMED_CHARS = 4000
 
 
 class JsonFields:
-    """The string fields of a JSON object as it is written, chunk by chunk: feed() returns (field, new text) pairs
-    with escapes decoded, so a structured answer's reasoning and answer can be shown before the reply is whole."""
+    """The string fields of a JSON reply as it is written: feed() returns each chunk's (field, new text) pairs."""
 
     def __init__(self) -> None:
         self.text = ""
@@ -101,8 +98,7 @@ class JsonFields:
 
 
 class AnswerPrinter(BaseCallbackHandler):
-    """Prints the answer call's reply to the terminal as its tokens arrive (a LangChain callback handler): a JSON
-    reply ({reasoning, answer}) as its fields' text, a plain one as is."""
+    """Prints the answer call's reply as its tokens arrive: a JSON reply as its fields' text, a plain one as is."""
 
     def __init__(self, write: Callable[[str], Any] | None = None) -> None:
         self.write = write or (lambda text: print(text, end="", flush=True))

@@ -38,8 +38,7 @@ def budgets_for_window(window: int) -> dict[str, int | None]:
 
 
 def model_budgets(model: Any) -> dict[str, int | None]:
-    """Budgets for a spec string, ModelSpec or chat model: small for the embedded models and for models of unknown
-    size (test fakes, objects without profile or known name), else from the context window."""
+    """Budgets for a spec, ModelSpec or chat model: small for embedded and unknown models, else from its window."""
     from frames_agent.agent.llm.spec import ModelClass, ModelSpec, model_window
 
     spec = ModelSpec.of(model)
@@ -194,14 +193,12 @@ class AgentConfig(BaseModel):
         return sizes.get(origin) or self.n_docs
 
     def step_hits(self, count: int, origins: Sequence[str], depths: Sequence[int], step: int = 1) -> list[int]:
-        """Hits fetched for each of a step's `count` queries: its recorded depth (a repeat's), else its origin's
-        count (a query without a recorded origin is the model's)."""
+        """Hits fetched for each of a step's queries: its recorded depth (a repeat's), else its origin's count."""
         return [(depths[i] if i < len(depths) else 0) or self.hits_for(origins[i] if i < len(origins) else "model", step)
                 for i in range(count)]
 
     @classmethod
     def for_model(cls, model: Any, **overrides: object) -> AgentConfig:
-        """Defaults with budgets and deadlines sized for the model (a spec string, ModelSpec or chat model object;
-        None = unknown)."""
+        """Defaults with budgets and deadlines sized for the model (a spec, ModelSpec, chat model, or None)."""
         defaults = {**model_budgets(model), **model_deadlines(model)}
         return cls(**{**defaults, **{k: v for k, v in overrides.items() if v is not None}})

@@ -1,5 +1,4 @@
-"""What one run of a built agent may change under `configurable["frames_agent"]`: RunSettings and the checks that
-apply it (below agent.api, which reads it; agent.settings assembles agents above both)."""
+"""What one run of a built agent may change under `configurable["frames_agent"]`: RunSettings and its checks."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -80,8 +79,7 @@ def check_listed(changes: Mapping[str, str], listed: Mapping[str, Sequence[str]]
 
 
 def components(changes: dict[str, str], config: AgentConfig, llm: Any, retriever: Any) -> tuple[Any, Any]:
-    """(model, retriever) with the run's changes applied: a spec resolved as the CLI does, an index opened with the
-    agent's BM25 options; either failing is a one-line FramesAgentError."""
+    """(model, retriever) with the run's changes applied (the agent's BM25 options); a failure is one line."""
     if changes.get("model"):
         from frames_agent.agent.llm import resolve_model
 

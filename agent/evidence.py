@@ -35,8 +35,7 @@ CONTENT_FOLD = 5
 
 
 def stem_terms(text: str) -> set[str]:
-    """Content words of a text: its words (retrieval/bm25.py) of three letters or more, not function words nor
-    numbers, folded."""
+    """Content words of a text: words of three letters or more, not function words nor numbers, folded."""
     return {fold(word, CONTENT_FOLD) for word in words(text)
             if len(word) > 2 and word not in FUNCTION_WORDS and not word.isdigit()}
 
@@ -165,7 +164,6 @@ def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Ite
 
 
 def question_evidence(question: str, thought: str = "") -> list[Evidence]:
-    """The planner's thought and the question as the weakest evidence: their entities are worth searching while
-    nothing better is known."""
+    """The planner's thought and the question as the weakest evidence (their entities are worth a search)."""
     return [Evidence("thought", "", 0, [thought], [0])] * bool(thought.strip()) + [
         Evidence("question", "", 0, [question], [0])]

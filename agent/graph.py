@@ -50,8 +50,7 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
                 context_schema: type | None = None, *, name: str | None = None, checkpointer: Checkpointer = None,
                 store: BaseStore | None = None, interrupt_before: All | list[str] | None = None,
                 interrupt_after: All | list[str] | None = None, debug: bool = False) -> CompiledStateGraph:
-    """Compile the agent graph from its dependencies; context_schema is the run context the graph declares, the
-    keywords go to StateGraph.compile."""
+    """Compile the agent graph from its dependencies; the keywords go to StateGraph.compile."""
     config = config or AgentConfig()
     nodes = nodes or build_nodes(llm, retriever, tools, config)
     graph = StateGraph(AgentState, context_schema=context_schema, input_schema=AgentInput, output_schema=AgentOutput)

@@ -63,8 +63,7 @@ def _emit(event: BaseModel) -> None:
 
 @dataclass(frozen=True)
 class PlanInput:
-    """What a plan step reads: the state, the step, the matched sentences, the planner's view and its names, and the
-    last plan when it is replayed instead of asking the model (plan_calls)."""
+    """What a plan step reads, and the last plan when it is replayed instead of asking the model (plan_calls)."""
 
     state: AgentState
     step: int
@@ -77,8 +76,7 @@ class PlanInput:
 
 @dataclass
 class StepQueries:
-    """A step's queries as its sources add them, each with its origin and hits to fetch (0: its origin's count),
-    and the plan's repeats of earlier queries (`repeated`)."""
+    """A step's queries as its sources add them, with their origins and hits to fetch (0: the origin's count)."""
 
     repeated: list[str]
     queries: list[str] = field(default_factory=list)
@@ -220,8 +218,7 @@ class Nodes:
                 "steps": [record]}
 
     def plan(self, state: AgentState, config: RunnableConfig) -> dict:
-        """Ask the model for k queries (and tool calls) from the question and the context so far, unless its last
-        plan would only be written again (plan_calls)."""
+        """Ask the model for k queries (and tool calls), unless its last plan would only be repeated (plan_calls)."""
         inp = self._plan_input(state)
         if inp.replay is not None:
             return self._plan_update(inp, inp.replay, skipped=True)

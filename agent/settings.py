@@ -55,8 +55,7 @@ def _listed(value: str) -> list[str]:
 
 
 class AgentSettings(BaseModel):
-    """What builds a FramesAgent: the model spec, its server, the index, the tools, the LLM call cache, and the
-    AgentConfig (budgets and deadlines sized for the model unless given)."""
+    """What builds a FramesAgent: model, server, index, tools, LLM cache, and the AgentConfig (sized for the model)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -78,8 +77,7 @@ class AgentSettings(BaseModel):
     @classmethod
     def from_flags(cls, values: Mapping[str, Any], *, config: AgentConfig | None = None, cache: bool = True,
                    flags: bool = True, **overrides: object) -> AgentSettings:
-        """From flag values by name (CONFIG_FLAGS, settings, model, base_url, index, tools, no_cache): the flags,
-        then --set, then `overrides` over the model's defaults, unless `config` is given."""
+        """From flag values by name: the flags, then --set, then `overrides` over the model's defaults (or `config`)."""
         model = values.get("model") or DEFAULT_MODEL
         if config is None:
             fields = {name: values[name] for name in CONFIG_FLAGS if name in values}
