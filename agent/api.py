@@ -120,9 +120,9 @@ class Picker:
             return []
         return [(namespace, mode, chunk)] if self.subgraphs else [(mode, chunk)]
 
-    def finish(self, answer: Any) -> list[Any]:
+    def finish(self, result: AgentResult) -> list[Any]:
         """The last item: the AnswerReady event for typed streams, nothing for LangGraph modes."""
-        return [answer] if self.stream_mode is None else []
+        return [AnswerReady(answer=result.answer, result=result)] if self.stream_mode is None else []
 
 
 def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any]) -> str | None:
@@ -327,7 +327,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
                                        agent.config.question_timeout):
                 yield from picker.take(item)
             paused = _paused(picker.final, state, extra)
-            yield from picker.finish(self._answer_event(picker.final, tracker, started, out, paused))
+            yield from picker.finish(self._result(picker.final, tracker, started, out, paused))
 
     async def astream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                       variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
@@ -343,7 +343,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
                 for item in picker.take(chunk):
                     yield item
             paused = _paused(picker.final, state, extra)
-            for item in picker.finish(self._answer_event(picker.final, tracker, started, out, paused)):
+            for item in picker.finish(self._result(picker.final, tracker, started, out, paused)):
                 yield item
 
     def transform(self, input: Iterator[Question], config: RunnableConfig | None = None,
@@ -363,11 +363,6 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             final = chunk
         if final is not None:
             yield await self.ainvoke(final, config, **kwargs)
-
-    def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float, out: dict,
-                      error: str | None = None) -> AnswerReady:
-        result = self._result(final, tracker, started, out, error)
-        return AnswerReady(answer=result.answer, result=result)
 
     def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,
                 description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3,

@@ -25,9 +25,7 @@ class ToolCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-# Where a step's query came from (agent/nodes.py, Nodes._step_queries): the planner model, a model query that repeats
-# an earlier one searched deeper (repeat_docs), the deterministic proposer, the whole question (question_query), or
-# the fallback when nothing else was searched.
+# Where a step's query came from: the sources of Nodes._step_queries (agent/nodes.py), in their order.
 QueryOrigin = Literal["model", "repeat", "proposer", "question", "fallback"]
 
 
