@@ -282,8 +282,9 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         await run.on_chain_end(out)
 
     @staticmethod
-    def _result(state: Mapping[str, Any], tracker: UsageTracker, started: float, out: dict | None = None,
+    def _result(state: Mapping[str, Any], tracker: UsageTracker, started: float, out: dict,
                 error: str | None = None) -> AgentResult:
+        """The AgentResult of a final state; `out` gets its summary, the traced run's output."""
         usage = tracker.usage
         docs = [doc for entry in state.get("context", []) for doc in entry.documents]
         order = {doc_id: i for i, doc_id in enumerate(d for s in state.get("steps", []) for d in s.new_doc_ids)}
@@ -295,8 +296,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             seconds=time.perf_counter() - started,
             answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls),
             final=state.get("final"), error=error)
-        if out is not None:
-            out.update(result.summary())
+        out.update(result.summary())
         return result
 
     # --- the public API ---------------------------------------------------------------------------
