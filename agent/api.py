@@ -26,13 +26,12 @@ from pydantic import BaseModel, ValidationError
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.configurable import (
     CONFIG_KEY,
+    RUNTIME_FIELDS,
     RunSettings,
     check_listed,
     component_changes,
     components,
-    config_specs,
     run_settings,
-    runtime_changes,
 )
 from frames_agent.agent.deadline import aiterate_within, await_within, call_within, iterate_within
 from frames_agent.agent.errors import AgentError
@@ -85,8 +84,7 @@ _REFUSED_ARGS = ("output_keys", "version")
 
 
 def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]:
-    """The LangGraph arguments among a call's keyword arguments; an unknown name, or one the agent cannot honour, is a
-    one-line AgentError."""
+    """The LangGraph arguments among a call's keywords; an unknown or unsupported one is a one-line AgentError."""
     unknown = sorted(set(kwargs) - set(GRAPH_ARGS) - set(_REFUSED_ARGS))
     if unknown:
         raise AgentError(f"unknown argument(s) {', '.join(unknown)}: the agent takes variables, answer, stream_mode "
@@ -95,12 +93,11 @@ def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]
     if refused or (not stream and kwargs.get("subgraphs")):
         raise AgentError(f"{', '.join(refused or ['subgraphs'])}: not supported here (the agent reads its result from "
                          "the graph's own chunks; use stream(stream_mode=...) for the graph's chunks)")
-    return {name: kwargs[name] for name in GRAPH_ARGS if name in kwargs and (stream or name != "subgraphs")}
+    return {name: kwargs[name] for name in GRAPH_ARGS if name in kwargs}
 
 
 class Picker:
-    """What of the graph's stream a FramesAgent.stream caller gets (typed events, or the chunks of its stream_mode),
-    keeping the agent's own last values chunk, the final state."""
+    """What a stream caller gets of the graph's stream (typed events or stream_mode's chunks), and the final state."""
 
     def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any], subgraphs: bool = False) -> None:
         self.stream_mode, self.final, self.subgraphs = stream_mode, dict(state), subgraphs
@@ -108,13 +105,9 @@ class Picker:
         # values, for the result; LangGraph checks the names it is given.
         self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*wanted, "values"])))
 
-    def take_item(self, item: tuple) -> list[Any]:
-        """What the caller gets of one item of the graph's stream ((mode, chunk), or (namespace, mode, chunk))."""
+    def take(self, item: tuple) -> list[Any]:
+        """What the caller gets of one stream item, (mode, chunk) or (namespace, mode, chunk): nothing or one item."""
         namespace, (mode, chunk) = (item[0], item[1:]) if self.subgraphs else ((), item)
-        return self.take(mode, chunk, namespace)
-
-    def take(self, mode: str, chunk: Any, namespace: tuple[str, ...] = ()) -> list[Any]:
-        """What the caller gets of one graph chunk (nothing or one item)."""
         if mode == "values" and not namespace:
             self.final = chunk
         if self.stream_mode is None:
@@ -127,29 +120,9 @@ class Picker:
             return []
         return [(namespace, mode, chunk)] if self.subgraphs else [(mode, chunk)]
 
-    def finish(self, answer: Any) -> list[Any]:
+    def finish(self, result: AgentResult) -> list[Any]:
         """The last item: the AnswerReady event for typed streams, nothing for LangGraph modes."""
-        return [answer] if self.stream_mode is None else []
-
-
-def _resolve(llm: BaseChatModel | str, timeout: float | None) -> BaseChatModel:
-    if isinstance(llm, str):
-        from frames_agent.agent.llm import resolve_model
-
-        return resolve_model(llm, timeout=timeout)
-    return llm
-
-
-def _unpack(input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[str, dict[str, str], bool]:
-    """(question, variables, answer) from a question string or a {"question", "variables"?, "answer"?} dict."""
-    if isinstance(input, dict):
-        variables = {**input.get("variables", {}), **(variables or {})}
-        answer = not input["skip_answer"] if "skip_answer" in input else answer
-        answer = bool(input.get("answer", answer))
-        input = input.get("question", "")
-    if not isinstance(input, str) or not input.strip():
-        raise AgentError("the question is empty")
-    return input.strip(), dict(variables or {}), answer
+        return [AnswerReady(answer=result.answer, result=result)] if self.stream_mode is None else []
 
 
 def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any]) -> str | None:
@@ -175,7 +148,11 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         self.config = config or AgentConfig.for_model(llm)
         self.prompt_dirs = [str(Path(d).expanduser().resolve()) for d in prompt_dirs]
         self.listed = {"model": [str(m) for m in models], "index": [str(i) for i in indexes]}
-        self.llm = _resolve(llm, self.config.timeout)
+        if isinstance(llm, str):
+            from frames_agent.agent.llm import resolve_model
+
+            llm = resolve_model(llm, timeout=self.config.timeout)
+        self.llm = llm
         self.retriever = as_retriever(retriever)  # a LangChain BaseRetriever is adapted; anything else is checked
         self.tools = list(tools)
         self.nodes = build_nodes(self.llm, self.retriever, self.tools, self.config)
@@ -204,17 +181,18 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
 
     @property
     def config_specs(self) -> list[ConfigurableFieldSpec]:
-        """What a run's `configurable` may set: one key, "frames_agent", holding RunSettings (k, n, n_docs, prompt,
-        answer_prompt, model, index), and the ids configurable_fields gave some of them."""
+        """What a run's `configurable` may set: RunSettings under CONFIG_KEY, and the ids configurable_fields gave."""
+        own = ", ".join(f"{name}={getattr(self.config, name)!r}" for name in RUNTIME_FIELDS)
+        agent = ConfigurableFieldSpec(id=CONFIG_KEY, name="FRAMES agent settings", annotation=RunSettings | None,
+                                      default=None, description=f"this run's agent settings (the agent's own: {own})")
         named = [ConfigurableFieldSpec(id=field.id, name=field.name or name, description=field.description or
                                        RunSettings.model_fields[name].description, default=None,
                                        annotation=RunSettings.model_fields[name].annotation)
                  for name, field in self._fields.items()]
-        return [*config_specs(self.config), *named]
+        return [agent, *named]
 
     def configurable_fields(self, **fields: ConfigurableField) -> FramesAgent:
-        """This agent reading some RunSettings from the app's own `configurable` ids too, as
-        RunnableSerializable.configurable_fields does (k=ConfigurableField(id="search_k"))."""
+        """This agent also reading RunSettings from the app's `configurable` ids: k=ConfigurableField(id="search_k")."""
         unknown = sorted(set(fields) - set(RunSettings.model_fields))
         if unknown:
             raise AgentError(f"configurable_fields: {', '.join(unknown)} cannot be set per run; these can: "
@@ -240,7 +218,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             agent = self._variants.get(repr(sorted(parts.items())), lambda: FramesAgent(
                 *components(parts, self.config, self.llm, self.retriever), self.tools, self.config,
                 prompt_dirs=self.prompt_dirs, models=self.listed["model"], indexes=self.listed["index"]))
-        return agent.with_settings(**runtime_changes(agent.config, settings))
+        return agent.with_settings(**settings.model_dump(include=set(RUNTIME_FIELDS)))  # unchanged ones are dropped
 
     def pick(self, keys: str | list[str]) -> RunnableSerializable[Any, Any]:
         """One field of the AgentResult (a key) or a dict of some (a list), as Runnable.pick gives of a dict output."""
@@ -251,9 +229,17 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         return self.graph.get_graph(config)
 
     # --- plumbing ---------------------------------------------------------------------------------
-    def _start(self, input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[AgentInput, UsageTracker]:
-        question, variables, answer = _unpack(input, variables, answer)
-        state: AgentInput = {"question": question, "variables": variables, "skip_answer": not answer}
+    @staticmethod
+    def _start(input: Question, variables: dict[str, str] | None, answer: bool) -> tuple[AgentInput, UsageTracker]:
+        """The graph's input from a question string or a {"question", "variables"?, "answer"?} dict."""
+        if isinstance(input, dict):
+            variables = {**input.get("variables", {}), **(variables or {})}
+            answer = not input["skip_answer"] if "skip_answer" in input else answer
+            answer = bool(input.get("answer", answer))
+            input = input.get("question", "")
+        if not isinstance(input, str) or not input.strip():
+            raise AgentError("the question is empty")
+        state: AgentInput = {"question": input.strip(), "variables": dict(variables or {}), "skip_answer": not answer}
         return state, UsageTracker()
 
     def _child(self, config: RunnableConfig, run: Any, tracker: UsageTracker) -> RunnableConfig:
@@ -296,8 +282,9 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         await run.on_chain_end(out)
 
     @staticmethod
-    def _result(state: Mapping[str, Any], tracker: UsageTracker, started: float, out: dict | None = None,
+    def _result(state: Mapping[str, Any], tracker: UsageTracker, started: float, out: dict,
                 error: str | None = None) -> AgentResult:
+        """The AgentResult of a final state; `out` gets its summary, the traced run's output."""
         usage = tracker.usage
         docs = [doc for entry in state.get("context", []) for doc in entry.documents]
         order = {doc_id: i for i, doc_id in enumerate(d for s in state.get("steps", []) for d in s.new_doc_ids)}
@@ -309,36 +296,28 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
             seconds=time.perf_counter() - started,
             answer_context=state.get("answer_context") or ContextCut(), calls=list(tracker.calls),
             final=state.get("final"), error=error)
-        if out is not None:
-            out.update(result.summary())
+        out.update(result.summary())
         return result
 
     # --- the public API ---------------------------------------------------------------------------
     def invoke(self, input: Question, config: RunnableConfig | None = None, *,
                variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
         """Run the agent on one question; answer=False stops after retrieval."""
-        started, agent = time.perf_counter(), self._configured(config)
-        state, tracker = self._start(input, variables, answer)
-        extra = graph_args(kwargs, stream=False)
-        with agent._traced(config, state, tracker) as (run, out):
-            final = call_within(lambda: agent.graph.invoke(state, config=run, **extra), agent.config.question_timeout)
-            return self._result(final, tracker, started, out, _paused(final, state, extra))
+        graph_args(kwargs, stream=False)
+        events = list(self.stream(input, config, variables=variables, answer=answer, **kwargs))
+        return events[-1].result  # the typed stream ends with its AnswerReady
 
     async def ainvoke(self, input: Question, config: RunnableConfig | None = None, *,
                       variables: dict[str, str] | None = None, answer: bool = True, **kwargs: Any) -> AgentResult:
         """Async invoke; many questions can run concurrently on one agent."""
-        started, agent = time.perf_counter(), self._configured(config)
-        state, tracker = self._start(input, variables, answer)
-        extra = graph_args(kwargs, stream=False)
-        async with agent._atraced(config, state, tracker) as (run, out):
-            final = await await_within(agent.graph.ainvoke(state, config=run, **extra), agent.config.question_timeout)
-            return self._result(final, tracker, started, out, _paused(final, state, extra))
+        graph_args(kwargs, stream=False)
+        events = [event async for event in self.astream(input, config, variables=variables, answer=answer, **kwargs)]
+        return events[-1].result
 
     def stream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
                **kwargs: Any) -> Iterator[Any]:
-        """Typed events as they happen, or with stream_mode= the graph's own chunks; LangGraph's GRAPH_ARGS pass
-        through."""
+        """Typed events as they happen, or the graph's chunks of stream_mode; LangGraph's GRAPH_ARGS pass through."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
         extra = graph_args(kwargs)
@@ -346,9 +325,9 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         with agent._traced(config, state, tracker) as (run, out):
             for item in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes, **extra),
                                        agent.config.question_timeout):
-                yield from picker.take_item(item)
+                yield from picker.take(item)
             paused = _paused(picker.final, state, extra)
-            yield from picker.finish(self._answer_event(picker.final, tracker, started, out, paused))
+            yield from picker.finish(self._result(picker.final, tracker, started, out, paused))
 
     async def astream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                       variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
@@ -361,10 +340,10 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         async with agent._atraced(config, state, tracker) as (run, out):
             events = agent.graph.astream(state, config=run, stream_mode=picker.modes, **extra)
             async for chunk in aiterate_within(events, agent.config.question_timeout):
-                for item in picker.take_item(chunk):
+                for item in picker.take(chunk):
                     yield item
             paused = _paused(picker.final, state, extra)
-            for item in picker.finish(self._answer_event(picker.final, tracker, started, out, paused)):
+            for item in picker.finish(self._result(picker.final, tracker, started, out, paused)):
                 yield item
 
     def transform(self, input: Iterator[Question], config: RunnableConfig | None = None,
@@ -385,24 +364,17 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         if final is not None:
             yield await self.ainvoke(final, config, **kwargs)
 
-    def _answer_event(self, final: dict[str, Any], tracker: UsageTracker, started: float, out: dict,
-                      error: str | None = None) -> AnswerReady:
-        result = self._result(final, tracker, started, out, error)
-        return AnswerReady(answer=result.answer, result=result)
-
     def as_tool(self, args_schema: type[BaseModel] | None = None, *, name: str | None = None,
                 description: str | None = None, arg_types: dict[str, type] | None = None, sources: int = 3,
                 handle_tool_error: ToolErrors = True) -> BaseTool:
-        """A LangChain tool (question -> answer and top sources, the AgentResult as its artifact) for other agents
-        (agent/tools.py agent_tool); arg_types may only be {"question": str}."""
+        """This agent as a LangChain tool for other agents (agent/tools.py); arg_types may only be {"question": str}."""
         if arg_types is not None and arg_types != {"question": str}:
             raise AgentError(f"arg_types {sorted(arg_types)}: the agent's tool takes one argument, question (str); "
                              "pass args_schema for another schema with a question field")
         return agent_tool(self, args_schema, name, description, sources, handle_tool_error)
 
     def assign(self, **kwargs: Any) -> RunnableSerializable[Any, Any]:
-        """The AgentResult's fields as a dict with more keys computed from it, as Runnable.assign gives of a dict
-        output."""
+        """The AgentResult's fields as a dict with more keys computed from it (Runnable.assign of a dict output)."""
         return (self | RunnableLambda(dict, name="fields")).assign(**kwargs)
 
     # --- baselines: the same answer prompt and result type, without the planning loop ---------------
@@ -417,8 +389,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
 
     def answer_from(self, question: str, documents: Sequence[Document | LCDocument], *,
                     variables: dict[str, str] | None = None, config: RunnableConfig | None = None) -> AgentResult:
-        """Answer from given documents, ours or LangChain's ([] = no retrieval), as the naive, BM25-R and oracle
-        baselines do."""
+        """Answer from given documents, ours or LangChain's ([] = none), as the naive, BM25-R and oracle baselines."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._answer_state(question, documents, variables)
         with agent._traced(config, state, tracker) as (run, out):

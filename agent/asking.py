@@ -42,6 +42,7 @@ class PlanCall:
 
     def __init__(self, llm: BaseChatModel, tools: Sequence[BaseTool], config: AgentConfig) -> None:
         self.llm, self.tools = llm, list(tools)
+        self.cap = _cap(config.plan_max_tokens)
         schema_shaped = accepts_json_schema(llm)
         self.native = config.native_tools and not schema_shaped and (
             native_tools(llm) if self.tools else native_structured(llm))
@@ -61,23 +62,23 @@ class PlanCall:
         reply.value = reply.value.model_copy(update={"tool_calls": [*reply.value.tool_calls, *calls]})
         return reply
 
-    def invoke(self, text: str, config: RunnableConfig, **kwargs: Any) -> Structured[PlanReply]:
+    def invoke(self, text: str, config: RunnableConfig) -> Structured[PlanReply]:
         """The plan of one step (never raises for a bad reply)."""
         if self.bound is None:
             return structured(self.llm, text, PlanReply, fallback_plan, config=config, json_schema=self.schema,
-                              native=self.native, **kwargs)
+                              native=self.native, **self.cap)
         try:
-            return self._read(self.bound.invoke([HumanMessage(content=text)], config=config, **kwargs))
+            return self._read(self.bound.invoke(_messages(text), config=config, **self.cap))
         except EmptyReplyError as exc:
             return Structured(fallback_plan(""), "", fallback=True, error=str(exc))
 
-    async def ainvoke(self, text: str, config: RunnableConfig, **kwargs: Any) -> Structured[PlanReply]:
+    async def ainvoke(self, text: str, config: RunnableConfig) -> Structured[PlanReply]:
         """Async invoke."""
         if self.bound is None:
             return await astructured(self.llm, text, PlanReply, fallback_plan, config=config, json_schema=self.schema,
-                                     native=self.native, **kwargs)
+                                     native=self.native, **self.cap)
         try:
-            return self._read(await self.bound.ainvoke([HumanMessage(content=text)], config=config, **kwargs))
+            return self._read(await self.bound.ainvoke(_messages(text), config=config, **self.cap))
         except EmptyReplyError as exc:
             return Structured(fallback_plan(""), "", fallback=True, error=str(exc))
 
@@ -87,7 +88,7 @@ class AnswerCall:
     else free text read by the "Answer:" line parser."""
 
     def __init__(self, llm: BaseChatModel, config: AgentConfig, prompt: Prompt) -> None:
-        self.llm, self.calculator = llm, config.calculator
+        self.llm, self.calculator, self.cap = llm, config.calculator, _cap(config.answer_max_tokens)
         self.schema_shaped = accepts_json_schema(llm)
         self.native = config.native_tools and not self.schema_shaped and native_structured(llm)
         wanted = config.structured_answer
@@ -96,30 +97,30 @@ class AnswerCall:
         self.prompt = twin if self.structured and twin is not None else prompt
         self.schema = answer_schema()
 
-    def _kwargs(self, kwargs: dict) -> dict:
-        if not self.schema_shaped:
-            return kwargs  # prompt JSON: the twin prompt asks for it, parse_structured repairs it
-        return {"response_format": response_format_for(AnswerReply, self.schema), **kwargs}
+    def _kwargs(self) -> dict:
+        if not (self.structured and self.schema_shaped):
+            return self.cap  # free text, or prompt JSON: the twin prompt asks for it, parse_structured repairs it
+        return {"response_format": response_format_for(AnswerReply, self.schema), **self.cap}
 
     def _read_text(self, raw: str) -> tuple[str, FinalAnswer]:
         if not self.structured:
             return raw, parse_reply(raw, calculator=self.calculator)
         return raw, read_structured(parse_structured(raw, AnswerReply, no_answer), self.calculator)
 
-    def invoke(self, text: str, config: RunnableConfig, **kwargs: Any) -> tuple[str, FinalAnswer]:
+    def invoke(self, text: str, config: RunnableConfig) -> tuple[str, FinalAnswer]:
         """(the raw reply, the final answer read from it); provider failures and empty replies raise."""
         if self.structured and self.native:
-            reply = structured_runnable(self.llm, self.schema, kwargs).invoke(_messages(text), config=config)
+            reply = structured_runnable(self.llm, self.schema, self.cap).invoke(_messages(text), config=config)
             return self._read_native(reply)
-        reply = self.llm.invoke(text, config=config, **(self._kwargs(kwargs) if self.structured else kwargs))
+        reply = self.llm.invoke(text, config=config, **self._kwargs())
         return self._read_text(message_text(reply.content))
 
-    async def ainvoke(self, text: str, config: RunnableConfig, **kwargs: Any) -> tuple[str, FinalAnswer]:
+    async def ainvoke(self, text: str, config: RunnableConfig) -> tuple[str, FinalAnswer]:
         """Async invoke."""
         if self.structured and self.native:
-            reply = await structured_runnable(self.llm, self.schema, kwargs).ainvoke(_messages(text), config=config)
+            reply = await structured_runnable(self.llm, self.schema, self.cap).ainvoke(_messages(text), config=config)
             return self._read_native(reply)
-        reply = await self.llm.ainvoke(text, config=config, **(self._kwargs(kwargs) if self.structured else kwargs))
+        reply = await self.llm.ainvoke(text, config=config, **self._kwargs())
         return self._read_text(message_text(reply.content))
 
     def _read_native(self, out: Any) -> tuple[str, FinalAnswer]:
@@ -129,3 +130,8 @@ class AnswerCall:
 
 def _messages(text: str) -> list[BaseMessage]:
     return [HumanMessage(content=text)]
+
+
+def _cap(max_tokens: int | None) -> dict[str, Any]:
+    # Only a configured cap is sent: not every chat model takes max_tokens per call.
+    return {"max_tokens": max_tokens} if max_tokens else {}

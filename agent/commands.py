@@ -8,13 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.utils.json import parse_partial_json
 
 from frames_agent.agent.llm.spec import DEFAULT_MODEL
 
 
 class CacheFlag(argparse.BooleanOptionalAction):
-    """--cache/--no-cache, one flag pair in --help, stored as `no_cache` (what AgentSettings.from_flags and the run
-    settings read)."""
+    """--cache/--no-cache as one flag pair in --help, stored as `no_cache` (what the settings read)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
@@ -22,8 +22,7 @@ class CacheFlag(argparse.BooleanOptionalAction):
 
 
 def add_agent_flags(parser: argparse.ArgumentParser, cache: bool = True) -> None:
-    """Flags of every command that runs the agent (AgentSettings.from_flags reads them); cache: the LLM call cache's
-    default."""
+    """Flags of every command that runs the agent (AgentSettings.from_flags); cache: the LLM call cache's default."""
     parser.add_argument("--k", type=int, default=5, help="search queries per step (default 5)")
     parser.add_argument("--n", type=int, default=5, help="retrieval steps (default 5)")
     parser.add_argument("--n-docs", type=int, default=10, help="hits per query (default 10)")
@@ -70,78 +69,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run_ask)
 
 
+# Each token re-reads the reply so far: past this many characters the answer is printed whole at the end.
+MAX_STREAMED_CHARS = 4000
+
+
 class JsonFields:
-    """The string fields of a JSON object as it is written, chunk by chunk: feed() returns (field, new text) pairs
-    with escapes decoded, so a structured answer's reasoning and answer can be shown before the reply is whole."""
+    """The string fields of a JSON reply as it is written: feed() returns each chunk's (field, new text) pairs."""
 
     def __init__(self) -> None:
-        self.key, self.field, self.state, self.escape = "", "", "outside", ""
+        self.text = ""
+        self.shown: dict[str, str] = {}  # each field's text printed so far
 
     def feed(self, text: str) -> list[tuple[str, str]]:
         """The field text this chunk adds (nothing for keys, punctuation or non-string values)."""
-        pieces = [(self.field, piece) for ch in text if (piece := self._step(ch))]
-        return _joined(pieces)
-
-    def _step(self, ch: str) -> str:
-        """One character of the reply; the value text it adds ("" for none)."""
-        if self.state == "value":
-            return self._value(ch)
-        if self.state == "key":
-            if ch == '"':
-                self.state, self.field = "outside", self.key
-            else:
-                self.key += ch
-        elif self.state == "colon" and (ch == '"' or not ch.isspace()):
-            self.state = "value" if ch == '"' else "outside"
-        elif self.state == "outside" and ch in '":':
-            self.state, self.key = ("key", "") if ch == '"' else ("colon", self.key)
-        return ""
-
-    def _value(self, ch: str) -> str:
-        if self.escape:
-            self.escape += ch
-            decoded = self._decoded()
-            if decoded is None:
-                return ""
-            self.escape = ""
-            return decoded
-        if ch == "\\":
-            self.escape = ch
-            return ""
-        if ch == '"':
-            self.state = "outside"
-            return ""
-        return ch
-
-    def _decoded(self) -> str | None:
-        """The character an escape stands for once it is complete, else None."""
-        body = self.escape[1:]
-        if body.startswith("u"):
-            if len(body) < 5:
-                return None
-            code = int(body[1:], 16) if _is_hex(body[1:]) else 0xD800
-            return "" if 0xD800 <= code <= 0xDFFF else chr(code)  # a lone surrogate half cannot be printed
-        return {"n": "\n", "t": "\t", "r": "", "b": "", "f": ""}.get(body, body)
-
-
-def _is_hex(text: str) -> bool:
-    return all(c in "0123456789abcdefABCDEF" for c in text)
-
-
-def _joined(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Consecutive pieces of one field as one."""
-    out: list[tuple[str, str]] = []
-    for field, text in pieces:
-        if out and out[-1][0] == field:
-            out[-1] = (field, out[-1][1] + text)
-        else:
-            out.append((field, text))
-    return out
+        self.text += text
+        try:
+            parsed = parse_partial_json(self.text) if len(self.text) <= MAX_STREAMED_CHARS else None
+        except ValueError:
+            parsed = None
+        pieces = []
+        for field, value in parsed.items() if isinstance(parsed, dict) else ():
+            value = value.encode("utf-8", "ignore").decode() if isinstance(value, str) else ""  # no lone surrogates
+            shown = self.shown.get(field, "")
+            if len(value) > len(shown) and value.startswith(shown):
+                pieces.append((field, value[len(shown):]))
+                self.shown[field] = value
+        return pieces
 
 
 class AnswerPrinter(BaseCallbackHandler):
-    """Prints the answer call's reply to the terminal as its tokens arrive (a LangChain callback handler): a JSON
-    reply ({reasoning, answer}) as its fields' text, a plain one as is."""
+    """Prints the answer call's reply as its tokens arrive: a JSON reply as its fields' text, a plain one as is."""
 
     def __init__(self, write: Callable[[str], Any] | None = None) -> None:
         self.write = write or (lambda text: print(text, end="", flush=True))

@@ -37,33 +37,29 @@ def budgets_for_window(window: int) -> dict[str, int | None]:
             "plan_max_tokens": None, "answer_max_tokens": None}
 
 
-def model_budgets(model: Any) -> dict[str, int | None]:
-    """Budgets for a spec string, ModelSpec or chat model: small for the embedded models and for models of unknown
-    size (test fakes, objects without profile or known name), else from the context window."""
-    from frames_agent.agent.llm.spec import ModelClass, ModelSpec, model_window
-
-    spec = ModelSpec.of(model)
-    if spec.model_class is ModelClass.SMALL_LOCAL:
-        return dict(SMALL_MODEL_BUDGETS)
-    window = spec.context_window or (model_window(model) if not isinstance(model, (str, ModelSpec)) else None)
-    if window is None and spec.model_class is ModelClass.HOSTED:
-        window = ASSUMED_HOSTED_WINDOW
-    return budgets_for_window(window) if window else dict(SMALL_MODEL_BUDGETS)
 # Deadlines (seconds): long for local models on a CPU; a hosted call silent for two minutes is a hung connection.
 SMALL_MODEL_DEADLINES = {"timeout": 600.0, "question_timeout": 1800.0}
 LARGE_MODEL_DEADLINES = {"timeout": 120.0, "question_timeout": 900.0}
 
 
-def model_deadlines(model: Any) -> dict[str, float]:
-    """Per-request and per-question deadlines: short for hosted models, long for local and unknown ones."""
+def model_defaults(model: Any) -> dict[str, Any]:
+    """Budgets and deadlines for a spec, ModelSpec or chat model: small budgets for embedded and unknown models, else
+    from its window; short deadlines for hosted models, long for local and unknown ones."""
     from frames_agent.agent.llm.spec import ModelClass, ModelSpec, model_window
 
     spec = ModelSpec.of(model)
-    if spec.model_class is ModelClass.UNKNOWN and not isinstance(model, (str, ModelSpec, type(None))):
-        hosted = model_window(model) is not None  # a model object from elsewhere that knows its window
+    is_object = not isinstance(model, (str, ModelSpec, type(None)))
+    known = model_window(model) if is_object else None
+    window = spec.context_window or known
+    if window is None and spec.model_class is ModelClass.HOSTED:
+        window = ASSUMED_HOSTED_WINDOW
+    if spec.model_class is ModelClass.UNKNOWN and is_object:
+        hosted = known is not None  # a model object from elsewhere that knows its window
     else:
         hosted = spec.model_class is ModelClass.HOSTED and spec.provider != "ollama"
-    return dict(LARGE_MODEL_DEADLINES if hosted else SMALL_MODEL_DEADLINES)
+    small = spec.model_class is ModelClass.SMALL_LOCAL
+    return {**(SMALL_MODEL_BUDGETS if small or not window else budgets_for_window(window)),
+            **(LARGE_MODEL_DEADLINES if hosted else SMALL_MODEL_DEADLINES)}
 
 
 # Settings tried and not kept (docs/measurements.md#tried-and-not-kept) -> the value that did what the agent does now.
@@ -194,14 +190,11 @@ class AgentConfig(BaseModel):
         return sizes.get(origin) or self.n_docs
 
     def step_hits(self, count: int, origins: Sequence[str], depths: Sequence[int], step: int = 1) -> list[int]:
-        """Hits fetched for each of a step's `count` queries: its recorded depth (a repeat's), else its origin's
-        count (a query without a recorded origin is the model's)."""
+        """Hits fetched for each of a step's queries: its recorded depth (a repeat's), else its origin's count."""
         return [(depths[i] if i < len(depths) else 0) or self.hits_for(origins[i] if i < len(origins) else "model", step)
                 for i in range(count)]
 
     @classmethod
     def for_model(cls, model: Any, **overrides: object) -> AgentConfig:
-        """Defaults with budgets and deadlines sized for the model (a spec string, ModelSpec or chat model object;
-        None = unknown)."""
-        defaults = {**model_budgets(model), **model_deadlines(model)}
-        return cls(**{**defaults, **{k: v for k, v in overrides.items() if v is not None}})
+        """Defaults with budgets and deadlines sized for the model (a spec, ModelSpec, chat model, or None)."""
+        return cls(**{**model_defaults(model), **{k: v for k, v in overrides.items() if v is not None}})

@@ -1,5 +1,4 @@
-"""What one run of a built agent may change under `configurable["frames_agent"]`: RunSettings and the checks that
-apply it (below agent.api, which reads it; agent.settings assembles agents above both)."""
+"""What one run of a built agent may change under `configurable["frames_agent"]`: RunSettings and its checks."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -14,17 +13,12 @@ from frames_agent.core.errors import validation_error
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
-    from langchain_core.runnables.utils import ConfigurableFieldSpec
 
 # The one `configurable` key the agent reads: an app's own keys (model, k, prompt, thread_id, ...) stay the app's.
 CONFIG_KEY = "frames_agent"
 
 # What a run may change without a new model, index or tools (those are the agent's own; see agent/serve/studio.py).
 RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
-# What a run may swap of the agent's own parts (a model spec, an index name or directory, each one its owner
-# listed: FramesAgent(models=, indexes=)); None keeps the agent's.
-COMPONENT_FIELDS = {"model": "model spec for this run, e.g. gemini:gemini-2.5-flash (default: the agent's own model)",
-                    "index": "index name or directory for this run (default: the agent's own retriever)"}
 
 
 def _bounded(name: str) -> Any:
@@ -45,8 +39,10 @@ class RunSettings(BaseModel):
     n_docs: int | None = _bounded("n_docs")
     prompt: str | None = Field(None, description="planning prompt: a shipped name or the template text")
     answer_prompt: str | None = Field(None, description="answer prompt: a shipped name or the template text")
-    model: str | None = Field(None, description=COMPONENT_FIELDS["model"])
-    index: str | None = Field(None, description=COMPONENT_FIELDS["index"])
+    model: str | None = Field(None, description="model spec for this run, e.g. gemini:gemini-2.5-flash (default: "
+                              "the agent's own model)")
+    index: str | None = Field(None, description="index name or directory for this run (default: the agent's own "
+                              "retriever)")
 
 
 def run_settings(run: RunnableConfig | None, prompt_dirs: Sequence[str] = ()) -> RunSettings:
@@ -65,20 +61,10 @@ def run_settings(run: RunnableConfig | None, prompt_dirs: Sequence[str] = ()) ->
     return settings.model_copy(update=prompts) if prompts else settings
 
 
-def config_specs(config: AgentConfig) -> list[ConfigurableFieldSpec]:
-    """The one configurable field the agent reads, CONFIG_KEY: RunSettings (k, n, n_docs, prompt, answer_prompt,
-    model, index; each None keeps this agent's own)."""
-    from langchain_core.runnables.utils import ConfigurableFieldSpec
-
-    own = ", ".join(f"{name}={getattr(config, name)!r}" for name in RUNTIME_FIELDS)
-    return [ConfigurableFieldSpec(id=CONFIG_KEY, name="FRAMES agent settings", annotation=RunSettings | None,
-                                  default=None, description=f"this run's agent settings (the agent's own: {own})")]
-
-
 def component_changes(settings: RunSettings, model: str, index: str | None) -> dict[str, str]:
     """The model and index a run's settings name other than the agent's own (its spec, its index name)."""
     own = {"model": model, "index": index}
-    return {name: str(value) for name in COMPONENT_FIELDS
+    return {name: str(value) for name in own
             if (value := getattr(settings, name)) and str(value) != own[name]}
 
 
@@ -93,8 +79,7 @@ def check_listed(changes: Mapping[str, str], listed: Mapping[str, Sequence[str]]
 
 
 def components(changes: dict[str, str], config: AgentConfig, llm: Any, retriever: Any) -> tuple[Any, Any]:
-    """(model, retriever) with the run's changes applied: a spec resolved as the CLI does, an index opened with the
-    agent's BM25 options; either failing is a one-line FramesAgentError."""
+    """(model, retriever) with the run's changes applied (the agent's BM25 options); a failure is one line."""
     if changes.get("model"):
         from frames_agent.agent.llm import resolve_model
 
@@ -105,9 +90,3 @@ def components(changes: dict[str, str], config: AgentConfig, llm: Any, retriever
         retriever = open_index(changes["index"], title_boost=config.title_boost, exact_title=config.exact_title,
                                progress=False)
     return llm, retriever
-
-
-def runtime_changes(config: AgentConfig, settings: RunSettings) -> dict[str, Any]:
-    """The runtime fields a run's settings set to something other than config's values."""
-    return {name: value for name in RUNTIME_FIELDS
-            if (value := getattr(settings, name)) is not None and value != getattr(config, name)}

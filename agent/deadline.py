@@ -8,7 +8,7 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from frames_agent.agent.errors import QuestionTimeout
 
@@ -53,42 +53,15 @@ def _expired(seconds: float) -> QuestionTimeout:
 
 def call_within(fn: Callable[[], T], seconds: float | None) -> T:
     """fn() or QuestionTimeout after `seconds`; the abandoned call ends at its own per-request timeout."""
-    if seconds is None:
-        return fn()
-    box: dict[str, Any] = {}
-    deadline = _bounded(seconds)
-
-    def run() -> None:
-        _DEADLINE.set(deadline)  # in the worker's own copy of the context
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            box["error"] = exc
-
-    # A daemon thread: a sync call cannot be cancelled, but the caller must not wait for it. It runs in a copy of
-    # the caller's context, so tracing and LangGraph's context variables carry over.
-    worker = threading.Thread(target=contextvars.copy_context().run, args=(run,), name="frames-question", daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
-        _ABANDONED.add(worker)
-        raise _expired(seconds)
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return list(iterate_within((fn() for _ in range(1)), seconds))[0]
 
 
 async def await_within(awaitable: Awaitable[T], seconds: float | None) -> T:
     """await awaitable, cancelling it (and its LLM request) after `seconds` with QuestionTimeout."""
-    if seconds is None:
-        return await awaitable
-    token = _DEADLINE.set(_bounded(seconds))  # the task wait_for starts copies it
-    try:
-        return await asyncio.wait_for(awaitable, seconds)
-    except TimeoutError:
-        raise _expired(seconds) from None
-    finally:
-        _DEADLINE.reset(token)
+    async def once() -> AsyncIterator[T]:
+        yield await awaitable
+
+    return [value async for value in aiterate_within(once(), seconds)][0]
 
 
 def iterate_within(events: Iterator[T], seconds: float | None) -> Iterator[T]:
@@ -108,8 +81,9 @@ def iterate_within(events: Iterator[T], seconds: float | None) -> Iterator[T]:
         except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
             channel.put(("error", exc))
 
-    pumping = threading.Thread(target=contextvars.copy_context().run, args=(pump,), name="frames-question-stream",
-                               daemon=True)
+    # A daemon thread: a sync call cannot be cancelled, but the caller must not wait for it. It runs in a copy of
+    # the caller's context, so tracing and LangGraph's context variables carry over.
+    pumping = threading.Thread(target=contextvars.copy_context().run, args=(pump,), name="frames-question", daemon=True)
     pumping.start()
     while True:
         try:

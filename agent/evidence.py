@@ -35,8 +35,7 @@ CONTENT_FOLD = 5
 
 
 def stem_terms(text: str) -> set[str]:
-    """Content words of a text: its words (retrieval/bm25.py) of three letters or more, not function words nor
-    numbers, folded."""
+    """Content words of a text: words of three letters or more, not function words nor numbers, folded."""
     return {fold(word, CONTENT_FOLD) for word in words(text)
             if len(word) > 2 and word not in FUNCTION_WORDS and not word.isdigit()}
 
@@ -101,12 +100,22 @@ def render_evidence(evidence: Sequence[Evidence], budget: int, doc_tokens: int,
     return "\n".join(parts) if parts else empty
 
 
-def entity_spans(sentence: str) -> list[str]:
-    """Entity-like spans of a sentence: capitalised runs without leading function words, never a bare number nor a
-    lone word capitalised only by opening the sentence."""
+def entity_spans(text: str) -> list[str]:
+    """Entity-like spans of a text: capitalised runs without leading function words, never a bare number nor a
+    lone word capitalised only by opening its sentence."""
     spans = []
-    for text in split_sentences(sentence):
-        spans += _sentence_spans(text)
+    for sentence in split_sentences(text):
+        for n, clause in enumerate(re.split(r"[,;:()\[\]\"“”]+", sentence)):
+            for found in _SPAN.finditer(clause):
+                words = re.sub(r"(?:'s|’s|['’.])$", "", found.group()).split()
+                opening = n == 0 and not clause[: found.start()].strip()
+                while words and (words[0].lower() in FUNCTION_WORDS or words[0].isdigit()):
+                    words.pop(0)
+                    opening = False
+                while words and (words[-1].lower() in FUNCTION_WORDS or words[-1].isdigit()):
+                    words.pop()
+                if words and stem_terms(" ".join(words)) and not (opening and len(words) == 1) and not _is_date(words):
+                    spans.append(" ".join(words))
     return spans
 
 
@@ -115,22 +124,6 @@ def names(text: str) -> set[str]:
     # A bare year or number is a fact, not something to search by name.
     return {" ".join(sorted(key)) for span in entity_spans(text)
             if (key := substance(span)) and not all(word.isdigit() for word in key)}
-
-
-def _sentence_spans(sentence: str) -> list[str]:
-    spans = []
-    for n, clause in enumerate(re.split(r"[,;:()\[\]\"“”]+", sentence)):
-        for found in _SPAN.finditer(clause):
-            words = re.sub(r"(?:'s|’s|['’.])$", "", found.group()).split()
-            opening = n == 0 and not clause[: found.start()].strip()
-            while words and (words[0].lower() in FUNCTION_WORDS or words[0].isdigit()):
-                words.pop(0)
-                opening = False
-            while words and (words[-1].lower() in FUNCTION_WORDS or words[-1].isdigit()):
-                words.pop()
-            if words and stem_terms(" ".join(words)) and not (opening and len(words) == 1) and not _is_date(words):
-                spans.append(" ".join(words))
-    return spans
 
 
 def _is_date(words: list[str]) -> bool:
@@ -171,7 +164,6 @@ def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Ite
 
 
 def question_evidence(question: str, thought: str = "") -> list[Evidence]:
-    """The planner's thought and the question as the weakest evidence: their entities are worth searching while
-    nothing better is known."""
+    """The planner's thought and the question as the weakest evidence (their entities are worth a search)."""
     return [Evidence("thought", "", 0, [thought], [0])] * bool(thought.strip()) + [
         Evidence("question", "", 0, [question], [0])]

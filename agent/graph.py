@@ -5,8 +5,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -30,13 +30,6 @@ def begin(state: AgentState) -> dict[str, Any]:
             "final": None, "answer_context": None, "messages": [HumanMessage(state["question"])]}
 
 
-def _answered(update: Any) -> Any:
-    """An answer node's update with the answer added to the thread's messages."""
-    if isinstance(update, dict) and isinstance(update.get("answer"), str):
-        return {**update, "messages": [AIMessage(update["answer"])]}
-    return update
-
-
 def after_merge(state: AgentState, n: int) -> Literal["plan", "answer", "__end__"]:
     """Plan again until n steps are done, then answer (or end, for retrieval-only runs)."""
     if state["step"] < n:
@@ -57,8 +50,7 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
                 context_schema: type | None = None, *, name: str | None = None, checkpointer: Checkpointer = None,
                 store: BaseStore | None = None, interrupt_before: All | list[str] | None = None,
                 interrupt_after: All | list[str] | None = None, debug: bool = False) -> CompiledStateGraph:
-    """Compile the agent graph from its dependencies; context_schema is the run context the graph declares, the
-    keywords go to StateGraph.compile."""
+    """Compile the agent graph from its dependencies; the keywords go to StateGraph.compile."""
     config = config or AgentConfig()
     nodes = nodes or build_nodes(llm, retriever, tools, config)
     graph = StateGraph(AgentState, context_schema=context_schema, input_schema=AgentInput, output_schema=AgentOutput)
@@ -67,14 +59,7 @@ def build_graph(llm: BaseChatModel, retriever: Retriever | Any | None, tools: Se
     graph.add_node("plan", RunnableLambda(nodes.plan, afunc=nodes.aplan, name="plan"))
     graph.add_node("retrieve", RunnableLambda(nodes.retrieve, afunc=nodes.aretrieve, name="retrieve"))
     graph.add_node("merge", nodes.merge)
-
-    def answer(state: AgentState, config: RunnableConfig) -> Any:
-        return _answered(nodes.answer(state, config))
-
-    async def aanswer(state: AgentState, config: RunnableConfig) -> Any:
-        return _answered(await nodes.aanswer(state, config))
-
-    graph.add_node("answer", RunnableLambda(answer, afunc=aanswer, name="answer"))
+    graph.add_node("answer", RunnableLambda(nodes.answer, afunc=nodes.aanswer, name="answer"))
     graph.add_edge(START, "begin")
     graph.add_edge("begin", "plan")
     graph.add_edge("plan", "retrieve")

@@ -10,6 +10,7 @@ from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
@@ -62,8 +63,7 @@ def _emit(event: BaseModel) -> None:
 
 @dataclass(frozen=True)
 class PlanInput:
-    """What a plan step reads: the state, the step, the matched sentences, the planner's view and its names, and the
-    last plan when it is replayed instead of asking the model (plan_calls)."""
+    """What a plan step reads, and the last plan when it is replayed instead of asking the model (plan_calls)."""
 
     state: AgentState
     step: int
@@ -76,8 +76,7 @@ class PlanInput:
 
 @dataclass
 class StepQueries:
-    """A step's queries as its sources add them, each with its origin and hits to fetch (0: its origin's count),
-    and the plan's repeats of earlier queries (`repeated`)."""
+    """A step's queries as its sources add them, with their origins and hits to fetch (0: the origin's count)."""
 
     repeated: list[str]
     queries: list[str] = field(default_factory=list)
@@ -102,27 +101,20 @@ class Nodes:
 
     def __init__(self, llm: BaseChatModel, retriever: Retriever | None, tools: Sequence[BaseTool],
                  config: AgentConfig, plan_prompt: Prompt, answer_prompt: Prompt) -> None:
-        self.llm, self.retriever, self.config = llm, retriever, config
+        self.retriever, self.config = retriever, config
         self.tools = {tool.name: tool for tool in tools}
         # Structured replies where the backend can give them (agent/asking.py): the answer may ask with its JSON twin.
         self.plan_call, self.answer_call = PlanCall(llm, tools, config), AnswerCall(llm, config, answer_prompt)
-        self.tools_text = self.plan_call.tools_text
         self.plan_prompt, self.answer_prompt = plan_prompt, self.answer_call.prompt
         has_title = getattr(retriever, "has_title", None)
         self.is_title = has_title if has_title is not None else (lambda title: False)
         # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
         # calls well below what callers ask for, so the agent brings its own (threads start on demand).
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
-        self.plan_schema, self.reply_extras = self.plan_call.schema, self.plan_call.reply_extras
         plan_prompt.check(PLAN_VARIABLES | set(config.variables), required={"question"})
         self.self_ask = (SelfAsk(llm, config.sub_questions, capped=config.answer_max_tokens is not None)
                          if config.sub_questions else None)
         self.answer_prompt.check(ANSWER_VARIABLES | set(config.variables), required=ANSWER_VARIABLES)
-
-    @staticmethod
-    def _cap(max_tokens: int | None) -> dict[str, int]:
-        # Only a configured cap is sent: not every chat model takes max_tokens per call.
-        return {"max_tokens": max_tokens} if max_tokens else {}
 
     # --- plan -------------------------------------------------------------------------------------
     def _evidence(self, state: AgentState) -> list[Evidence]:
@@ -144,11 +136,10 @@ class Nodes:
 
     def _plan_text(self, inp: PlanInput) -> str:
         cfg, state = self.config, inp.state
-        earlier = state.get("queries", [])
         return self.plan_prompt.render(
             **{**cfg.variables, **state.get("variables", {})}, question=state["question"], context=inp.view,
-            previous_queries="\n".join(f"- {q}" for q in earlier) or "(none yet)",
-            k=cfg.k, step=inp.step, n=cfg.n, tools=self.tools_text, **self.reply_extras)
+            previous_queries="\n".join(f"- {q}" for q in state.get("queries", [])) or "(none yet)",
+            k=cfg.k, step=inp.step, n=cfg.n, tools=self.plan_call.tools_text, **self.plan_call.reply_extras)
 
     def _replay(self, state: AgentState, step: int, shown: set[str]) -> tuple[Structured[PlanReply] | None, list[str]]:
         """The last plan when asking again cannot change what is searched (plan_calls 'when_new': it only repeated
@@ -227,12 +218,11 @@ class Nodes:
                 "steps": [record]}
 
     def plan(self, state: AgentState, config: RunnableConfig) -> dict:
-        """Ask the model for k queries (and tool calls) from the question and the context so far, unless its last
-        plan would only be written again (plan_calls)."""
+        """Ask the model for k queries (and tool calls), unless its last plan would only be repeated (plan_calls)."""
         inp = self._plan_input(state)
         if inp.replay is not None:
             return self._plan_update(inp, inp.replay, skipped=True)
-        reply = self.plan_call.invoke(self._plan_text(inp), config, **self._cap(self.config.plan_max_tokens))
+        reply = self.plan_call.invoke(self._plan_text(inp), config)
         return self._plan_update(inp, reply)
 
     async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
@@ -240,7 +230,7 @@ class Nodes:
         inp = self._plan_input(state)
         if inp.replay is not None:
             return self._plan_update(inp, inp.replay, skipped=True)
-        reply = await self.plan_call.ainvoke(self._plan_text(inp), config, **self._cap(self.config.plan_max_tokens))
+        reply = await self.plan_call.ainvoke(self._plan_text(inp), config)
         return self._plan_update(inp, reply)
 
     # --- retrieve ---------------------------------------------------------------------------------
@@ -360,13 +350,13 @@ class Nodes:
         return {"context": context, "steps": [record], "retrieved": []}
 
     # --- answer -----------------------------------------------------------------------------------
-    def answer_text(self, question: str, context: Sequence[ctx.ContextEntry], variables: dict[str, str],
-                    queries: Sequence[str] = (), findings: Sequence[Finding] = ()) -> tuple[str, ContextCut]:
-        """The answer prompt for a question and context, and what of the context it showed and cut."""
-        cfg = self.config
-        shown = self._passages(question, context, queries, cfg.answer_budget)
+    def _answer_text(self, state: AgentState, findings: Sequence[Finding]) -> tuple[str, ContextCut]:
+        """The answer prompt for the question and context, and what of the context it showed and cut."""
+        cfg, question = self.config, state["question"]
+        shown = self._passages(question, state.get("context", []), state.get("queries", []), cfg.answer_budget)
         body = shown.text + render_findings(findings)
-        text = self.answer_prompt.render(**{**cfg.variables, **variables}, question=question, context=body)
+        text = self.answer_prompt.render(**{**cfg.variables, **state.get("variables", {})}, question=question,
+                                         context=body)
         mode = "context" if cfg.answer_passages else "lead"
         return text, ContextCut(documents_shown=shown.shown, documents_cut=shown.cut, tokens_cut=shown.tokens_cut,
                                 prompt=cfg.answer_prompt, budget=cfg.answer_budget, passages=shown.articles,
@@ -388,25 +378,23 @@ class Nodes:
         context, budget = state.get("context", []), self.config.sub_answer_budget
         return lambda sub, names: self._passages(sub, context, names, budget).text
 
-    def _answer_input(self, state: AgentState, findings: Sequence[Finding] = ()) -> tuple[str, ContextCut]:
-        return self.answer_text(state["question"], state.get("context", []), state.get("variables", {}),
-                                state.get("queries", []), findings)
-
     def _answer_update(self, reply: tuple[str, Any], cut: ContextCut, findings: list[Finding]) -> AgentOutput:
+        """The answer node's update; the answer joins the thread's messages."""
         raw, final = reply
         final.findings = findings
-        return {"answer": final.answer, "raw_answer": raw, "answer_context": cut, "final": final}
+        return {"answer": final.answer, "raw_answer": raw, "answer_context": cut, "final": final,
+                "messages": [AIMessage(final.answer)]}
 
     def answer(self, state: AgentState, config: RunnableConfig) -> AgentOutput:
         """Answer from the question and the context under the answer budget."""
         findings = self.self_ask.run(state["question"], self._sub_passages(state), config) if self.self_ask else []
-        text, cut = self._answer_input(state, findings)
-        reply = self.answer_call.invoke(text, config, **self._cap(self.config.answer_max_tokens))
+        text, cut = self._answer_text(state, findings)
+        reply = self.answer_call.invoke(text, config)
         return self._answer_update(reply, cut, findings)
 
     async def aanswer(self, state: AgentState, config: RunnableConfig) -> AgentOutput:
         """Async answer."""
         findings = await self.self_ask.arun(state["question"], self._sub_passages(state), config) if self.self_ask else []
-        text, cut = self._answer_input(state, findings)
-        reply = await self.answer_call.ainvoke(text, config, **self._cap(self.config.answer_max_tokens))
+        text, cut = self._answer_text(state, findings)
+        reply = await self.answer_call.ainvoke(text, config)
         return self._answer_update(reply, cut, findings)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -54,19 +54,8 @@ def _listed(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _checked(make: Callable[[], AgentConfig], flags: bool = True) -> AgentConfig:
-    """The config `make` builds; a bad value is a one-line AgentError naming its flag or `configurable` key."""
-    try:
-        return make()
-    except ValidationError as exc:
-        where, message = validation_error(exc)
-        where = "--" + where.replace(".", "-").replace("_", "-") if flags else f"configurable.{where}"
-        raise AgentError(f"{where}: {message}") from None
-
-
 class AgentSettings(BaseModel):
-    """What builds a FramesAgent: the model spec, its server, the index, the tools, the LLM call cache, and the
-    AgentConfig (budgets and deadlines sized for the model unless given)."""
+    """What builds a FramesAgent: model, server, index, tools, LLM cache, and the AgentConfig (sized for the model)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -88,13 +77,17 @@ class AgentSettings(BaseModel):
     @classmethod
     def from_flags(cls, values: Mapping[str, Any], *, config: AgentConfig | None = None, cache: bool = True,
                    flags: bool = True, **overrides: object) -> AgentSettings:
-        """From flag values by name (CONFIG_FLAGS, settings, model, base_url, index, tools, no_cache): the flags,
-        then --set, then `overrides` over the model's defaults, unless `config` is given."""
+        """From flag values by name: the flags, then --set, then `overrides` over the model's defaults (or `config`)."""
         model = values.get("model") or DEFAULT_MODEL
         if config is None:
             fields = {name: values[name] for name in CONFIG_FLAGS if name in values}
             fields.update(parse_settings(list(values.get("settings") or []), set(AgentConfig.model_fields)))
-            config = _checked(lambda: AgentConfig.for_model(model, **{**fields, **overrides}), flags)
+            try:
+                config = AgentConfig.for_model(model, **{**fields, **overrides})
+            except ValidationError as exc:  # one line naming the flag or the `configurable` key
+                where, message = validation_error(exc)
+                where = "--" + where.replace(".", "-").replace("_", "-") if flags else f"configurable.{where}"
+                raise AgentError(f"{where}: {message}") from None
         return cls(model=model, base_url=values.get("base_url"), index=values.get("index") or "default",
                    tools=values.get("tools") or "wiki", cache=cache and not values.get("no_cache"), config=config)
 

@@ -25,9 +25,7 @@ class ToolCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-# Where a step's query came from (agent/nodes.py, Nodes._step_queries): the planner model, a model query that repeats
-# an earlier one searched deeper (repeat_docs), the deterministic proposer, the whole question (question_query), or
-# the fallback when nothing else was searched.
+# Where a step's query came from: the sources of Nodes._step_queries (agent/nodes.py), in their order.
 QueryOrigin = Literal["model", "repeat", "proposer", "question", "fallback"]
 
 
@@ -135,8 +133,7 @@ Item = TypeVar("Item")
 
 
 def upsert_by(key: Callable[[Any], Any], name: str) -> Callable[[list, list], list]:
-    """A LangGraph reducer for keyed lists: an update replaces the item with its key (keeping its place) or
-    appends a new one, so a node returns only what it changed."""
+    """A LangGraph reducer for keyed lists: an update replaces the item with its key in place, or appends it."""
     def reduce(current: list[Item] | None, update: list[Item] | None) -> list[Item]:
         merged = {key(item): item for item in current or []}
         merged.update((key(item), item) for item in update or [])
@@ -177,8 +174,7 @@ class AgentOutput(TypedDict, total=False):
 # mypy has no model of TypedDict's runtime merge (the output's optional question over the input's required one),
 # which LangGraph's schemas rely on; a Required question would change the output schema.
 class AgentState(AgentInput, AgentOutput, total=False):  # type: ignore[misc]
-    """LangGraph state: FRAMES Algorithm 1's question, step counter, queries, context and answer; the per-step
-    hand-offs (pending_*, retrieved) are replaced each step."""
+    """LangGraph state: Algorithm 1's question, step, queries, context and answer, and the per-step hand-offs."""
 
     step: int
     queries: Annotated[list[str], operator.add]

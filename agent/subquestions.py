@@ -50,13 +50,12 @@ class SelfAsk:
     def __init__(self, llm: BaseChatModel, limit: int, capped: bool = True) -> None:
         self.llm, self.limit = llm, limit
         self.split_prompt, self.sub_prompt = load_prompt("subquestions"), load_prompt("subanswer")
+        schema = SubQuestions.model_json_schema()
+        schema["properties"]["questions"]["maxItems"] = limit
         # Caps go only where the answer is capped too (small local models): not every hosted model takes max_tokens.
-        self.split_cap = {"max_tokens": SPLIT_MAX_TOKENS} if capped else {}
         self.sub_cap: dict[str, Any] = {"max_tokens": SUB_ANSWER_MAX_TOKENS} if capped else {}
-
-    def _split(self, question: str) -> tuple[str, dict]:
-        text = self.split_prompt.render(question=question, n=self.limit)
-        return text, {"json_schema": sub_question_schema(self.limit), **self.split_cap}
+        self.split_args: dict[str, Any] = {"json_schema": schema,
+                                           **({"max_tokens": SPLIT_MAX_TOKENS} if capped else {})}
 
     def _ask(self, question: str, sub: str, findings: list[Finding], passages: Passages) -> str:
         # The earlier findings' names pick this sub-question's passages too: "the person from question 1".
@@ -66,8 +65,8 @@ class SelfAsk:
 
     def run(self, question: str, passages: Passages, config: RunnableConfig | None = None) -> list[Finding]:
         """The findings for a question's sub-questions, in order."""
-        text, kwargs = self._split(question)
-        split = structured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
+        text = self.split_prompt.render(question=question, n=self.limit)
+        split = structured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **self.split_args)
         findings: list[Finding] = []
         for sub in choose(split.value.questions, question, self.limit):
             said = self.llm.invoke(self._ask(question, sub, findings, passages), config=config, **self.sub_cap)
@@ -76,8 +75,9 @@ class SelfAsk:
 
     async def arun(self, question: str, passages: Passages, config: RunnableConfig | None = None) -> list[Finding]:
         """Async run."""
-        text, kwargs = self._split(question)
-        split = await astructured(self.llm, text, SubQuestions, fallback_sub_questions, config=config, **kwargs)
+        text = self.split_prompt.render(question=question, n=self.limit)
+        split = await astructured(self.llm, text, SubQuestions, fallback_sub_questions, config=config,
+                                  **self.split_args)
         findings: list[Finding] = []
         for sub in choose(split.value.questions, question, self.limit):
             said = await self.llm.ainvoke(self._ask(question, sub, findings, passages), config=config, **self.sub_cap)
@@ -89,13 +89,6 @@ def fallback_sub_questions(raw: str) -> SubQuestions:
     """Questions salvaged from a reply that is not valid JSON: quoted questions, else lines ending in '?'."""
     found = _QUOTED.findall(raw) or _QUESTION_LINE.findall(raw)
     return SubQuestions(questions=[q.strip() for q in found])
-
-
-def sub_question_schema(limit: int) -> dict:
-    """JSON schema for the decomposition reply, at most `limit` questions."""
-    schema = SubQuestions.model_json_schema()
-    schema["properties"]["questions"]["maxItems"] = limit
-    return schema
 
 
 def choose(questions: list[str], question: str, limit: int) -> list[str]:

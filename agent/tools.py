@@ -96,8 +96,7 @@ def _as_tool_exception(exc: Exception) -> ToolException:
 
 def agent_tool(agent: Any, args_schema: type[BaseModel] | None = None, name: str | None = None,
                description: str | None = None, sources: int = 3, handle_tool_error: ToolErrors = True) -> BaseTool:
-    """A FramesAgent as one LangChain tool (question -> answer and top sources, the AgentResult as its artifact);
-    handle_tool_error as LangChain's (False raises to the caller)."""
+    """A FramesAgent as one LangChain tool (answer and top sources; the AgentResult its artifact)."""
     # LangChain hands a tool function the caller's config and, separately, the tool run's child callbacks:
     # joined, the agent's trace nests under the tool call with the caller's tags and metadata.
     def research(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:

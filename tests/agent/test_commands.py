@@ -129,3 +129,13 @@ def test_json_fields_read_a_reply_split_anywhere():
         for field, piece in pieces:
             text[field] = text.get(field, "") + piece
         assert text == {"reasoning": 'A "quoted" line\nand é', "answer": "Paris"}
+
+
+def test_json_fields_stop_reading_a_reply_past_the_bound():
+    from frames_agent.agent.commands import MAX_STREAMED_CHARS, JsonFields
+
+    fields = JsonFields()
+    assert fields.feed('{"reasoning": "') == []  # no text yet
+    shown = "".join(text for _, text in fields.feed("x" * (MAX_STREAMED_CHARS - 100)))
+    assert shown == "x" * (MAX_STREAMED_CHARS - 100)
+    assert fields.feed("y" * 200 + '", "answer": "Paris"}') == []  # printed whole at the end instead

@@ -205,8 +205,9 @@ def test_langgraph_stream_arguments_pass_through(store):
     for bad in ({"version": "v2"}, {"output_keys": ["answer"]}):
         with pytest.raises(AgentError):
             list(agent.stream("About Brennick", stream_mode="updates", **bad))
-    with pytest.raises(AgentError):
-        agent.invoke("About Brennick", subgraphs=True)
+    for bad in ({"subgraphs": True}, {"stream_mode": "values"}):  # invoke returns the result, not chunks
+        with pytest.raises(AgentError):
+            agent.invoke("About Brennick", **bad)
 
 
 def test_build_graph_takes_the_usual_compile_settings(store):
