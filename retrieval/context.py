@@ -306,7 +306,7 @@ def choose(articles: Sequence[Article], selection: ContextSelection, budget: int
     if words is None and not few:
         passages = [split_passages(a.text, LARGE_CONTEXT_WORDS) or [""] for a in articles]
     picks = rank_passages(articles, passages, selection)
-    fill = _Budget(articles, passages, few, budget)
+    fill = _Budget(articles, passages, few, budget)  # leads where they fit. Measured: docs/measurements.md#leads
     counts: dict[int, int] = {}
     spare: list[Pick] = []
     for pick in picks:
