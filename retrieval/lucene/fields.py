@@ -16,14 +16,13 @@ TITLE_FIELD = "title"
 _TERM = re.compile(r"\w+")
 # Lucene refuses over 1,024 clauses (TooManyClauses), and with the title field each term is a clause twice.
 MAX_TERMS = 500
-_WORD = re.compile(r"\w")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable input bytes; the JVM cannot encode them
 _log = logging.getLogger("frames_agent.retrieval.lucene.searcher")  # where users (and tests) listen for search warnings
 
 
 def check_query(query: str) -> str:
     """The query itself, or a RetrievalError when it has nothing to search for."""
-    if not isinstance(query, str) or not _WORD.search(query):
+    if not isinstance(query, str) or not _TERM.search(query):
         raise RetrievalError(f"empty query {query!r}: it needs at least one letter or digit")
     return query
 
