@@ -16,8 +16,7 @@ from frames_agent.core.errors import RetrievalError
 from frames_agent.core.paths import indexes_dir
 
 MANIFEST_FILE = "frames-agent-index.json"  # written last: its presence means the build finished
-# 2: content fingerprints; 3: a searchable title field, redirects.tsv in the title table; 4: one document per article
-FORMAT_VERSION = 4
+FORMAT_VERSION = 4  # what each format added: docs/indexes.md
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
