@@ -1,11 +1,5 @@
 """frames-agent: FRAMES-style multi-step retrieval (Fact, Fetch, and Reason) as a LangGraph agent.
-
-The repository's root is the `frames_agent` package (pyproject.toml maps it), so the project's folders are its
-sub-packages: `frames_agent.agent`, `frames_agent.retrieval`, `frames_agent.index`, `frames_agent.eval` and the
-`frames_agent.cli` module. What most users import is re-exported here:
-
-    from frames_agent import FramesAgent, AgentConfig
-"""
+What most users import is re-exported here: `from frames_agent import FramesAgent, AgentConfig`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -27,8 +21,7 @@ if TYPE_CHECKING:
     )
     from frames_agent.retrieval import Document, FramesAgentError, Retriever
 
-# Lazy: importing one light sub-module (frames_agent.core.paths in a server process, say) must not load
-# LangGraph through this package's __init__.
+# Lazy, so importing a light sub-module (core.paths in a server process, say) does not load LangGraph.
 _EXPORTS = {
     "FramesAgent": "frames_agent.agent", "AgentConfig": "frames_agent.agent", "AgentError": "frames_agent.agent",
     "AgentEvent": "frames_agent.agent", "AgentInput": "frames_agent.agent", "AgentOutput": "frames_agent.agent",

@@ -8,8 +8,7 @@ import logging
 import os
 import sys
 
-# Each module exposes register(subparsers) for the commands listed beside it; handlers import their heavy
-# dependencies lazily, and only the module of the command being run is imported (a typo or --help imports all).
+# Each module's register(subparsers) adds these commands; only the running command's module is imported.
 COMMAND_MODULES = {
     "frames_agent.index.commands": ("index", "search"),
     "frames_agent.agent.llm.commands": ("llm",),
@@ -52,9 +51,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _leave_abandoned_work(code: int) -> None:
-    """Exit now if a question abandoned at its deadline still runs: a sync call cannot be cancelled, and the
-    interpreter would join its worker threads (minutes, for a model server that hangs). Output is flushed first;
-    files, the LLM cache and the run records are closed by the handlers before they return."""
+    """Exit now (output flushed, files closed by the handlers) if a question abandoned at its deadline still runs:
+    the interpreter would join its uncancellable thread (minutes, for a model server that hangs)."""
     deadline = sys.modules.get("frames_agent.agent.deadline")
     if deadline is None or not deadline.abandoned():
         return

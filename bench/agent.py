@@ -1,10 +1,5 @@
 """Benchmark: a (k, n, n_docs) = (5, 5, 10) question through the LangGraph agent vs a plain-Python Algorithm 1 loop.
-
-Both use the same instant scripted LLM, the same retriever, prompts and context rendering, so the ratio is the
-cost of the graph machinery (state, routing, events, usage tracking). Target: ratio <= 1.2.
-
-    python bench/agent.py [--index default] [--repeats 15]
-"""
+Both share an instant scripted LLM, the retriever, prompts and rendering: the ratio is the graph machinery's cost."""
 from __future__ import annotations
 
 import argparse

@@ -1,9 +1,5 @@
 """Model-free replay of what the answer reads: each recorded question's context rebuilt and its answer prompt
-re-rendered under other selection settings (what it prints: docs/benchmarks.md).
-
-Run: python bench/answer_context.py RUN_DIR [RUN_DIR ...] [--index default] [--grid per_article=1,2,3,4]
-     [--grid passage_words=60,80,120] [--grid answer_budget=1600] ... [--report-only]
-"""
+re-rendered under other selection settings (what it prints: docs/benchmarks.md)."""
 from __future__ import annotations
 
 import argparse
@@ -78,8 +74,7 @@ def _covered_recall(record: dict, held: set[str]) -> float | None:
 
 
 def load_run(run: Path) -> tuple[dict, list[dict]]:
-    """A recorded run's config.json and its records that did not fail (a later line for an id wins), read within
-    bounds."""
+    """A recorded run's config.json and its records that did not fail (a later line for an id wins), read bounded."""
     from frames_agent.core.bounded import load_file, loads, read_file
 
     records = {}

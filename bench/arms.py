@@ -1,9 +1,5 @@
 """Benchmark: named arms of AgentConfig and llama.cpp runtime settings side by side with the embedded model, each on
-its own runtime, interleaved question by question (what it prints: docs/benchmarks.md).
-
-    python bench/arms.py [--arms "base:;thought0:plan_thought_chars=0;one:threads=1"] [--questions 12]
-                         [--split tune] [--answer] [--data held-out.tsv --split all]
-"""
+its own runtime, interleaved question by question (what it prints: docs/benchmarks.md)."""
 from __future__ import annotations
 
 import argparse
@@ -57,8 +53,7 @@ def row(qid: str, arm: str, m: dict) -> str:
 
 
 def summary(seen: dict[str, list[dict]], split: str) -> list[str]:
-    """Per arm: median and total seconds, the ratio against the first arm, means of calls and tokens, and recall,
-    with each later arm's paired recall difference against the first (eval.stats)."""
+    """Per arm: seconds, ratio to the first arm, mean calls and tokens, recall and its paired difference from it."""
     first = next(iter(seen))
     base_seconds = sum(m["seconds"] for m in seen[first])
     lines = []

@@ -1,8 +1,5 @@
 """Runner throughput: questions through a fake LLM of 1 s a call at a concurrency, against the ideal time (every wave
-of `concurrency` questions waits only on its own calls). Target: ratio <= 1.25.
-
-    python bench/eval.py [--questions 100] [--concurrency 16] [--delay 1.0] [--k 5] [--n 5]
-"""
+of `concurrency` questions waits only on its own calls)."""
 from __future__ import annotations
 
 import argparse

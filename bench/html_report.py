@@ -1,8 +1,5 @@
 """report.html for a whole FRAMES run of synthetic multistep records: the page's size against results.jsonl, and its
-open time in headless Chromium (median of --repeats loads).
-
-    python bench/html_report.py [--questions 824] [--out DIR] [--no-browser]
-"""
+open time in headless Chromium (median of --repeats loads)."""
 from __future__ import annotations
 
 import argparse

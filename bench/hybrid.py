@@ -1,8 +1,5 @@
-"""Hybrid search (BM25 + dense, RRF) against BM25 alone on the default index (target: within 10x), and the dense
-build's encoding rate against raw sentence-transformers (target: within 1.2x). Needs `python cli.py index dense`.
-
-Run: python bench/hybrid.py [--index default] [--rounds N] [--k 10] [--weight 0.5] [--units 1024]
-"""
+"""Hybrid search (BM25 + dense, RRF) against BM25 alone on the default index, and the dense build's encoding rate
+against raw sentence-transformers. Needs `python cli.py index dense`."""
 from __future__ import annotations
 
 import argparse

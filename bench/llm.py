@@ -1,9 +1,5 @@
 """Tokens/s of our local: adapter (LangChain -> OpenAI client -> HTTP) vs the same GGUF called raw in-process.
-
-Both paths hit the same xllamacpp server in the same run, alternating, greedy, same prompt, a fixed
-number of generated tokens (ignore_eos) and no prompt caching, so the ratio isolates our overhead.
-Target: overhead <= 5%.   python bench/llm.py [--model smollm2|qwen] [--rounds N] [--tokens 64]
-"""
+Both hit one xllamacpp server, alternating, greedy, a fixed number of tokens and no prompt cache: only our overhead."""
 from __future__ import annotations
 
 import argparse

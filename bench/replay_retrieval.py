@@ -1,9 +1,5 @@
 """Model-free replay of multistep retrieval under AgentConfig variants, on tune questions only (what it prints:
-docs/agent.md, "Replaying retrieval without a model").
-
-Run: python bench/replay_retrieval.py [RUN_DIR] --baseline BM25_100_DIR [--split tune] [--index default]
-     [--grid propose_queries=true,false] [--grid repeat_docs=0,3] [--limit N] [--json] [--report-only]
-"""
+docs/agent.md, "Replaying retrieval without a model")."""
 from __future__ import annotations
 
 import argparse
@@ -21,8 +17,7 @@ _STEP = re.compile(r"Step (\d+) of \d+\. Documents found so far")
 
 
 def model_queries(record: dict) -> list[list[str]]:
-    """The recorded model queries of each step (older records without origins: the queries the proposer did not
-    fill), then its repeats of earlier queries (dropped, or searched deeper under repeat_docs: a variant decides)."""
+    """Each step's recorded model queries (without origins: those not filled), then its repeats (a variant decides)."""
     steps = []
     for step in record.get("steps", []):
         origins, filled = step.get("origins") or [], set(step.get("filled_queries") or [])

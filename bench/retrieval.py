@@ -1,9 +1,5 @@
 """Retrieval latency on the embedded default index: our BM25Retriever vs raw Anserini (jnius).
-
-Run: python bench/retrieval.py [--index default] [--rounds N] [--k 10]
-Prints p50/p95 of one query and of a batch of 5, queries/s, and the ratios with their targets:
-a batch of 5 within 2x one query, our wrapper within 1.5x of raw Anserini.
-"""
+Prints p50/p95 of one query and of a batch of 5, queries/s, and the ratios against their targets."""
 from __future__ import annotations
 
 import argparse
@@ -53,8 +49,7 @@ def percentiles(samples_ns: list[int]) -> tuple[float, float]:
 
 
 def measure(cases: dict[str, tuple], rounds: int) -> dict[str, list[int]]:
-    """Per-call wall times (ns) of each case (fn, items); cases sharing items take turns on every item, so that
-    load from other processes hits them alike."""
+    """Per-call wall times (ns) of each case (fn, items), taking turns on every item so outside load hits them alike."""
     for fn, items in cases.values():  # warm-up: JIT, page cache
         for _ in range(2):
             for item in items:

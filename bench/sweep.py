@@ -1,8 +1,5 @@
-"""The sweep executors: a retrieval-only sweep in this process and on a local Ray cluster (target: ray/in-process
-<= 1.3), then a simulated 1 s LLM on Ray clusters of 1 and N worker processes (target: T(N)/T(1) close to 1/N).
-
-    python bench/sweep.py [--index tiny|default|DIR] [--repeat 10] [--workers 4] [--slow-questions 8]
-"""
+"""The sweep executors: a retrieval-only sweep in this process and on a local Ray cluster, then a simulated 1 s LLM
+on Ray clusters of 1 and N worker processes (target: T(N)/T(1) close to 1/N)."""
 from __future__ import annotations
 
 import argparse

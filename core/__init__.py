@@ -1,5 +1,2 @@
 """What every layer uses: the root error and its categories, paths and caches, the version, optional extras, lazy
-exports, text made safe for a terminal, JSON and HTTP bounded for untrusted peers, and server sockets.
-
-    from frames_agent.core.errors import FramesAgentError, UsageError
-"""
+exports, text made safe for a terminal, JSON and HTTP bounded for untrusted peers, and server sockets."""

@@ -1,9 +1,5 @@
-"""The root of every error frames-agent reports to users, and the categories every layer shares (usage, install,
-retrieval).
-
-Each layer keeps its errors in an `errors` module under this root (`agent.errors`, `agent.llm.errors`,
-`eval.errors`, ...); the CLI prints any `FramesAgentError` as one line and exits 2.
-"""
+"""The root of every error frames-agent reports to users (the CLI prints it as one line, exit 2), and the categories
+every layer's own `errors` module shares (usage, install, retrieval)."""
 from __future__ import annotations
 
 
@@ -37,8 +33,7 @@ def validation_error(exc: Exception) -> tuple[str, str]:
 
 
 def first_line(exc: BaseException, limit: int | None = None) -> str:
-    """An error on one line (at most `limit` characters): a pydantic ValidationError's first error as 'where: message',
-    else the message's first line, else the error's type name."""
+    """An error in at most `limit` characters: a ValidationError's first error, else its first line, else its type."""
     from pydantic import ValidationError
 
     if isinstance(exc, ValidationError):

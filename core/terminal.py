@@ -1,6 +1,5 @@
-"""Text from models, questions and data made safe for a terminal: control characters (ESC sequences that clear the
-screen or retitle the window, BEL, NUL, carriage returns that overwrite a line) and direction overrides are shown
-escaped (`\\x1b`), never acted on; and text valid for any encoder (valid_text: no lone surrogates)."""
+"""Text from models, questions and data made safe for a terminal: control characters (ESC, BEL, NUL, CR) and direction
+overrides shown escaped (`\\x1b`), never acted on; and text valid for any encoder (valid_text: no lone surrogates)."""
 from __future__ import annotations
 
 from typing import Any
@@ -16,8 +15,7 @@ def plain(text: object, *, lines: bool = True) -> str:
 
 
 def valid_text(text: str) -> str:
-    """text as valid Unicode: a lone surrogate (what a JSON "\\ud800" escape decodes to, and no encoder accepts)
-    becomes U+FFFD; a split pair is joined."""
+    """text as valid Unicode: a lone surrogate (a JSON "\\ud800" escape) becomes U+FFFD; a split pair is joined."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

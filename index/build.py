@@ -62,8 +62,7 @@ class BuildSpec:
     xml: list[Path] = field(default_factory=list)
     unit: str = "article"
     redirects: list[Path] = field(default_factory=list)  # alias<TAB>target files beside the JSONL inputs
-    # Copies of one article: which input file's wins (fnmatch patterns on file names, most preferred first), or
-    # keep every copy as a document of its own.
+    # Which input file's copy of an article wins (fnmatch patterns, most preferred first), unless all are kept.
     prefer: tuple[str, ...] = DEFAULT_PREFER
     keep_copies: bool = False
 
@@ -82,8 +81,7 @@ class BuildSpec:
 
 def make_spec(corpus: Iterable[str | Path] = (), xml: Iterable[str | Path] = (), unit: str = "article",
               prefer: Iterable[str] | None = None, keep_copies: bool = False) -> BuildSpec:
-    """A checked BuildSpec; no corpus and no dump means the default corpus; no prefer means the embedded corpus's
-    order (its patterns name only its own files, so other corpora keep the fullest copy)."""
+    """A checked BuildSpec; no input means the default corpus, no prefer the embedded corpus's file order."""
     if unit not in UNITS:
         raise CorpusError(f"unknown unit {unit!r}: use one of {', '.join(UNITS)}")
     prefer = DEFAULT_PREFER if prefer is None else tuple(prefer)
@@ -218,8 +216,7 @@ def _build_into(spec: BuildSpec, work: Path, name: str, threads: int, progress: 
 
 
 def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progress: bool, threads: int) -> dict:
-    """JsonCollection shards of one document per article (pass 1 picks each title's, pass 2 writes them), the
-    title table and the copies' aliases; the title goes into the searchable contents too."""
+    """JsonCollection shards of one document per article (title in contents), the title table and copies' aliases."""
     pairs = [pair for path in spec.redirects for pair in read_redirects(path)]
     plan = MergePlan([p.name for p in [*spec.jsonl, *spec.xml]], spec.prefer, canonical_redirects(pairs),
                      spec.keep_copies)
@@ -274,8 +271,7 @@ def _read_all(spec: BuildSpec, progress: bool, threads: int, desc: str,
 
 def _run_anserini(collection: Path, index_dir: Path, total: int, threads: int, progress: bool,
                  fields: tuple[str, ...] = ()) -> int:
-    """Run Anserini's IndexCollection on a Java thread while a progress bar polls its counters; `fields` are JSON
-    fields indexed (and searchable) on their own besides contents."""
+    """Anserini's IndexCollection on a Java thread under a progress bar; `fields` are JSON fields searchable alone."""
     from tqdm import tqdm
 
     from frames_agent.retrieval.lucene.jvm import start_jvm

@@ -1,8 +1,5 @@
-"""Content identity of a corpus: what an index was built from, by content rather than by path or name.
-
-Every input file is its size and the SHA-256 of all its bytes (a sample would miss a same-size edit mid-file); a large
-file's hash is memoised per (real path, size, mtime, inode) beside the indexes, so only its first use reads it all.
-"""
+"""Content identity of a corpus: each input's size and SHA-256 of all its bytes (a sample misses a same-size edit),
+a large file's hash memoised per (real path, size, mtime, inode) beside the indexes."""
 from __future__ import annotations
 
 import hashlib

@@ -1,10 +1,5 @@
 """One article, one document: copies of an article across input files (same canonical title after redirects) are
-merged at build time into the one a stated rule prefers; the others' ids and titles lead to it.
-
-Pass 1 reads every JSONL input once and keeps, per canonical title, only a small tuple for the best document so far
-(and one per copy). Pass 2 writes the winners. Dump pages come last and need no first pass (a dump holds one page
-per title): a page whose canonical title was already written is a copy.
-"""
+merged at build time into the one a stated rule prefers (docs/indexes.md); the others' ids and titles lead to it."""
 from __future__ import annotations
 
 import fnmatch
@@ -14,8 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from frames_agent.index.corpus import Article
 from frames_agent.retrieval.lucene.titles import canonical_title, normalize_title
 
-# The embedded corpus's files, newest source first: the Nov 2025 crawl, 2018 new pages, the 2015 dump, and the
-# Vital Articles lead summaries last (summaries are the shortest copies). The patterns name only those files.
+# The embedded corpus's files, newest source first (Vital summaries, the shortest copies, last).
 DEFAULT_PREFER = ("frames_linked_pages*", "enwiki2018_newpages*", "enwiki2015*", "ovos_vital_summaries*")
 RULE = ("one document per canonical title (MediaWiki case, redirects followed): the file earliest in the --prefer "
         "order wins (files matching no pattern after those matching one), then the fullest text, then input order; "
@@ -63,8 +57,7 @@ class MergePlan:
             self.copies.append((key, loser[3], loser[4], loser[5], loser[2]))
 
     def judge(self, article: Article, file_no: int, seq: int | None = None) -> str:
-        """Pass 2: WRITE, EMPTY, REPEATED (id seen before) or COPY (merged away) for a JSONL document (by its
-        pass-1 seq) or a dump page (seq None)."""
+        """Pass 2's verdict (WRITE, EMPTY, REPEATED, COPY) on a JSONL document (its pass-1 seq) or a dump page."""
         if not article.text.strip():
             return EMPTY
         if seq is not None:

@@ -1,10 +1,5 @@
-"""A page's wikitext as plain prose, in time linear in its length whatever it holds.
-
-Templates, tables, references, media, category and interlanguage links are dropped; links keep their label; tags keep
-their text. Each construct is matched once, left to right, with a stack: an opener with no closer is text, and no
-span is scanned twice (a general wikitext parser retries an unclosed "[[" or "{{" at every nesting level, which is
-quadratic on a hostile page).
-"""
+"""A page's wikitext as plain prose (links keep their label, tags their text), in time linear in its length: each
+construct is matched once on a stack, never retried at every nesting level (quadratic on a hostile page)."""
 from __future__ import annotations
 
 import html
@@ -25,8 +20,7 @@ _KEEP_TAGS = frozenset({
     "noinclude", "section", "h1", "h2", "h3", "h4", "h5", "h6", "caption", "tr", "td", "th", "tbody", "thead",
     "tfoot", "categorytree", "indicator", "translate", "tvar", "languages", "inputbox", "charinsert", "maplink"})
 _KNOWN_TAGS = DROP_TAGS | _LITERAL_TAGS | _KEEP_TAGS
-# Links that are not prose: media, categories, and interlanguage links such as [[de:Paris]] (checked on the
-# target's first characters only, so a long target costs nothing).
+# Links that are not prose (media, categories, [[de:Paris]]), checked on the target's first characters only.
 _DROP_LINK = re.compile(r"\s*:?\s*(file|image|media|category|[a-z]{2,3}(-[a-z]+)?)\s*:", re.IGNORECASE)
 _DROP_LINK_SPAN = 80
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)(?=[\s/>])([^<>]*+)>")
@@ -105,8 +99,7 @@ def _tags(text: str) -> str:
 
 @dataclass(slots=True)
 class _Frame:
-    """An open construct: its kind ("{" braces, "[" link, "t" table), where its opener starts and ends, the braces
-    still open, and a link's first "|"."""
+    """An open construct: kind ("{" braces, "[" link, "t" table), its opener's span, braces still open, first "|"."""
 
     kind: str
     start: int
@@ -116,8 +109,7 @@ class _Frame:
 
 
 def _brackets(text: str) -> str:
-    """Templates, arguments and tables removed, links replaced by their label, in one pass: constructs are matched
-    on a stack (a closer matches only the innermost open construct; an opener never closed is text)."""
+    """Templates, arguments and tables removed, links replaced by their label, in one pass on a stack of constructs."""
     stack: list[_Frame] = []
     spans: dict[int, tuple[int, int, int]] = {}  # opener start -> (keep from, keep to, resume at)
     eaten = -1  # where a "}" was taken by the "|}" that closed a table

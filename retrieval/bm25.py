@@ -10,8 +10,7 @@ from typing import Literal
 import numpy as np
 
 _WORD = re.compile(r"\w+")
-# BM25's stoplist: words too frequent to rank by (agent/evidence.py's FUNCTION_WORDS, which never name an entity,
-# are another list for another job).
+# Words too frequent to rank by (agent/evidence.py's FUNCTION_WORDS is another list, for another job).
 STOPWORDS = frozenset("""a an and are as at be but by did do does for from had has have how i in is it its of on or
 that the their them there these they this to was were what when where which who whom whose why will with you your""".split())
 
@@ -37,12 +36,8 @@ def terms(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
 
 
 class OkapiBM25:
-    """Okapi BM25 over pre-tokenised documents.
-
-    idf="okapi" is rank_bm25's BM25Okapi (negative idf floored at epsilon x the mean idf), which the official CRAG
-    finance search uses; idf="lucene" is Lucene's log(1 + (N - df + 0.5) / (df + 0.5)), never negative, which
-    suits small collections where a word in most documents should still count a little.
-    """
+    """Okapi BM25 over pre-tokenised documents; idf "okapi" is rank_bm25's (the CRAG finance search), "lucene" Lucene's,
+    never negative, so on a small collection a word in most documents still counts a little."""
 
     def __init__(self, corpus: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75,
                  idf: Literal["okapi", "lucene"] = "okapi", epsilon: float = 0.25) -> None:

@@ -19,8 +19,7 @@ from frames_agent.retrieval.types import Document, Retriever
 
 # What the agent calls; the rest of the Retriever protocol (search, doc, by_title) serves baselines and tools.
 _AGENT_NEEDS = ("batch_search",)
-# Documents a LangChain adapter keeps for doc()/by_title(): the most recently returned ones, so a long-lived app's
-# memory stays flat however many searches it serves (a question's n*k*n_docs hits fit many times over).
+# Recent documents a LangChain adapter keeps for doc()/by_title(): flat memory, yet a question's hits fit many times.
 KEEP_RECENT = 2048
 
 
@@ -137,8 +136,7 @@ class LangChainRetriever:
 
 
 class FramesRetriever(BaseRetriever):
-    """Our Retriever as a LangChain BaseRetriever; hits per query: `invoke(q, k=2)`, else `search_kwargs["k"]`, else
-    `k`."""
+    """Our Retriever as a LangChain BaseRetriever; hits per query: invoke(q, k=2), else search_kwargs["k"], else k."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -181,8 +179,7 @@ def as_retriever(retriever: Any) -> Retriever | None:
 
 def traced_batch_search(retriever: Retriever, queries: Sequence[str], k: int,
                         config: RunnableConfig | None = None) -> list[list[Document]]:
-    """batch_search, reported to the run's callbacks as one retriever run per query (on_retriever_start/end); a
-    retriever that reports its own runs (a LangChain one) gets the run's config instead."""
+    """batch_search as one retriever run per query in the run's callbacks; a self-tracing retriever gets the config."""
     if getattr(retriever, "traces_itself", False):
         return retriever.batch_search(queries, k, config)  # type: ignore[call-arg]
     manager = get_callback_manager_for_config(config or {})

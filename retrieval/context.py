@@ -33,11 +33,7 @@ class ShownPassages(BaseModel):
 
 def chunk_text(text: str, words: int = PASSAGE_WORDS, max_chunks: int = MAX_PASSAGES,
                whole_sentences: bool = False) -> list[str]:
-    """Sentence-packed chunks of about `words` words (long sentences are split).
-
-    whole_sentences=True starts a new chunk rather than cutting a sentence that does not fit, so a passage never
-    begins mid-sentence (what a reader of a selected passage needs); False fills every chunk to `words`.
-    """
+    """Sentence-packed chunks of about `words` words; whole_sentences=True cuts only a sentence longer than a chunk."""
     chunks: list[str] = []
     current: list[str] = []
     for sentence in _SENTENCE.split(text):
@@ -136,8 +132,7 @@ def _whole(entry: ContextEntry) -> bool:
 
 
 def ordered(context: Sequence[ContextEntry]) -> list[ContextEntry]:
-    """Most useful first: every query's best hit before any second-best hit, then earlier steps (never by scores of
-    different queries, which are not comparable)."""
+    """Best first: each query's best hit before any second-best, then earlier steps (queries' scores don't compare)."""
     return sorted(context, key=lambda e: (e.rank, e.step))
 
 
@@ -148,8 +143,7 @@ def _lead(entry: ContextEntry, index: int, limit: int) -> str:
 
 def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty: str = "(no documents yet)",
            selection: ContextSelection | None = None) -> RenderedContext:
-    """The context under `budget` tokens: the best passages of the whole context (a ContextSelection), else each
-    entry's beginning cut to doc_tokens, best first by search rank."""
+    """The context under `budget` tokens: a ContextSelection's best passages, else each entry's first doc_tokens."""
     if selection is not None:  # search rank only breaks ties
         articles = [Article(key=e.key, title=e.title, text=e.text(), order=i) for i, e in enumerate(ordered(context))]
         return choose(articles, selection, budget, empty)
@@ -208,14 +202,12 @@ class Pick:
 
 @dataclass(frozen=True)
 class ContextSelection:
-    """Settings of context-wide selection: per_article caps an article's passages while others still have relevant
-    ones (spare budget then goes to the next best of any article)."""
+    """Settings of context-wide selection: per_article caps an article's passages until only spare budget is left."""
 
     question: Sequence[str]
     queries: Sequence[str] = ()
     per_article: int = 3
-    # None: PASSAGE_WORDS where every article's lead fits in half the budget (few articles), LARGE_CONTEXT_WORDS
-    # otherwise (many articles: shorter passages put more distinct pieces of evidence in the same budget).
+    # None: PASSAGE_WORDS when every lead fits in half the budget, else LARGE_CONTEXT_WORDS (more distinct evidence).
     words: int | None = PASSAGE_WORDS
 
     def weighted_terms(self) -> list[str]:
@@ -226,8 +218,7 @@ class ContextSelection:
 
 
 def rank_passages(articles: Sequence[Article], passages: Sequence[Sequence[str]], selection: ContextSelection) -> list[Pick]:
-    """All passages that share a term with the query, best first; ties go to the better-ranked article, then the
-    earlier passage."""
+    """Passages sharing a term with the query, best first; ties go to the better-ranked article, then the earlier."""
     flat = [(a, p) for a, parts in enumerate(passages) for p in range(len(parts))]
     if not flat:
         return []
@@ -258,8 +249,7 @@ def _first_sentence(text: str) -> str:
 
 
 class _Budget:
-    """Greedy filling: token costs computed only for the passages considered (a context holds thousands); with
-    `lead`, every shown article also shows its lead where it fits (docs/measurements.md#leads)."""
+    """Greedy filling, costing only the passages considered; with `lead` a shown article shows its lead if it fits."""
 
     def __init__(self, articles: Sequence[Article], passages: Sequence[Sequence[str]], lead: bool,
                  budget: int) -> None:
@@ -307,8 +297,7 @@ class _Budget:
 
 def choose(articles: Sequence[Article], selection: ContextSelection, budget: int,
            empty: str = "(no documents)") -> RenderedContext:
-    """The best passages of the whole context under `budget` tokens, grouped by article (most relevant article
-    first, passages in article order), each article under its title and, where it fits, its first sentence."""
+    """The best passages under `budget` tokens, by article (most relevant first), under its title and first sentence."""
     words = selection.words
     if words is None and _too_many_for_leads(len(articles), budget):
         words = LARGE_CONTEXT_WORDS  # no lead needs measuring: split once (it costs ~0.15 s over 100 articles)
@@ -317,7 +306,7 @@ def choose(articles: Sequence[Article], selection: ContextSelection, budget: int
     if words is None and not few:
         passages = [split_passages(a.text, LARGE_CONTEXT_WORDS) or [""] for a in articles]
     picks = rank_passages(articles, passages, selection)
-    fill = _Budget(articles, passages, few, budget)
+    fill = _Budget(articles, passages, few, budget)  # leads where they fit. Measured: docs/measurements.md#leads
     counts: dict[int, int] = {}
     spare: list[Pick] = []
     for pick in picks:
@@ -332,8 +321,7 @@ def choose(articles: Sequence[Article], selection: ContextSelection, budget: int
         if pick.passage not in fill.taken.get(pick.article, ()):
             fill.take(pick)
     if not fill.taken and articles and budget > 0:
-        # Nothing fitted whole (or nothing shares a word with the question): the best passage, else the best-ranked
-        # article's beginning, cut to the budget, still says something.
+        # Nothing fitted or matched: the best passage, else the top article's beginning, cut to the budget.
         first = picks[0] if picks else Pick(min(range(len(articles)), key=lambda a: articles[a].order), 0, 0.0)
         fill.taken[first.article] = [first.passage]
     sentences = fill.add_first_sentences()

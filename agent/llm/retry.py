@@ -124,8 +124,7 @@ async def acall_with_retries(fn: Callable[[], Awaitable[R]], policy: RetryPolicy
 
 
 class RetriedChat:
-    """A chat model's calls retried on transient failures, errors mapped by its _classify; a stream is retried until
-    its first chunk arrives, not after. Listed before the chat model class whose calls it retries."""
+    """Mixin listed before a chat model's class: calls retried on transient errors, a stream until its first chunk."""
 
     def _policy(self) -> RetryPolicy:
         return RetryPolicy()

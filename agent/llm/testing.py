@@ -33,8 +33,7 @@ def render_messages(messages: list[BaseMessage]) -> str:
 
 
 class ScriptedLLM(BaseChatModel):
-    """Pops scripted replies in order (text, JSON values, exceptions raised, callables of the messages), records
-    every prompt, fails loudly when exhausted."""
+    """Pops scripted replies (text, JSON, exceptions, callables of the messages), records prompts, fails when out."""
 
     replies: list[Any] = []
     responder: Callable[[list[BaseMessage]], Any] | None = None

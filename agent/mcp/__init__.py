@@ -1,8 +1,5 @@
 """MCP: the agent as a Model Context Protocol server (tools frames_research and search_wikipedia) on the official
-`mcp` SDK; `python cli.py mcp` serves it over stdio.
-
-    from frames_agent.agent.mcp import build_server
-"""
+`mcp` SDK; `python cli.py mcp` serves it over stdio."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

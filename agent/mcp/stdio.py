@@ -145,8 +145,7 @@ class _Frames:
 
 async def serve_stdio(build: Callable[[], MCPServer]) -> None:
     """Build the MCP server, then serve it on this process's stdin and stdout until the client hangs up."""
-    # The wire gets private descriptors; fd 0 and 1 point at /dev/null and stderr meanwhile, as the SDK's own stdio
-    # transport does, so the build (the JVM, a model), a handler or a child process cannot corrupt the protocol.
+    # Private descriptors for the wire, fd 0 and 1 on /dev/null and stderr (as the SDK's): nothing else writes to it.
     sys.stdout.flush()
     wire_in, wire_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)

@@ -1,8 +1,5 @@
 """HTTP serving: `create_app(agent)` is a FastAPI app with /v1/ask, /v1/ask/stream (SSE), an OpenAI-compatible
-/v1/chat/completions and /healthz; `python cli.py serve` runs it.
-
-    from frames_agent.agent.serve import ServeSettings, create_app
-"""
+/v1/chat/completions and /healthz; `python cli.py serve` runs it."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

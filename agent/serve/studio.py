@@ -1,7 +1,6 @@
 """The graph factory langgraph.json names, so LangGraph Server and Studio (`langgraph dev`) can load the agent, with
 a run's settings from its `configurable` (docs/serving.md)."""
-# No `from __future__ import annotations`: LangGraph Server loads this file by path, outside sys.modules, where
-# pydantic could not resolve StudioSettings' annotations as strings.
+# No postponed annotations: LangGraph Server loads this file outside sys.modules, where pydantic can't resolve them.
 import asyncio
 from collections.abc import Sequence
 from dataclasses import asdict, is_dataclass

@@ -1,12 +1,5 @@
 """Write the documentation pages generated from the code: `python docs/gen/reference.py` (`--check` only compares).
-
-reference/config.md   every AgentConfig field: type, default, bounds, description (from the pydantic model)
-reference/cli.md      every command and flag (from the argparse parsers cli.py builds)
-reference/_graph.mmd  the agent graph (LangGraph's Mermaid export), included by architecture.md
-reference/_layers.md  the package map in layers (from the import graph), included by architecture.md
-
-tests/docs/test_reference.py regenerates them and fails when the committed pages differ.
-"""
+reference/: config.md (AgentConfig), cli.md (cli.py's parsers), _graph.mmd and _layers.md (for architecture.md)."""
 from __future__ import annotations
 
 import argparse
@@ -153,10 +146,8 @@ def modules() -> dict[str, Path]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """module -> the package modules it imports by name, at module level and inside functions alike.
-
-    `from P import name` is an edge to P.name when that is a module, else to P (the names its __init__ exports);
-    the parent packages' __init__ that Python runs first are not edges. TYPE_CHECKING-only imports count too."""
+    """module -> the package modules it imports by name, in functions and under TYPE_CHECKING too; `from P import
+    name` is an edge to P.name when that is a module, else to P; parent packages' __init__ are not edges."""
     known = modules()
     graph: dict[str, set[str]] = {}
     for module, path in known.items():

@@ -1,7 +1,4 @@
-"""The CRAG mock knowledge graph: the 38-endpoint table, an HTTP client, LangChain tools, and a compatible server.
-
-    from frames_agent.retrieval.crag import CRAGClient, crag_tools, build_tools
-"""
+"""The CRAG mock knowledge graph: the 38-endpoint table, an HTTP client, LangChain tools, and a compatible server."""
 from frames_agent.retrieval.crag.client import DEFAULT_SERVER, CRAGClient
 from frames_agent.retrieval.crag.endpoints import DOMAINS, ENDPOINTS, Endpoint, select_endpoints
 from frames_agent.retrieval.crag.errors import CRAGError

@@ -135,8 +135,7 @@ class CragBackend:
 def _route(backend: CragBackend, ep: Endpoint) -> Callable[..., Any]:
     model = backend.models[ep.name]
 
-    # A plain def: FastAPI runs it on its thread pool, so one slow lookup does not stall the event loop
-    # (and with it every other request).
+    # A plain def: FastAPI runs it on its thread pool, so one slow lookup never stalls the event loop.
     def handler(**kwargs: Any) -> Any:
         body = kwargs["body"].model_dump() if model is not None else None
         try:

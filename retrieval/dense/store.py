@@ -86,8 +86,7 @@ def finished(directory: Path, identity: dict | None = None) -> dict | None:
 
 def build_dense(units: Iterable, total: int, encoder: Encoder, out_dir: Path, identity: dict,
                 progress: bool = True) -> dict:
-    """Encode every unit (a Document) into out_dir, resuming an interrupted build of the same `identity` (another
-    identity's parts are discarded, never mixed in)."""
+    """Encode every unit (a Document) into out_dir, resuming a build of the same `identity` (another's parts go)."""
     out_dir = Path(out_dir)
     meta = {"format": DENSE_FORMAT, **identity}
     done = finished(out_dir, identity)

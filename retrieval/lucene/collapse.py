@@ -1,9 +1,5 @@
-"""One article, one hit: which article a Lucene hit belongs to, and top-k as k distinct articles.
-
-An article can have several documents in an index: passages, copies kept by `--keep-copies`, or a foreign index's own
-layout. A hit's article key is, on our indexes, the kept id of a copy (aliases.tsv), else the stored article id, else
-the id; on foreign indexes (no title table), the stored article id, else the normalised title, else the id.
-"""
+"""One article, one hit: which article a Lucene hit belongs to (passages, copies kept by `--keep-copies` and foreign
+layouts split one), and top-k as k distinct articles."""
 from __future__ import annotations
 
 from collections.abc import Iterator

