@@ -181,6 +181,12 @@ class AgentConfig(BaseModel):
             return {key: value for key, value in data.items() if not retired(key, value)}
         return data
 
+    @classmethod
+    def bounds(cls, name: str) -> dict[str, Any]:
+        """A field's numeric bounds as pydantic Field arguments ({"ge": 1, "le": 20}), for schemas that reuse it."""
+        return {attr: getattr(m, attr) for attr in ("ge", "le") for m in cls.model_fields[name].metadata
+                if hasattr(m, attr)}
+
     def hits_for(self, origin: str, step: int = 1) -> int:
         """Hits fetched for a query of this origin (model, proposer, question, fallback) at this step."""
         if origin == "fallback":

@@ -23,9 +23,7 @@ RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
 
 def _bounded(name: str) -> Any:
     """An optional field with an AgentConfig field's description and bounds (ge, le): schemas show the limits."""
-    info = AgentConfig.model_fields[name]
-    bounds = {attr: getattr(m, attr) for m in info.metadata for attr in ("ge", "le") if hasattr(m, attr)}
-    return Field(None, description=info.description, **bounds)
+    return Field(None, description=AgentConfig.model_fields[name].description, **AgentConfig.bounds(name))
 
 
 class RunSettings(BaseModel):

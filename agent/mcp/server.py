@@ -32,9 +32,8 @@ INSTRUCTIONS = ("frames_research answers a factual question by searching Wikiped
 
 def _bounded(name: str) -> Any:
     """An AgentConfig field's description and range, advertised in the schema (the tool checks them: one-line refusals)."""
-    info = AgentConfig.model_fields[name]
-    low, high = (next(getattr(m, attr) for m in info.metadata if hasattr(m, attr)) for attr in ("ge", "le"))
-    return Field(description=f"{info.description} ({low}-{high}; default: the server's setting)",
+    low, high = AgentConfig.bounds(name).values()
+    return Field(description=f"{AgentConfig.model_fields[name].description} ({low}-{high}; default: the server's setting)",
                  json_schema_extra={"minimum": low, "maximum": high})
 
 

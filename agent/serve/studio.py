@@ -3,7 +3,6 @@ a run's settings from its `configurable` (docs/serving.md)."""
 # No postponed annotations: LangGraph Server loads this file outside sys.modules, where pydantic can't resolve them.
 import asyncio
 from collections.abc import Sequence
-from dataclasses import asdict, is_dataclass
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -19,10 +18,7 @@ _KEPT_GRAPHS = 4  # graphs kept by settings: Studio asks for the schema and ever
 
 def _described(name: str) -> Any:
     """An AgentConfig field's description and bounds (ge, le), for the schema below."""
-    info = AgentConfig.model_fields[name]
-    bounds = {key: value for m in info.metadata
-              if is_dataclass(m) and not isinstance(m, type) for key, value in asdict(m).items()}
-    return Field(description=info.description, **bounds)
+    return Field(description=AgentConfig.model_fields[name].description, **AgentConfig.bounds(name))
 
 
 class StudioSettings(TypedDict, total=False):
