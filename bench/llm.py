@@ -59,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
             sink.append(n / seconds)
     ours_tps, raw_tps = statistics.median(ours), statistics.median(raw)
     ratio = ours_tps / raw_tps
-    print(f"model {spec}, {args.rounds} rounds x {args.tokens} tokens, threads {llm.runtime.threads} "
-          f"(prompt {llm.runtime.batch_threads})")
+    generation, prompt = llm.runtime.threads or ("?", "?")
+    print(f"model {spec}, {args.rounds} rounds x {args.tokens} tokens, threads {generation} (prompt {prompt})")
     print(f"raw xllamacpp   {raw_tps:7.1f} tok/s (median, end to end incl. prompt)")
     print(f"our local: chat {ours_tps:7.1f} tok/s")
     print(f"ratio ours/raw  {ratio:.3f}  overhead {100 * (1 - ratio):+.1f}%  (target <= 5%: "
