@@ -254,7 +254,7 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def split_passages(text: str, words: int = 100) -> list[str]:
+def word_windows(text: str, words: int = 100) -> list[str]:
     """Text cut into passages of about `words` words; a short tail joins the previous passage."""
     tokens = _PASSAGE_TOKEN.findall(text.strip())
     if not tokens:
@@ -269,7 +269,7 @@ def article_units(article: Article, unit: str, words: int = 100) -> list[dict]:
     """The JsonCollection documents of one article: itself, or its passages with ids "<article id>#<n>"."""
     if unit == "article":
         return [_unit_json(article.id, article, article.text)]
-    passages = split_passages(article.text, words)
+    passages = word_windows(article.text, words)
     return [_unit_json(f"{article.id}#{n}", article, text) for n, text in enumerate(passages)]
 
 

@@ -145,7 +145,7 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
            selection: ContextSelection | None = None) -> RenderedContext:
     """The context under `budget` tokens: a ContextSelection's best passages, else each entry's first doc_tokens."""
     if selection is not None:  # search rank only breaks ties
-        articles = [Article(key=e.key, title=e.title, text=e.text(), order=i) for i, e in enumerate(ordered(context))]
+        articles = [ContextArticle(key=e.key, title=e.title, text=e.text(), order=i) for i, e in enumerate(ordered(context))]
         return choose(articles, selection, budget, empty)
     parts: list[str] = []
     out = RenderedContext(text=empty)
@@ -182,7 +182,7 @@ _FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)", re.DOTALL)
 
 
 @dataclass(frozen=True)
-class Article:
+class ContextArticle:
     """One article as the selector sees it: identity, title and text, and its place in the context (rank order)."""
 
     key: str
@@ -217,7 +217,8 @@ class ContextSelection:
         return own * 2 + extra
 
 
-def rank_passages(articles: Sequence[Article], passages: Sequence[Sequence[str]], selection: ContextSelection) -> list[Pick]:
+def rank_passages(articles: Sequence[ContextArticle], passages: Sequence[Sequence[str]],
+                  selection: ContextSelection) -> list[Pick]:
     """Passages sharing a term with the query, best first; ties go to the better-ranked article, then the earlier."""
     flat = [(a, p) for a, parts in enumerate(passages) for p in range(len(parts))]
     if not flat:
@@ -251,7 +252,7 @@ def _first_sentence(text: str) -> str:
 class _Budget:
     """Greedy filling, costing only the passages considered; with `lead` a shown article shows its lead if it fits."""
 
-    def __init__(self, articles: Sequence[Article], passages: Sequence[Sequence[str]], lead: bool,
+    def __init__(self, articles: Sequence[ContextArticle], passages: Sequence[Sequence[str]], lead: bool,
                  budget: int) -> None:
         self.articles, self.passages, self.lead = articles, passages, lead
         self.remaining = budget
@@ -295,7 +296,7 @@ class _Budget:
         return out
 
 
-def choose(articles: Sequence[Article], selection: ContextSelection, budget: int,
+def choose(articles: Sequence[ContextArticle], selection: ContextSelection, budget: int,
            empty: str = "(no documents)") -> RenderedContext:
     """The best passages under `budget` tokens, by article (most relevant first), under its title and first sentence."""
     words = selection.words
@@ -328,7 +329,7 @@ def choose(articles: Sequence[Article], selection: ContextSelection, budget: int
     return _render(articles, passages, fill, sentences, picks, empty, budget)
 
 
-def _render(articles: Sequence[Article], passages: Sequence[Sequence[str]], fill: _Budget, sentences: dict[int, str],
+def _render(articles: Sequence[ContextArticle], passages: Sequence[Sequence[str]], fill: _Budget, sentences: dict[int, str],
             picks: Sequence[Pick], empty: str, budget: int) -> RenderedContext:
     best: dict[int, int] = {}
     for position, pick in enumerate(picks):

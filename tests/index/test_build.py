@@ -25,8 +25,8 @@ from frames_agent.index.corpus import (
     read_jsonl,
     read_mediawiki_xml,
     read_redirects,
-    split_passages,
     wikitext_to_text,
+    word_windows,
 )
 from frames_agent.retrieval.lucene.layout import MANIFEST_FILE, resolve_index
 from frames_agent.retrieval.lucene.searcher import BM25Retriever
@@ -41,15 +41,15 @@ DUMP = FIXTURES / "tiny_dump.xml"
 # -- passages ---------------------------------------------------------------------------------------------------
 def test_split_passages_counts_words_and_merges_a_short_tail():
     words = [f"w{i}" for i in range(230)]
-    passages = split_passages(" ".join(words), words=100)
+    passages = word_windows(" ".join(words), words=100)
     assert [len(p.split()) for p in passages] == [100, 100, 30]
-    assert [len(p.split()) for p in split_passages(" ".join(words[:210]), words=100)] == [100, 110]
+    assert [len(p.split()) for p in word_windows(" ".join(words[:210]), words=100)] == [100, 110]
     assert " ".join(passages).split() == words
-    assert split_passages("  ") == [] and split_passages("one two") == ["one two"]
+    assert word_windows("  ") == [] and word_windows("one two") == ["one two"]
 
 
 def test_split_passages_keeps_line_breaks_inside_a_passage():
-    assert split_passages("a b\nc d", words=100) == ["a b\nc d"]
+    assert word_windows("a b\nc d", words=100) == ["a b\nc d"]
 
 
 # -- JSONL ------------------------------------------------------------------------------------------------------

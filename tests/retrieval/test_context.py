@@ -3,7 +3,7 @@ relevance across the whole context decides what is read; passages keep whole sen
 from __future__ import annotations
 
 from frames_agent.retrieval.bm25 import terms
-from frames_agent.retrieval.context import Article, ContextSelection, choose, chunk_text, merge, split_passages
+from frames_agent.retrieval.context import ContextArticle, ContextSelection, choose, chunk_text, merge, split_passages
 from frames_agent.retrieval.tokens import count_tokens
 from frames_agent.retrieval.types import Document
 
@@ -44,13 +44,13 @@ def _selection(question: str, **kw) -> ContextSelection:
     return ContextSelection(terms(question), **kw)
 
 
-def _context(n: int = 60, gold_at: int = 39) -> list[Article]:
-    articles = [Article(key="top", title="Kestrel Valley FC", text=FOOTBALL * 80, order=0)]
+def _context(n: int = 60, gold_at: int = 39) -> list[ContextArticle]:
+    articles = [ContextArticle(key="top", title="Kestrel Valley FC", text=FOOTBALL * 80, order=0)]
     for i in range(1, n):
         text = f"Article {i} is about the town of Vell {i}. " + FILLER * 20
         if i == gold_at:
             text = "Brennick is a city on the Olse River. " + FILLER * 120 + FACT + " " + FILLER * 10
-        articles.append(Article(key=f"a{i}", title=f"Brennick {i}" if i == gold_at else f"Vell {i}", text=text, order=i))
+        articles.append(ContextArticle(key=f"a{i}", title=f"Brennick {i}" if i == gold_at else f"Vell {i}", text=text, order=i))
     return articles
 
 
@@ -67,7 +67,7 @@ def test_a_deep_gold_passage_of_the_40th_article_beats_the_top_ranked_irrelevant
 
 def test_each_article_is_capped_while_others_have_relevant_passages_then_spare_room_is_filled():
     fact = "Marwood designed the opera house. "
-    articles = [Article(key=k, title=k, text=" ".join([fact + FILLER] * 12), order=i) for i, k in enumerate("ABC")]
+    articles = [ContextArticle(key=k, title=k, text=" ".join([fact + FILLER] * 12), order=i) for i, k in enumerate("ABC")]
     capped = choose(articles, _selection("opera house Marwood", per_article=1), budget=300)
     assert len(capped.articles) >= 2 and all(len(a.passages) == 1 for a in capped.articles)
     roomy = choose(articles, _selection("opera house Marwood", per_article=1), budget=3000)
@@ -77,29 +77,30 @@ def test_each_article_is_capped_while_others_have_relevant_passages_then_spare_r
 
 def test_an_article_is_shown_once_under_its_title_and_first_sentence():
     text = "Gannet Park is a stadium in Port Alder. " + FILLER * 30 + "It opened in 1962 after a long delay. " + FILLER
-    chosen = choose([Article(key="g", title="Gannet Park", text=text)], _selection("When did it open in 1962?"),
+    chosen = choose([ContextArticle(key="g", title="Gannet Park", text=text)], _selection("When did it open in 1962?"),
                     budget=120)
     assert chosen.text.startswith("[1] Gannet Park\nGannet Park is a stadium in Port Alder.")
     assert chosen.text.count("[1]") == 1 and "1962" in chosen.text
 
 
 def test_nothing_relevant_shows_the_best_ranked_article_beginning_within_budget():
-    articles = [Article(key="x", title="X", text=FILLER * 50, order=1), Article(key="y", title="Y", text=FILLER, order=0)]
+    articles = [ContextArticle(key="x", title="X", text=FILLER * 50, order=1),
+                ContextArticle(key="y", title="Y", text=FILLER, order=0)]
     chosen = choose(articles, _selection("zebra quantum"), budget=30)
     assert chosen.shown_keys == ["y"] and count_tokens(chosen.text) <= 30
 
 
 def test_question_terms_outweigh_step_query_terms():
-    articles = [Article(key="hub", title="Census", text="The census counted people in every county. " * 3, order=0),
-                Article(key="gold", title="Olse River", text="The Olse River is 410 kilometres long. " * 3, order=1)]
+    articles = [ContextArticle(key="hub", title="Census", text="The census counted people in every county. " * 3, order=0),
+                ContextArticle(key="gold", title="Olse River", text="The Olse River is 410 kilometres long. " * 3, order=1)]
     chosen = choose(articles, ContextSelection(terms("How long is the Olse River?"), terms("Census county"),
                                                per_article=1), budget=60)
     assert chosen.shown_keys[0] == "gold"
 
 
 def test_leads_are_shown_where_every_lead_fits_in_half_the_budget():
-    def article(i: int) -> Article:
-        return Article(key=f"k{i}", title=f"Town {i}", text=f"Town {i} is a town in Vell. " + FILLER * 10
+    def article(i: int) -> ContextArticle:
+        return ContextArticle(key=f"k{i}", title=f"Town {i}", text=f"Town {i} is a town in Vell. " + FILLER * 10
                        + f"The opera house of Town {i} opened in 19{i:02d}. " + FILLER * 3, order=i)
 
     few = choose([article(i) for i in range(3)], _selection("When did the opera house open?"), budget=1600)
@@ -111,8 +112,8 @@ def test_leads_are_shown_where_every_lead_fits_in_half_the_budget():
 def test_unset_passage_size_is_long_for_a_few_articles_and_short_for_many():
     from frames_agent.retrieval.context import LARGE_CONTEXT_WORDS, PASSAGE_WORDS
 
-    def article(i: int) -> Article:
-        return Article(key=f"k{i}", title=f"Town {i}", text=f"Town {i} is a town in Vell. " + FILLER * 10
+    def article(i: int) -> ContextArticle:
+        return ContextArticle(key=f"k{i}", title=f"Town {i}", text=f"Town {i} is a town in Vell. " + FILLER * 10
                        + f"The opera house of Town {i} opened in 19{i:02d}. " + FILLER * 3, order=i)
 
     question = "When did the opera house open?"
