@@ -24,7 +24,7 @@ def call_key(name: str, args: dict[str, Any]) -> str:
     return f"tool:{name}:{hashlib.sha1(canonical.encode()).hexdigest()[:12]}"
 
 
-def as_documents(call: ToolCall, result: Any) -> list[Document]:
+def result_documents(call: ToolCall, result: Any) -> list[Document]:
     """A tool's result as context documents; tools that return Documents keep theirs."""
     if isinstance(result, Document):
         return [result]
@@ -58,12 +58,12 @@ def run_tool(tools: dict[str, BaseTool], call: ToolCall, config: RunnableConfig 
     if tool is None:
         raise ValueError(f"unknown tool {call.name!r}")
     if tool.response_format != "content_and_artifact":
-        return as_documents(call, tool.invoke(call.args, config=config))
+        return result_documents(call, tool.invoke(call.args, config=config))
     # Called as a model's tool call, the tool returns a ToolMessage whose artifact is what enters the context.
     message = tool.invoke({"type": "tool_call", "name": call.name, "args": call.args,
                            "id": call_key(call.name, call.args)}, config=config)
     artifact = getattr(message, "artifact", None)
-    return as_documents(call, artifact if artifact is not None else getattr(message, "content", message))
+    return result_documents(call, artifact if artifact is not None else getattr(message, "content", message))
 
 
 def tool_text(result: Any, sources: int = 3) -> str:
