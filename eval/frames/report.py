@@ -43,7 +43,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
         plots = write_plots(run_dir.path, summary)  # eval/frames/plots.py: the figures with their 95% intervals
         run_dir.write(REPORT_FILE, render_markdown(config, summary, records, plots))
     if html:
-        from frames_agent.eval.frames.html import write_run_html
+        from frames_agent.eval.frames.html.page import write_run_html
 
         write_run_html(run_dir.path, config, records)
     return summary

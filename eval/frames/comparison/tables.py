@@ -19,7 +19,7 @@ from frames_agent.eval.frames.comparison.paired import (
     rows,
 )
 from frames_agent.eval.frames.figures import num, pct
-from frames_agent.eval.frames.html import HTML_FILE, write_comparison_html
+from frames_agent.eval.frames.html.page import HTML_FILE, write_comparison_html
 from frames_agent.eval.frames.metrics import RunSummary, judged_by
 from frames_agent.eval.frames.plots import OVERLAY_PLOT, Run, plot_overlay, run_label
 from frames_agent.eval.frames.records import QuestionRecord
