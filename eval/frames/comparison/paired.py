@@ -100,13 +100,14 @@ def paired_line(name_a: str, records_a: list[QuestionRecord], name_b: str, recor
     return result.sentence(name_a, name_b) + note
 
 
-def paired_recall(records_a: list[QuestionRecord], records_b: list[QuestionRecord]) -> PairedMeans | None:
-    """Gold recall of B against A over the questions both runs finished, None when none has gold articles."""
+def paired_recall(records_a: list[QuestionRecord], records_b: list[QuestionRecord],
+                  value: Callable[[QuestionRecord], float | None] = lambda r: r.recall) -> PairedMeans | None:
+    """A recall (gold by default) of B against A over the questions both runs finished and have it, else None."""
     by_a, by_b, finished, _ = _finished_pairs(records_a, records_b)
-    known = [i for i in finished if by_a[i].recall is not None and by_b[i].recall is not None]
+    known = [(a, b) for a, b in ((value(by_a[i]), value(by_b[i])) for i in finished) if a is not None and b is not None]
     if not known:
         return None
-    return compare_paired_means([by_a[i].recall for i in known], [by_b[i].recall for i in known])
+    return compare_paired_means([a for a, _ in known], [b for _, b in known])
 
 
 def excluded(records_a: list[QuestionRecord], records_b: list[QuestionRecord]) -> dict[str, int]:

@@ -2,8 +2,6 @@
 and .json with every paired test against the baseline (the first run), per reasoning type, and the flipped questions."""
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,7 +16,7 @@ from frames_agent.eval.frames.comparison.paired import (
     paired_recall_line,
     rows,
 )
-from frames_agent.eval.frames.figures import num, pct
+from frames_agent.eval.frames.figures import csv_text, num, pct
 from frames_agent.eval.frames.html.page import HTML_FILE, write_comparison_html
 from frames_agent.eval.frames.metrics import RunSummary, judged_by
 from frames_agent.eval.frames.plots import OVERLAY_PLOT, Run, plot_overlay, run_label
@@ -129,18 +127,16 @@ def _bound(ci: Sequence[float] | None, side: int) -> float | None:
 def table_csv(runs: Sequence[Run], paired: list[dict]) -> str:
     """comparison.csv: one line per run, its figures and its paired figures against the baseline."""
     by_run = {p["run"]: p for p in paired}
-    out = io.StringIO()
     fields = ["run", "baseline", "questions", "failed", "rated", "unrated", "accuracy", "accuracy_ci_low",
               "accuracy_ci_high", "recall", "recall_ci_low", "recall_ci_high", "covered_recall", "calls_per_question",
               "tokens_per_question", "seconds_per_question", "paired_n", "accuracy_delta", "accuracy_delta_ci_low",
               "accuracy_delta_ci_high", "mcnemar_p", "wins", "losses", "recall_paired_n", "recall_delta",
               "recall_delta_ci_low", "recall_delta_ci_high", "recall_p"]
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
+    table = []
     for row in rows([(n, s, r) for n, _, s, r in runs]):
         p = by_run.get(row["run"], {})
         a, r = p.get("accuracy") or {}, p.get("recall") or {}
-        writer.writerow({
+        table.append({
             **{k: row[k] for k in fields if k in row}, "baseline": runs[0][0],
             "accuracy_ci_low": _bound(row["accuracy_ci"], 0), "accuracy_ci_high": _bound(row["accuracy_ci"], 1),
             "recall_ci_low": _bound(row["recall_ci"], 0), "recall_ci_high": _bound(row["recall_ci"], 1),
@@ -148,7 +144,7 @@ def table_csv(runs: Sequence[Run], paired: list[dict]) -> str:
             "accuracy_delta_ci_high": a.get("ci_high"), "mcnemar_p": a.get("p"), "wins": a.get("wins"),
             "losses": a.get("losses"), "recall_paired_n": r.get("n"), "recall_delta": r.get("delta"),
             "recall_delta_ci_low": r.get("ci_low"), "recall_delta_ci_high": r.get("ci_high"), "recall_p": r.get("p")})
-    return out.getvalue()
+    return csv_text(table, fields)
 
 
 def write_tables(runs: Sequence[Run], out: Path, labels: dict[str, str], overlay: str | None = None,
