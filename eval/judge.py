@@ -50,11 +50,6 @@ class Verdict(BaseModel):
         return self.outcome != "unrated"
 
     @property
-    def raw(self) -> str:
-        """The judge's replies as one text."""
-        return "\n".join(self.replies)
-
-    @property
     def correct(self) -> bool | None:
         """True/False once rated, None while unrated."""
         return None if self.outcome == "unrated" else self.outcome == "accurate"

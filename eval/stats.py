@@ -37,11 +37,6 @@ class PairedComparison:
     only_b: int
     p_value: float | None  # None: too few questions for a test
 
-    @property
-    def significant(self) -> bool:
-        """McNemar p < 0.05 (and then the CI excludes 0 too, barring ties at the edge)."""
-        return self.p_value is not None and self.p_value < 0.05
-
     def sentence(self, name_a: str, name_b: str) -> str:
         """One line a user can act on."""
         counts = f"{self.only_a} only {name_a} right, {self.only_b} only {name_b} right"

@@ -29,10 +29,6 @@ class Sweep:
     jobs: list[Job]
     baseline: Cell
 
-    def job(self, cell: Cell) -> Job:
-        """The (settings, agent config) of one cell."""
-        return self.jobs[self.cells.index(cell)]
-
 
 def default_root(base: FramesRunSettings, axes: list[Axis]) -> Path:
     """runs/sweep-<keys>-<model>[-retrieval]."""
