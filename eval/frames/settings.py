@@ -72,7 +72,6 @@ class RunOutcome:
     out: Path
     ran: int
     summary: RunSummary
-    warnings: list[str] = field(default_factory=list)
 
 
 def _slug(text: str) -> str:
