@@ -138,6 +138,15 @@ class Autorater(Judge):
                                           "completion_tokens": usage.completion_tokens, "timings": tracker.calls})
 
 
+def autorater(spec: str, prompt: str = "frames", cache: bool = False, llm: BaseChatModel | None = None) -> Autorater:
+    """The FRAMES judge over the model `spec` (`llm`, when already resolved); "none": the short-cuts alone."""
+    if spec != "none" and llm is None:
+        from frames_agent.agent.llm import resolve_model
+
+        llm = resolve_model(spec, cache=cache)
+    return Autorater(None if spec == "none" else llm, spec, prompt=judge_prompt(prompt))
+
+
 def agreement(first: Sequence[bool], second: Sequence[bool]) -> dict:
     """Raw agreement and Cohen's kappa of two judges over the same questions (kappa None when undefined)."""
     pairs = list(zip(first, second))

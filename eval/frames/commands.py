@@ -111,6 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def build_components(settings, agent_config):
     """The agent, the system, the coverage checker and the judge(s) of one run, built once by the command."""
     from frames_agent.core.paths import cache_dir
+    from frames_agent.eval.frames.autorater import autorater
     from frames_agent.eval.frames.estimate import judge_spec
     from frames_agent.eval.frames.runner import Components
     from frames_agent.eval.frames.systems import CoverageChecker, WikipediaFetcher, make_system
@@ -118,24 +119,11 @@ def build_components(settings, agent_config):
     agent = settings.agent(agent_config).build_agent()
     fetcher = WikipediaFetcher(cache_dir() / "wikipedia") if settings.system == "oracle" else None
     system = make_system(settings.system, agent, n_docs=agent_config.n_docs, fetcher=fetcher)
-    raters = [_rater(agent, spec, settings) for spec in (judge_spec(settings), settings.judge2)]
+    raters = [None if spec is None else autorater(spec, settings.judge_prompt, not settings.no_cache,
+                                                  agent.llm if spec == settings.model else None)
+              for spec in (judge_spec(settings), settings.judge2)]
     return Components(system=system, coverage=CoverageChecker(agent.retriever), rater=raters[0],
                       rater2=raters[1] if settings.judge2 and not settings.retrieval_only else None)
-
-
-def _rater(agent, spec: str | None, settings):
-    from frames_agent.eval.frames.autorater import Autorater, judge_prompt
-
-    if spec is None:
-        return None
-    prompt = judge_prompt(settings.judge_prompt)
-    if spec == "none":
-        return Autorater(None, "none", prompt=prompt)
-    if spec == settings.model:
-        return Autorater(agent.llm, spec, prompt=prompt)
-    from frames_agent.agent.llm import resolve_model
-
-    return Autorater(resolve_model(spec, cache=not settings.no_cache), spec, prompt=prompt)
 
 
 def one_line(out: Path, s) -> str:
@@ -243,16 +231,12 @@ def run_judge_check_command(args: argparse.Namespace) -> int:
     """Score the short-cuts (and the judge) against labelled answers."""
     import json
 
-    from frames_agent.eval.frames.autorater import Autorater, judge_prompt
+    from frames_agent.eval.frames.autorater import autorater
     from frames_agent.eval.frames.judgecheck import SHIPPED_LABELS, check, format_report, load_labelled, remember
 
     labels = Path(args.file) if args.file else SHIPPED_LABELS
     items = load_labelled(labels)
-    judge = None
-    if args.judge != "none":
-        from frames_agent.agent.llm import resolve_model
-
-        judge = Autorater(resolve_model(args.judge), args.judge, prompt=judge_prompt(args.judge_prompt))
+    judge = None if args.judge == "none" else autorater(args.judge, args.judge_prompt)
     report = check(items, judge)
     if judge is not None:
         remember(report, labels, args.judge_prompt)
