@@ -22,11 +22,6 @@ _SCORE = re.compile(r'"score"\s*:\s*(\d+)')
 _EXPLANATION = re.compile(r'"explanation"\s*:\s*"(.+)"')
 
 
-def trim_prediction(prediction: str, max_tokens: int = MAX_PREDICTION_TOKENS) -> str:
-    """The first max_tokens tokens, stripped (the case is kept: the judge sees it so)."""
-    return truncate_tokens(prediction or "", max_tokens).strip()
-
-
 def parse_judge_reply(reply: str) -> tuple[int | None, str]:
     """(score 0/1, explanation) as the official parse_response reads a reply's last {...}; score None for its -1."""
     blocks = _BLOCK.findall(reply or "")
@@ -60,7 +55,7 @@ def _deterministic(pred: str, truth: str) -> tuple[str, str] | None:
 def score_prediction(question: str, prediction: str, answer: str, judge: BaseChatModel | None = None,
                      template: Any = None, judge_name: str = "") -> Verdict:
     """Score one prediction against the ground truth (the row's main answer, as the official script does)."""
-    shown = trim_prediction(prediction)
+    shown = truncate_tokens(prediction or "", MAX_PREDICTION_TOKENS).strip()  # the judge sees its case as it is
     pred = shown.lower()
     verdict = Verdict(outcome="incorrect", method="invalid", prediction=pred, judge=judge_name)
     if "i don't know" in pred:  # the ASCII apostrophe only, as officially

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from frames_agent.core.errors import first_line
+from frames_agent.core.errors import Terminated, first_line
 from frames_agent.eval.errors import EvalError, MissingExtraError
 from frames_agent.eval.frames.datasets import Question
 from frames_agent.eval.frames.records import QuestionRecord
@@ -138,7 +138,8 @@ class RayCluster:
         try:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)  # a SIGTERM is seen within 0.5 s
-                _check_terminated()
+                if _TERM.is_set():
+                    raise Terminated()
                 more, _ = ray.wait([r for r in pending if r not in ready], num_returns=len(pending) - 1, timeout=0) \
                     if len(pending) > 1 else ([], [])
                 for ref in [*ready, *more]:
@@ -213,13 +214,6 @@ def _sigterm_noted() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def _check_terminated() -> None:
-    from frames_agent.core.errors import Terminated
-
-    if _TERM.is_set():
-        raise Terminated()
 
 
 def ray_temp_dir() -> Path:

@@ -57,12 +57,14 @@ def comparison(runs: Sequence[Run]) -> str:
     return "\n".join(lines)
 
 
-def _finished_pairs(records_a: list[QuestionRecord], records_b: list[QuestionRecord]):
-    """(shared ids finished in both, number of shared ids left out because either run failed them)."""
+def _pairs(records_a: list[QuestionRecord], records_b: list[QuestionRecord]):
+    """(by_a, by_b, shared ids finished in both, of them rated in both, failed in either, unrated in either)."""
     by_a, by_b = {r.id: r for r in records_a}, {r.id: r for r in records_b}
     shared = [i for i in by_a if i in by_b]
     finished = [i for i in shared if not by_a[i].failed and not by_b[i].failed]
-    return by_a, by_b, finished, len(shared) - len(finished)
+    answered = [i for i in finished if by_a[i].verdict is not None and by_b[i].verdict is not None]
+    rated = [i for i in answered if not by_a[i].unrated and not by_b[i].unrated]
+    return by_a, by_b, finished, rated, len(shared) - len(finished), len(answered) - len(rated)
 
 
 def _note(failed: int, unrated: int = 0) -> str:
@@ -72,18 +74,10 @@ def _note(failed: int, unrated: int = 0) -> str:
     return f" ({total} shared question(s) excluded: {', '.join(parts)})" if total else ""
 
 
-def _rated_pairs(records_a: list[QuestionRecord], records_b: list[QuestionRecord]):
-    """(by_a, by_b, ids finished and rated in both, failed in either, unrated in either)."""
-    by_a, by_b, finished, failed = _finished_pairs(records_a, records_b)
-    answered = [i for i in finished if by_a[i].verdict is not None and by_b[i].verdict is not None]
-    rated = [i for i in answered if not by_a[i].unrated and not by_b[i].unrated]
-    return by_a, by_b, rated, failed, len(answered) - len(rated)
-
-
 def paired_accuracy(records_a: list[QuestionRecord], records_b: list[QuestionRecord],
                     only: Callable[[QuestionRecord], bool] = lambda r: True) -> PairedComparison | None:
     """McNemar and a paired bootstrap of B against A over the questions (matching `only`) both finished and rated."""
-    by_a, by_b, rated, _, _ = _rated_pairs(records_a, records_b)
+    by_a, by_b, _, rated, _, _ = _pairs(records_a, records_b)
     rated = [i for i in rated if only(by_a[i])]
     if not rated:
         return None
@@ -92,8 +86,7 @@ def paired_accuracy(records_a: list[QuestionRecord], records_b: list[QuestionRec
 
 def paired_line(name_a: str, records_a: list[QuestionRecord], name_b: str, records_b: list[QuestionRecord]) -> str:
     """McNemar and a paired bootstrap over the questions both runs finished and rated; says how many were left out."""
-    _, _, _, failed, unrated = _rated_pairs(records_a, records_b)
-    note = _note(failed, unrated)
+    note = _note(**excluded(records_a, records_b))
     result = paired_accuracy(records_a, records_b)
     if result is None:
         return f"{name_b} vs {name_a}: no paired accuracy (no shared rated questions){note}"
@@ -103,7 +96,7 @@ def paired_line(name_a: str, records_a: list[QuestionRecord], name_b: str, recor
 def paired_recall(records_a: list[QuestionRecord], records_b: list[QuestionRecord],
                   value: Callable[[QuestionRecord], float | None] = lambda r: r.recall) -> PairedMeans | None:
     """A recall (gold by default) of B against A over the questions both runs finished and have it, else None."""
-    by_a, by_b, finished, _ = _finished_pairs(records_a, records_b)
+    by_a, by_b, finished, _, _, _ = _pairs(records_a, records_b)
     known = [(a, b) for a, b in ((value(by_a[i]), value(by_b[i])) for i in finished) if a is not None and b is not None]
     if not known:
         return None
@@ -112,13 +105,13 @@ def paired_recall(records_a: list[QuestionRecord], records_b: list[QuestionRecor
 
 def excluded(records_a: list[QuestionRecord], records_b: list[QuestionRecord]) -> dict[str, int]:
     """Shared questions left out of the paired accuracy test: failed in either run, unrated in either run."""
-    _, _, _, failed, unrated = _rated_pairs(records_a, records_b)
+    _, _, _, _, failed, unrated = _pairs(records_a, records_b)
     return {"failed": failed, "unrated": unrated}
 
 
 def flipped(records_a: list[QuestionRecord], records_b: list[QuestionRecord]) -> dict[str, list[str]]:
     """Rated in both: the questions only B got right (gained) and those only A got right (lost)."""
-    by_a, by_b, rated, _, _ = _rated_pairs(records_a, records_b)
+    by_a, by_b, _, rated, _, _ = _pairs(records_a, records_b)
     return {"gained": [i for i in rated if by_b[i].correct and not by_a[i].correct],
             "lost": [i for i in rated if by_a[i].correct and not by_b[i].correct]}
 

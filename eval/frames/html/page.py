@@ -144,11 +144,6 @@ def trace(record: QuestionRecord, aliases: Mapping[str, str] | None = None) -> d
     }
 
 
-def question_ids(runs: Sequence[Sequence[QuestionRecord]]) -> list[str]:
-    """Every question of any run, in the first run's order, then the others' new ones."""
-    return list(dict.fromkeys(r.id for records in runs for r in records))
-
-
 # --- Markdown as HTML: markdown-it-py with raw HTML off, so every text is escaped ------------------------
 class _Markdown(MarkdownIt):
     def validateLink(self, url: str) -> bool:
@@ -254,7 +249,7 @@ _FILTERS = """<div class="filters">
 
 def render(runs: Sequence[RunPage], title: str, preface_html: str = "") -> str:
     """The whole page: summaries, the question table, and each question's trace as JSON parsed when opened."""
-    ids = question_ids([r.records for r in runs])
+    ids = list(dict.fromkeys(rec.id for r in runs for rec in r.records))  # the first run's order, then new ones
     by_run = [{rec.id: rec for rec in r.records} for r in runs]
     first = {i: next(b[i] for b in by_run if i in b) for i in ids}
     index = {"runs": [{"name": r.name, "label": r.label} for r in runs],
