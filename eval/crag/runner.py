@@ -107,17 +107,13 @@ def answer_row(row: CragRow, llm: BaseChatModel, tools: Sequence[BaseTool], sett
             "tokens": result.tokens.model_dump(), "seconds": round(result.seconds, 2)}
 
 
-def _base_record(row: CragRow, settings: CragSettings) -> dict:
-    return {"row": row.index, "interaction_id": row.interaction_id, "domain": row.domain,
-            "question_type": row.question_type, "static_or_dynamic": row.static_or_dynamic, "query": row.query,
-            "query_time": row.query_time, "answer": row.answer,
-            "task": settings.task, "model": settings.model, "judge": settings.judge, "error": None}
-
-
 def process_row(row: CragRow, llm: BaseChatModel, judge: Judge, tools: Sequence[BaseTool],
                 settings: CragSettings, config) -> CragRecord:
     """Answer and score one row; an agent failure becomes a recorded error scored as missing."""
-    fields = _base_record(row, settings)
+    fields = {"row": row.index, "interaction_id": row.interaction_id, "domain": row.domain,
+              "question_type": row.question_type, "static_or_dynamic": row.static_or_dynamic, "query": row.query,
+              "query_time": row.query_time, "answer": row.answer,
+              "task": settings.task, "model": settings.model, "judge": settings.judge, "error": None}
     try:
         fields.update(answer_row(row, llm, tools, settings, config))
     except Exception as exc:  # one bad row (LLM down, broken page, bug) must not end the run

@@ -14,9 +14,16 @@ SYSTEM_CHOICES = ("multistep", "naive", "bm25", "oracle")
 
 def add_eval_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of a FRAMES run besides the agent's (frames, compare, sweep), --executor among them."""
-    from frames_agent.eval.frames.executors import add_executor_flags
-
-    add_executor_flags(parser)
+    parser.add_argument("--executor", default="local", choices=("local", "ray"),
+                        help="local: questions run in this process (default); ray: (run, question) tasks on a Ray "
+                             "cluster, records written here; one question per task CPU, --concurrency does not "
+                             "apply (pip install 'frames-agent[ray]')")
+    parser.add_argument("--address", default=None, metavar="ADDR",
+                        help="Ray cluster to join (host:6379, ray://host:10001 or auto; default $RAY_ADDRESS, else a "
+                             "local cluster on this machine's cores)")
+    parser.add_argument("--max-retries", type=int, default=3, metavar="N",
+                        help="Ray: times a question is retried when its worker process or node dies (default 3); "
+                             "then it is recorded as failed")
     parser.add_argument("--system", default="multistep", choices=SYSTEM_CHOICES,
                         help="multistep (the agent), naive (no retrieval), bm25 (top --n-docs for the question), "
                              "oracle (the gold articles)")

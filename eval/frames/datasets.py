@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict
@@ -261,7 +262,7 @@ def hub_reachable(timeout: float = PROBE_SECONDS) -> bool:
 @contextlib.contextmanager
 def _hub_call(offline: bool) -> Iterator[None]:
     """The hub libraries quiet and, offline, told so, for this call only (the environment is left alone)."""
-    switches = []
+    switches: list[Any] = []
     for name in ("huggingface_hub.constants", "datasets.config") if offline else ():
         with contextlib.suppress(ImportError):
             switches.append(importlib.import_module(name))

@@ -34,22 +34,6 @@ from frames_agent.retrieval.lucene.jvm import java_signals_kept
 
 Build = Callable[[FramesRunSettings, object], Components]
 Job = tuple[FramesRunSettings, object]  # a run's settings (its --out set) and its AgentConfig
-EXECUTORS = ("local", "ray")
-RAY_EXTRA = "pip install 'frames-agent[ray]'"
-
-
-def add_executor_flags(parser: argparse.ArgumentParser) -> None:
-    """--executor, --address and --max-retries (frames, compare, sweep)."""
-    parser.add_argument("--executor", default="local", choices=EXECUTORS,
-                        help="local: questions run in this process (default); ray: (run, question) tasks on a Ray "
-                             f"cluster, records written here; one question per task CPU, --concurrency does not "
-                             f"apply ({RAY_EXTRA})")
-    parser.add_argument("--address", default=None, metavar="ADDR",
-                        help="Ray cluster to join (host:6379, ray://host:10001 or auto; default $RAY_ADDRESS, else a "
-                             "local cluster on this machine's cores)")
-    parser.add_argument("--max-retries", type=int, default=3, metavar="N",
-                        help="Ray: times a question is retried when its worker process or node dies (default 3); "
-                             "then it is recorded as failed")
 
 
 def make_executor(args: argparse.Namespace) -> InProcess | RayCluster:
@@ -166,14 +150,10 @@ _built: OrderedDict[str, Components] = OrderedDict()
 _loop: asyncio.AbstractEventLoop | None = None
 
 
-def _key(build: Build, settings: FramesRunSettings, agent_config) -> str:
-    return json.dumps([f"{build.__module__}.{build.__qualname__}", asdict(settings),
-                       agent_config.model_dump(mode="json")], sort_keys=True, default=str)
-
-
 def components(build: Build, settings: FramesRunSettings, agent_config) -> Components:
     """This worker's components for a run, built on first use (the index opened read-only here)."""
-    key = _key(build, settings, agent_config)
+    key = json.dumps([f"{build.__module__}.{build.__qualname__}", asdict(settings),
+                      agent_config.model_dump(mode="json")], sort_keys=True, default=str)
     if key not in _built:
         _built[key] = build(settings, agent_config)
         while len(_built) > KEPT_RUNS:
@@ -225,7 +205,8 @@ def _ray():
     try:
         import ray
     except ImportError:
-        raise MissingExtraError(f"--executor ray needs Ray: {RAY_EXTRA} (or pip install 'ray>=2.40')") from None
+        raise MissingExtraError("--executor ray needs Ray: pip install 'frames-agent[ray]' "
+                                "(or pip install 'ray>=2.40')") from None
     return ray
 
 

@@ -103,19 +103,13 @@ def _done_ids(out: Path) -> set[str]:
     return ids
 
 
-def write_manifest(sweep: Sweep) -> None:
-    """SWEEP_DIR/sweep.json: the grid, the baseline and each cell's values (what `sweep` re-reads to report)."""
-    sweep.root.mkdir(parents=True, exist_ok=True)
-    manifest = {"axes": {a.key: list(a.values) for a in sweep.axes}, "baseline": sweep.baseline.name,
-                "cells": {c.name: dict(c.values) for c in sweep.cells}}
-    write_atomic(sweep.root / SWEEP_FILE, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-
-
 def run_sweep(sweep: Sweep, executor: InProcess | RayCluster, build: Build, echo: Echo) -> list[RunOutcome]:
-    """Run (or resume) every cell with the executor; returns each cell's outcome, in cell order."""
+    """Write SWEEP_DIR/sweep.json (the grid, the baseline, each cell's values), then run (or resume) every cell."""
     try:
         sweep.root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot use {sweep.root} as the sweep directory ({exc.strerror or exc}); use another --out") from None
-    write_manifest(sweep)
+    manifest = {"axes": {a.key: list(a.values) for a in sweep.axes}, "baseline": sweep.baseline.name,
+                "cells": {c.name: dict(c.values) for c in sweep.cells}}
+    write_atomic(sweep.root / SWEEP_FILE, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return executor.run(sweep.jobs, build, echo)
