@@ -61,6 +61,12 @@ def unrated(judge: str, prediction: str = "") -> Verdict:
                    judge=judge, prediction=prediction)
 
 
+def judge_label(judge: str, config: dict) -> str:
+    """The run's judge, and the judges `rejudge` rated its unrated answers with."""
+    rejudged = config.get("info", {}).get("rejudged_by")
+    return f"{judge}, unrated answers rejudged by {', '.join(rejudged)}" if rejudged else judge
+
+
 class Judge:
     """Rates a response against the gold answer; implement `rate` or `arate`, the other follows."""
 

@@ -18,7 +18,7 @@ from frames_agent.eval.crag.records import CragRecord, CragSummary
 from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
 from frames_agent.eval.crag.score import CragJudge, figures
 from frames_agent.eval.errors import EvalError
-from frames_agent.eval.judge import Judge, Verdict
+from frames_agent.eval.judge import Judge, Verdict, judge_label
 from frames_agent.eval.rundir import RunDir, file_fingerprint
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
             log(f"note: {note}")
         config = run_dir.write_config(config)
         summary = _run_rows(items, records, run_dir, llm, judge, tools, settings, agent_config, log)
-        summary.data, summary.judge, summary.kg = str(data), judge_label(settings, config), config["info"]["kg"]
+        summary.data, summary.judge, summary.kg = str(data), judge_label(settings.judge, config), config["info"]["kg"]
         run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary
 
@@ -211,19 +211,13 @@ def kg_label(settings: CragSettings, kg: str | None) -> str:
     return kg or "unknown (tools passed in by the caller)"
 
 
-def judge_label(settings: CragSettings, config: dict) -> str:
-    """The run's judge, and the judges `rejudge` rated its unrated answers with."""
-    rejudged = config.get("info", {}).get("rejudged_by")
-    return f"{settings.judge}, unrated answers rejudged by {', '.join(rejudged)}" if rejudged else settings.judge
-
-
 def refresh_summary(run_dir: RunDir[CragRecord], config: dict) -> CragSummary:
     """Summarize every record of a finished run directory again (after rejudge, or for `report`)."""
     settings = CragSettings(**{f.name: config[f.name] for f in fields(CragSettings) if f.name in config})
     records, _ = run_dir.load_records()
     info = config.get("info", {})
     summary = summarize_run(sorted(records.values(), key=lambda r: r.row), settings, data=info.get("data", ""))
-    summary.judge = judge_label(settings, config)
+    summary.judge = judge_label(settings.judge, config)
     summary.kg = info.get("kg") or kg_label(settings, None)
     run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary

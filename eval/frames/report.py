@@ -14,6 +14,7 @@ from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plo
 from frames_agent.eval.frames.provenance import origin_lines
 from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.frames.settings import used_model
+from frames_agent.eval.judge import judge_label
 from frames_agent.retrieval.context import LARGE_CONTEXT_WORDS, PASSAGE_WORDS
 
 _MAX_ROWS = 100
@@ -32,9 +33,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
     """summary.json, report.md, plots and report.html of run_dir's records (files=False: only computed)."""
     loaded, _ = run_dir.load_records()
     records = [loaded[k] for k in sorted(loaded, key=_natural)]
-    judge = config.get("judge")
-    if config.get("info", {}).get("rejudged_by"):
-        judge = f"{judge}, unrated answers rejudged by {', '.join(config['info']['rejudged_by'])}"
+    judge = judge_label(config["judge"], config) if config.get("judge") is not None else None
     summary = run_summary(records, system=config.get("system"), model=config.get("model"), judge=judge,
                           retrieval_only=config.get("retrieval_only"))
     summary.warnings = list(warnings)
