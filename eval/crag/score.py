@@ -3,7 +3,7 @@ accuracy - hallucination."""
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
@@ -128,11 +128,10 @@ def figures(records: Iterable[Any]) -> Figures:
     """Figures from scored records (each with outcome, method, domain, question_type, error)."""
     scored = [r for r in records if r.outcome is not None]
     groups: dict[str, dict[str, list[str]]] = {"domain": defaultdict(list), "question_type": defaultdict(list)}
-    methods: dict[str, int] = defaultdict(int)
     for r in scored:
         for key in groups:
             groups[key][str(getattr(r, key) or "unknown")].append(r.outcome)
-        methods[r.method or ""] += 1
+    methods = Counter(r.method or "" for r in scored)
     return Figures(overall=metrics([r.outcome for r in scored]),
                    by_domain={k: metrics(v) for k, v in sorted(groups["domain"].items())},
                    by_question_type={k: metrics(v) for k, v in sorted(groups["question_type"].items())},
