@@ -35,8 +35,7 @@ REASONING_TYPES = ("Numerical reasoning", "Tabular reasoning", "Multiple constra
                    "Post processing")
 HF_PREFIX = "hf:"
 _LINK_COLUMN = re.compile(r"^wikipedia_link_\d+\+?$", re.IGNORECASE)
-# A cell may hold several links joined by commas; titles contain commas too ("Lincoln,_Nebraska"), so only a
-# comma followed by the start of another link separates two links.
+# Titles hold commas too ("Lincoln,_Nebraska"): only a comma before another link's start separates two links.
 _URL_SEPARATOR = re.compile(r"\s*,\s*(?=(?:https?://|[a-z.]*wikipedia\.org/|w\.wiki/))", re.IGNORECASE)
 MAX_ID_CHARS = 200
 MAX_DATA_BYTES = 512 * 1024 * 1024  # FRAMES is a few MB; far larger is not a question file

@@ -36,8 +36,7 @@ def calls_per_question(settings, agent_config=None) -> tuple[int, int]:
     return system, judges
 
 
-# The embedded 1.5B model on 2 cores; a later plan call reads only what follows the prompt's cached head.
-# Measured: docs/measurements.md#estimates
+# The embedded 1.5B model on 2 idle cores. Measured: docs/measurements.md#estimates
 LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 70.0, 19.0
 PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 80, 130, 50, 45
 PREVIOUS_QUERIES_TOKENS = 60

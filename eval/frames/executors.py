@@ -84,8 +84,7 @@ class RayCluster:
         if ray.is_initialized():
             return False
         joined = self.address or os.environ.get("RAY_ADDRESS")
-        # A local cluster of our own, in our own temporary directory: Ray's default (/tmp/ray) is shared by every
-        # user of the machine, and without an address Ray joins whichever cluster that directory names.
+        # Our own temporary directory: without an address Ray joins whatever cluster the shared /tmp/ray names.
         target = {"address": self.address} if joined else {"address": "local", "_temp_dir": str(ray_temp_dir()),
                                                            "_node_ip_address": "127.0.0.1"}
         try:

@@ -119,8 +119,7 @@ class RunSummary(BaseModel):
     answer_in_prompt: float | None = None
     answer_in_prompt_ci: tuple[float, float] | None = None
     gold_shown: float | None = None  # mean gold articles shown per question
-    # The answer reply's format: share of answered questions whose reply followed it, and how many
-    # answers were read from a structured reply (config structured_answer) rather than by the "Answer:" parser.
+    # The answer reply's format followed, and answers read from a structured reply rather than the "Answer:" line.
     format_ok: float | None = None
     format_ok_ci: tuple[float, float] | None = None
     structured_answers: int = 0

@@ -89,8 +89,7 @@ def recall_figure(summary: RunSummary) -> Any:
         return None
     fig, ax = plt.subplots(figsize=(6, 3.6))
     steps = list(range(1, len(curve) + 1))
-    # Recall solid and wide; covered recall dashed with large open markers under it; coverage a thin dotted line
-    # over both: with every gold article in the index all three meet, and each must still show.
+    # Three styles, so each line still shows where all three meet (every gold article in the index).
     line, = ax.plot(steps, [(v or 0) * 100 for v in curve], marker="o", linewidth=2, zorder=4,
                     label="recall (all gold articles)")
     band = [(s, ci) for s, ci in zip(steps, summary.recall_by_step_ci) if ci is not None]

@@ -44,8 +44,7 @@ class QuestionRecord(BaseModel):
     truncated_queries: list[str] = []
     covered_titles: list[str] | None = None
     found_step: dict[str, int | None] = {}
-    # eval/frames/provenance.py: per gold title, the distinct articles read when it entered (its rank for BM25-R)
-    # and the origin of the query that brought it; distinct articles read after each step.
+    # eval/frames/provenance.py: articles read when each gold title entered, its query's origin; read per step
     found_at: dict[str, int | None] = {}
     found_origin: dict[str, str | None] = {}
     articles_by_step: list[int] = []
@@ -57,8 +56,7 @@ class QuestionRecord(BaseModel):
     llm_calls: int = 0
     tokens: Tokens = Tokens()
     answer_context: dict | None = None  # AgentResult.answer_context: cut, budget, prompt, passages shown, text shown
-    # What the answer saw (eval/frames/shown.py): gold titles shown, shown / covered gold found, shown / covered gold,
-    # and whether the gold answer's words or number were in the prompt (None: not answered).
+    # What the answer saw (eval/frames/shown.py); None: not answered.
     gold_shown: list[str] | None = None
     answer_context_recall: float | None = None
     shown_recall: float | None = None

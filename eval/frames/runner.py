@@ -231,8 +231,7 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
     from frames_agent.eval.frames.systems import WATCH
 
     semaphore = asyncio.Semaphore(max(1, concurrency))
-    # Baseline systems search and fetch in asyncio.to_thread; the default pool (cores + 4 threads) would cap
-    # I/O-bound retrievers below the requested concurrency.
+    # Baselines search in asyncio.to_thread: the default pool (cores + 4) would cap them below the concurrency.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=max(8, 2 * concurrency)))
     shown = Progress(len(todo), components.system.name, steps=steps, progress=progress)
     paced = False  # re-estimated yet

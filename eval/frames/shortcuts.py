@@ -32,8 +32,7 @@ _NOT_CANDIDATES = {"the", "a", "an", "it", "its", "he", "she", "they", "his", "h
                    "those", "answer", "final", "yes", "i", "in", "on", "at", "by", "of", "for", "and", "to", "there",
                    "was", "is", "are", "were", "we", "so", "thus", "therefore", "hence"}
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’.-]*")
-# Words and marks that join a second thing to the first ("red and blue", "red/blue", "red, blue"): a rival candidate
-# even when it is lower case. Commas inside numbers ("110,000") are not joins.
+# Joins of a second thing to the first ("red and blue", "red/blue", "red, blue", not "110,000"): a rival candidate.
 _JOINS = re.compile(r"\b(?:and|plus|with|also|both|along|together|alongside|besides|including|as well as)\b"
                     r"|[&/;+]|,(?!\d{3}(?!\d))", re.IGNORECASE)
 _SLACK_TOKENS = 8  # a longer reply that merely contains the gold answer may be weighing it against others
@@ -163,8 +162,7 @@ def _letter_runs(words: list[str]) -> set[str]:
     return {r.replace(" ", "") for r in runs} | {"".join(words)}
 
 
-# The whole response declines to answer: it states no fact, so it cannot hold the gold answer's vital facts. Narrow
-# on purpose: "I don't know, but probably Paris" is left to the judge, as is "there were none" (an answer).
+# The whole response declines (narrow: "I don't know, but probably Paris" and "there were none" go to the judge).
 _REFUSAL = re.compile(
     r"^(?:i (?:don'?t|do not) know|unknown|no answer|not enough information(?: (?:is )?(?:provided|given|available))?"
     r"|(?:i|we) (?:cannot|can'?t|can not|am unable to|are unable to) (?:answer|determine|calculate|say|tell|know)\b.*"
