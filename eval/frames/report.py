@@ -198,11 +198,14 @@ def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSu
         return _seen_lines(summary)
     shown.sort()
     median = shown[len(shown) // 2] if shown else 0.0
+    words = agent.get("passage_words")  # unset: chosen by the context's size
+    size = (f"~{PASSAGE_WORDS} words (few articles) or ~{LARGE_CONTEXT_WORDS} words (a larger context)"
+            if words is None else f"~{words} words")
     how = ("passages ranked across the whole context, at most" if agent.get("context_selection", "context") == "context"
            else "articles by search rank, each with")
     return ["## What the answer could see", "",
             f"- Answer budget {agent.get('answer_budget')} tokens: {how} {agent.get('answer_passages')} passages of "
-            f"{_words(agent.get('passage_words'))} per article (more when few articles leave room).",
+            f"{size} per article (more when few articles leave room).",
             f"- Gold articles in the context: {in_context}; shown to the answer: {seen}; share of each shown gold "
             f"article's tokens the answer saw: median {pct(median)}, range {pct(shown[0] if shown else 0)}–"
             f"{pct(shown[-1] if shown else 0)}.", *_seen_lines(summary)[2:]]
@@ -223,13 +226,6 @@ def _seen_lines(s: RunSummary) -> list[str]:
             f"{with_ci(s.answer_in_prompt, s.answer_in_prompt_ci)}.",
             f"- Wrong answers: {s.reader_failures} with the gold answer in the prompt (reader failures), "
             f"{s.retrieval_failures} without it (retrieval failures).", ""]
-
-
-def _words(words: object) -> str:
-    """The passage size a run's config names (unset: chosen by the context's size)."""
-    if words is None:
-        return f"~{PASSAGE_WORDS} words (few articles) or ~{LARGE_CONTEXT_WORDS} words (a larger context)"
-    return f"~{words} words"
 
 
 def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], plots: Sequence[str]) -> str:

@@ -60,11 +60,6 @@ def row(record: QuestionRecord) -> dict:
     }
 
 
-def question_row(record: QuestionRecord) -> dict:
-    """The columns that name a question, the same in every run."""
-    return {"id": record.id, "q": record.question, "types": record.reasoning_types, "g": record.gold_answer}
-
-
 def _step_titles(record: QuestionRecord) -> list[list[str]]:
     """Titles of the documents each step added; records before new_doc_titles slice retrieved_titles in order."""
     steps = record.steps
@@ -253,7 +248,8 @@ def render(runs: Sequence[RunPage], title: str, preface_html: str = "") -> str:
     by_run = [{rec.id: rec for rec in r.records} for r in runs]
     first = {i: next(b[i] for b in by_run if i in b) for i in ids}
     index = {"runs": [{"name": r.name, "label": r.label} for r in runs],
-             "questions": [question_row(first[i]) for i in ids],
+             "questions": [{"id": i, "q": first[i].question, "types": first[i].reasoning_types,
+                            "g": first[i].gold_answer} for i in ids],
              "rows": [[row(b[i]) if i in b else None for b in by_run] for i in ids],
              "types": sorted({t for rec in first.values() for t in rec.reasoning_types}), "cap": QUERY_CAP}
     traces = [f'<script type="application/json" id="t-{qi}-{k}">{embed(trace(b[i]))}</script>'
