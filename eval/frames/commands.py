@@ -253,16 +253,18 @@ def run_judge_check_command(args: argparse.Namespace) -> int:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """Re-render each run (a CRAG run prints its table); with several FRAMES runs, the table and paired tests."""
+    from frames_agent.eval.crag.runner import crag_run_dir, refresh_summary
+    from frames_agent.eval.crag.score import format_table
     from frames_agent.eval.frames.comparison.paired import comparison
+    from frames_agent.eval.frames.comparison.tables import expand_runs
     from frames_agent.eval.frames.report import rerender
     from frames_agent.eval.rundir import read_config
 
     runs, paths = [], []
-    from frames_agent.eval.frames.comparison.tables import expand_runs
-
     for path in expand_runs([Path(p) for p in args.runs]):
         if (read_config(path) or {}).get("kind") == "crag":
-            print(f"{path}:\n{_crag_report(path)}")
+            with crag_run_dir(path).locked() as run_dir:
+                print(f"{path}:\n{format_table(refresh_summary(run_dir, run_dir.read_config() or {}))}")
             continue
         # With --out the comparison goes there; the runs themselves are read, their own reports left as they are.
         config, summary, records = rerender(path, html=args.html, files=not args.out)
@@ -310,12 +312,3 @@ def _matched_budget(runs: list, paths: list[Path], baseline: Path, out: Path | N
         target.parent.mkdir(parents=True, exist_ok=True)
         lines += [result.sentence(name), f"wrote {plot_budget(result, target, name)}"]
     return lines
-
-
-def _crag_report(path: Path) -> str:
-    from frames_agent.eval.crag.runner import crag_run_dir, refresh_summary
-    from frames_agent.eval.crag.score import format_table
-
-    run_dir = crag_run_dir(path)
-    with run_dir.locked():
-        return format_table(refresh_summary(run_dir, run_dir.read_config() or {}))

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, computed_field, field_validator
 
 from frames_agent.agent.llm.timing import CallTiming
 from frames_agent.agent.queries import PlanReply
+from frames_agent.agent.state import TokenUsage
 from frames_agent.eval.judge import Verdict
 from frames_agent.eval.rundir import RunDir
 
@@ -14,13 +15,6 @@ from frames_agent.eval.rundir import RunDir
 SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
 # The plan schema's length cap on a query (constrained decoding stops a model's query there, mid-phrase if need be).
 QUERY_CAP: int = PlanReply.model_json_schema()["properties"]["queries"]["items"]["maxLength"]
-
-
-class Tokens(BaseModel):
-    """Prompt and completion tokens."""
-
-    prompt: int = 0
-    completion: int = 0
 
 
 class QuestionRecord(BaseModel):
@@ -54,7 +48,7 @@ class QuestionRecord(BaseModel):
     recall_by_step: list[float | None] = []
     coverage: float | None = None
     llm_calls: int = 0
-    tokens: Tokens = Tokens()
+    tokens: TokenUsage = TokenUsage()
     answer_context: dict | None = None  # AgentResult.answer_context: cut, budget, prompt, passages shown, text shown
     # What the answer saw (eval/frames/shown.py); None: not answered.
     gold_shown: list[str] | None = None
@@ -67,7 +61,7 @@ class QuestionRecord(BaseModel):
     verdict: Verdict | None = None
     verdict2: Verdict | None = None
     judge_calls: int = 0
-    judge_tokens: Tokens = Tokens()
+    judge_tokens: TokenUsage = TokenUsage()
     calls: list[CallTiming] = []  # every LLM call of the question, judge calls included, in order
     seconds: float = 0.0
 
@@ -109,7 +103,7 @@ class QuestionRecord(BaseModel):
             "verdict": verdict, "verdict2": verdict2 if verdict2 is not None else self.verdict2,
             "judge_calls": self.judge_calls + calls,
             "calls": [*self.calls, *(t for v in (verdict, verdict2) if v is not None for t in v.timings)],
-            "judge_tokens": Tokens(prompt=self.judge_tokens.prompt + prompt,
+            "judge_tokens": TokenUsage(prompt=self.judge_tokens.prompt + prompt,
                                    completion=self.judge_tokens.completion + completion)})
 
 

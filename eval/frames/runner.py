@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frames_agent.agent.llm.errors import redact
+from frames_agent.agent.state import TokenUsage
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
 from frames_agent.eval.frames.estimate import default_concurrency, duration, estimate, record_rates
 from frames_agent.eval.frames.metrics import retrieval_figures
-from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_dir, truncated_queries
+from frames_agent.eval.frames.records import QuestionRecord, frames_run_dir, truncated_queries
 from frames_agent.eval.frames.settings import FramesRunSettings, RunOutcome, default_out, run_config  # noqa: F401 (re-exported)
 from frames_agent.eval.frames.shortcuts import exact_match
 from frames_agent.eval.frames.shown import answer_figures, recorded_context
@@ -208,7 +209,7 @@ def failed_record(question: Question, system: str, exc: BaseException, seconds: 
     """The record of a question that could not finish: the error's first line, keys redacted."""
     message = redact(str(exc).strip().splitlines()[0]) if str(exc).strip() else ""  # no keys in results
     return QuestionRecord(**question_fields(question), system=system, failed=True,
-                          error=f"{type(exc).__name__}: {message}", seconds=round(seconds, 3), tokens=Tokens())
+                          error=f"{type(exc).__name__}: {message}", seconds=round(seconds, 3), tokens=TokenUsage())
 
 
 # --- the loop -------------------------------------------------------------------------------------------------
