@@ -205,8 +205,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from frames_agent.core.errors import FramesAgentError
-    from frames_agent.eval.frames.comparison.paired import comparison
-    from frames_agent.eval.frames.comparison.tables import write_compared
+    from frames_agent.eval.frames.comparison import comparison, write_compared
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import FramesRunSettings, default_out, frames_run_dir
 
@@ -255,8 +254,7 @@ def run_report_command(args: argparse.Namespace) -> int:
     """Re-render each run (a CRAG run prints its table); with several FRAMES runs, the table and paired tests."""
     from frames_agent.eval.crag.runner import crag_run_dir, refresh_summary
     from frames_agent.eval.crag.score import format_table
-    from frames_agent.eval.frames.comparison.paired import comparison
-    from frames_agent.eval.frames.comparison.tables import expand_runs
+    from frames_agent.eval.frames.comparison import comparison, expand_runs
     from frames_agent.eval.frames.report import rerender
     from frames_agent.eval.rundir import read_config
 
@@ -277,7 +275,7 @@ def run_report_command(args: argparse.Namespace) -> int:
         for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
             print(line)
     if runs and (args.out or args.html):
-        from frames_agent.eval.frames.comparison.tables import report_comparison
+        from frames_agent.eval.frames.comparison import report_comparison
 
         for line in report_comparison(runs, paths, args.runs, args.out, args.html):
             print(line)
