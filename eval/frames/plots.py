@@ -10,7 +10,6 @@ from typing import Any
 from frames_agent.eval.frames.budget import MatchedBudget
 from frames_agent.eval.frames.metrics import RunSummary, step_values
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.stats import bootstrap_ci, wilson_ci
 
 ACCURACY_PLOT, RECALL_PLOT, OVERLAY_PLOT = "accuracy_by_type.png", "recall_by_step.png", "recall_overlay.png"
@@ -127,6 +126,11 @@ def write_plots(out: Path, summary: RunSummary) -> list[str]:
         plt.close(fig)
         made.append(name)
     return made
+
+
+def used_model(config: dict) -> bool:
+    """Whether the run called the model: BM25 and oracle retrieval-only runs never do."""
+    return not (config.get("retrieval_only") and config.get("system") in ("bm25", "oracle"))
 
 
 def run_label(config: dict) -> str:
