@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from frames_agent.eval.crag.pages import ChunkRetriever, page_articles, page_documents
-from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
+from frames_agent.eval.crag.rows import ChunkRetriever, CragRow, RowError, iter_rows, page_articles, page_documents
 from frames_agent.eval.crag.score import CragJudge, CragRecord, CragSummary, figures
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.judge import Judge, Verdict, judge_label
