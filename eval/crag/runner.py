@@ -17,13 +17,12 @@ from frames_agent.eval.crag.rows import ChunkRetriever, CragRow, RowError, iter_
 from frames_agent.eval.crag.score import CragJudge, CragRecord, CragSummary, figures
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.judge import Judge, Verdict, judge_label
-from frames_agent.eval.rundir import RunDir, file_fingerprint
+from frames_agent.eval.rundir import SUMMARY_FILE, RunDir, file_fingerprint
 
 if TYPE_CHECKING:
     from frames_agent.agent.config import AgentConfig
 
 NO_TIME = "an unknown time"
-SUMMARY_FILE = "summary.json"
 # Retired scoring options (docs/measurements.md) at the value that scores as every run does now.
 RETIRED = {"scoring": "official", "alternatives": False}
 

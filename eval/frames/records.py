@@ -11,8 +11,7 @@ from frames_agent.agent.state import TokenUsage
 from frames_agent.eval.judge import Verdict
 from frames_agent.eval.rundir import RunDir
 
-# The files a FRAMES run directory holds beside config.json and results.jsonl.
-SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
+REPORT_FILE = "report.md"  # beside rundir's config, results and summary
 # The plan schema's length cap on a query (constrained decoding stops a model's query there, mid-phrase if need be).
 QUERY_CAP: int = PlanReply.model_json_schema()["properties"]["queries"]["items"]["maxLength"]
 

@@ -12,8 +12,9 @@ from frames_agent.eval.frames.figures import num, pct, with_ci
 from frames_agent.eval.frames.metrics import RunSummary, judged_by, run_summary
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, used_model, write_plots
 from frames_agent.eval.frames.provenance import origin_lines
-from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
+from frames_agent.eval.frames.records import REPORT_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.judge import judge_label
+from frames_agent.eval.rundir import SUMMARY_FILE
 from frames_agent.retrieval.context import LARGE_CONTEXT_WORDS, PASSAGE_WORDS
 
 _MAX_ROWS = 100

@@ -11,7 +11,7 @@ from frames_agent.eval.frames.figures import csv_text, num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.plots import HEATMAP_PLOT, OVERLAY_PLOT, plot_heatmap, plot_overlay
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.rundir import write_atomic
+from frames_agent.eval.rundir import SUMMARY_FILE, write_atomic
 from frames_agent.eval.stats import p_text
 from frames_agent.eval.sweep.runner import Sweep
 
@@ -36,7 +36,7 @@ def load_cells(sweep: Sweep) -> list[CellRun]:
     runs = []
     for cell in sweep.cells:
         run_dir = frames_run_dir(sweep.root / cell.name)
-        summary_path = run_dir.path / "summary.json"
+        summary_path = run_dir.path / SUMMARY_FILE
         if not summary_path.exists():
             continue
         records, _ = run_dir.load_records()

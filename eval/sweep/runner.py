@@ -12,7 +12,7 @@ from frames_agent.core.errors import UsageError
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.executors import Build, InProcess, Job, RayCluster
 from frames_agent.eval.frames.runner import FramesRunSettings, RunOutcome, check_settings
-from frames_agent.eval.rundir import MAX_RESULTS_BYTES, write_atomic
+from frames_agent.eval.rundir import MAX_RESULTS_BYTES, RESULTS_FILE, write_atomic
 from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
 
 SWEEP_FILE = "sweep.json"
@@ -89,7 +89,7 @@ def describe(sweep: Sweep, executor: InProcess | RayCluster) -> list[str]:
 def _done_ids(out: Path) -> set[str]:
     """Ids already recorded in a cell (read only: --plan never repairs or locks)."""
     ids = set()
-    path = out / "results.jsonl"
+    path = out / RESULTS_FILE
     if path.exists():
         try:
             data = bounded.read_file(path, MAX_RESULTS_BYTES)  # as a resume reads it: no FIFO, no endless file
