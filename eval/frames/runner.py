@@ -24,7 +24,7 @@ from frames_agent.eval.frames.metrics import RunSummary, retrieval_figures
 from frames_agent.eval.frames.records import QuestionRecord, frames_run_dir, truncated_queries
 from frames_agent.eval.frames.shortcuts import exact_match
 from frames_agent.eval.frames.shown import answer_figures, recorded_context
-from frames_agent.eval.frames.systems import CoverageChecker, System, SystemOutput
+from frames_agent.eval.frames.systems import WATCH, CoverageChecker, System, SystemOutput
 from frames_agent.eval.judge import Judge
 from frames_agent.eval.rundir import RunDir
 
@@ -336,7 +336,6 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
                   echo: Callable[[str], None] | None = None) -> int:
     """Run todo questions, `concurrency` at a time, appending each record when done; with echo, re-estimate once."""
     from frames_agent.eval.frames.progress import Progress
-    from frames_agent.eval.frames.systems import WATCH
 
     semaphore = asyncio.Semaphore(max(1, concurrency))
     # Baselines search in asyncio.to_thread: the default pool (cores + 4) would cap them below the concurrency.

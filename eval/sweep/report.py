@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from frames_agent.eval.frames.comparison import paired_accuracy, paired_recall
+from frames_agent.eval.frames.comparison import paired_accuracy, paired_line, paired_recall, paired_recall_line
 from frames_agent.eval.frames.figures import csv_text, num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.plots import HEATMAP_PLOT, OVERLAY_PLOT, plot_heatmap, plot_overlay
@@ -135,8 +135,6 @@ def heatmap(sweep: Sweep, runs: list[CellRun]) -> tuple[Path | None, str]:
 
 def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
     """sweep.md, sweep_table.json and the figures; returns the table with the paired tests and the paths written."""
-    from frames_agent.eval.frames.comparison import paired_line, paired_recall_line
-
     runs = load_cells(sweep)
     rows = [row(r) for r in runs]
     base = next((r for r in runs if r.name == sweep.baseline.name), None)

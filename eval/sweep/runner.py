@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frames_agent.core import bounded
-from frames_agent.core.errors import UsageError
+from frames_agent.core.errors import FramesAgentError, UsageError
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.executors import Build, InProcess, Job, RayCluster
 from frames_agent.eval.frames.runner import FramesRunSettings, RunOutcome, check_settings
@@ -39,7 +39,6 @@ def default_root(base: FramesRunSettings, axes: list[Axis]) -> Path:
 def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None = None,
                make_config: Callable[[FramesRunSettings], object] | None = None) -> Sweep:
     """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
-    from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.split import SPLITS
     from frames_agent.eval.frames.systems import SYSTEMS
 

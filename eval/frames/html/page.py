@@ -19,8 +19,8 @@ from markdown_it.utils import EnvType, OptionsDict
 
 from frames_agent.core import bounded
 from frames_agent.eval.frames.datasets import normalize_title
-from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT
-from frames_agent.eval.frames.records import QUERY_CAP, QuestionRecord, mark, truncated_queries
+from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT, run_label
+from frames_agent.eval.frames.records import QUERY_CAP, REPORT_FILE, QuestionRecord, mark, truncated_queries
 from frames_agent.eval.frames.shown import shown_titles
 
 HTML_FILE = "report.html"
@@ -200,9 +200,6 @@ class RunPage:
 
 def run_page(name: str, config: dict, records: Sequence[QuestionRecord], run_dir: Path | None) -> RunPage:
     """A run's page part; its summary is its report.md with the figures inlined."""
-    from frames_agent.eval.frames.plots import run_label
-    from frames_agent.eval.frames.records import REPORT_FILE
-
     text = ""
     if run_dir is not None and (run_dir / REPORT_FILE).is_file():
         text = _own_text(run_dir / REPORT_FILE).split("\n## Questions\n")[0]  # the page's table
@@ -282,8 +279,6 @@ def write_page(path: Path, runs: Sequence[RunPage], title: str, preface_html: st
 
 def write_run_html(run_dir: Path, config: dict, records: Sequence[QuestionRecord]) -> Path:
     """RUN/report.html: one run's summary (its report.md), question table and traces."""
-    from frames_agent.eval.frames.plots import run_label
-
     page = run_page(run_dir.name, config, records, run_dir)
     return write_page(run_dir / HTML_FILE, [page], f"FRAMES run {run_dir.name}: {run_label(config)}")
 
