@@ -7,10 +7,16 @@ import pytest
 
 from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.agent.state import AgentResult, StepRecord
-from frames_agent.eval.frames.autorater import Autorater, agreement, parse_verdict
+from frames_agent.eval.frames.autorater import (
+    Autorater,
+    agreement,
+    exact_match,
+    normalize_answer,
+    number_mismatch,
+    parse_verdict,
+)
 from frames_agent.eval.frames.metrics import found_steps, retrieval_figures, run_summary
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.shortcuts import exact_match, normalize_answer, number_mismatch
 from frames_agent.eval.stats import compare_paired, mcnemar_exact, paired_bootstrap
 from frames_agent.retrieval.types import Document
 
