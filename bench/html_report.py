@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from frames_agent.eval.frames.html import HTML_FILE, RunPage, write_page
+from frames_agent.eval.frames.html.page import HTML_FILE, RunPage, write_page
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.judge import Verdict
 

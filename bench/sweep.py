@@ -16,7 +16,8 @@ sys.path.insert(0, str(ROOT))
 
 from frames_agent.eval.frames.executors import InProcess, RayCluster, ray_temp_dir  # noqa: E402
 from frames_agent.eval.frames.runner import FramesRunSettings  # noqa: E402
-from frames_agent.eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
+from frames_agent.eval.sweep.grid import parse_grid  # noqa: E402
+from frames_agent.eval.sweep.runner import plan_sweep, run_sweep  # noqa: E402
 from frames_agent.retrieval.lucene.jvm import java_signals_kept  # noqa: E402
 
 PLAN = {"thought": "look it up", "queries": ["Brennick mayor", "Port Alder"], "tool_calls": [], "enough": False}

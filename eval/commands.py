@@ -21,16 +21,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def make_judge(kind: str, spec: str, cache: bool = True):
     """The judge of a run's kind over the model `spec`."""
-    from frames_agent.agent.llm import resolve_model
-
-    llm = resolve_model(spec, cache=cache)
     if kind == "crag":
+        from frames_agent.agent.llm import resolve_model
         from frames_agent.eval.crag.score import CragJudge
 
-        return CragJudge(llm, spec)
-    from frames_agent.eval.frames.autorater import Autorater
+        return CragJudge(resolve_model(spec, cache=cache), spec)
+    from frames_agent.eval.frames.autorater import autorater
 
-    return Autorater(llm, spec)
+    return autorater(spec, cache=cache)
 
 
 def run_rejudge(args: argparse.Namespace) -> int:

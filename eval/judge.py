@@ -50,11 +50,6 @@ class Verdict(BaseModel):
         return self.outcome != "unrated"
 
     @property
-    def raw(self) -> str:
-        """The judge's replies as one text."""
-        return "\n".join(self.replies)
-
-    @property
     def correct(self) -> bool | None:
         """True/False once rated, None while unrated."""
         return None if self.outcome == "unrated" else self.outcome == "accurate"
@@ -64,6 +59,12 @@ def unrated(judge: str, prediction: str = "") -> Verdict:
     """The verdict of an answer no judge model has looked at."""
     return Verdict(outcome="unrated", method="unrated", explanation="not an exact match; no judge model",
                    judge=judge, prediction=prediction)
+
+
+def judge_label(judge: str, config: dict) -> str:
+    """The run's judge, and the judges `rejudge` rated its unrated answers with."""
+    rejudged = config.get("info", {}).get("rejudged_by")
+    return f"{judge}, unrated answers rejudged by {', '.join(rejudged)}" if rejudged else judge
 
 
 class Judge:

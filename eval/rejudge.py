@@ -12,7 +12,7 @@ from frames_agent.eval.errors import EvalError
 from frames_agent.eval.judge import Judge
 
 if TYPE_CHECKING:
-    from frames_agent.eval.crag.records import CragRecord
+    from frames_agent.eval.crag.score import CragRecord
     from frames_agent.eval.rundir import RunDir
 
 

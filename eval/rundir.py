@@ -18,7 +18,7 @@ from frames_agent.core.bounded import loads as bounded_loads
 from frames_agent.core.errors import validation_error
 from frames_agent.eval.errors import EvalError
 
-CONFIG_FILE, RESULTS_FILE, LOCK_FILE = "config.json", "results.jsonl", ".lock"
+CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, LOCK_FILE = "config.json", "results.jsonl", "summary.json", ".lock"
 # A run's identity, in config.json's info and on every results line, so a line copied from another run is told apart.
 RUN_KEY = "run_id"
 MAX_CONFIG_BYTES = 1 << 20  # a config is a few KB

@@ -37,11 +37,6 @@ class PairedComparison:
     only_b: int
     p_value: float | None  # None: too few questions for a test
 
-    @property
-    def significant(self) -> bool:
-        """McNemar p < 0.05 (and then the CI excludes 0 too, barring ties at the edge)."""
-        return self.p_value is not None and self.p_value < 0.05
-
     def sentence(self, name_a: str, name_b: str) -> str:
         """One line a user can act on."""
         counts = f"{self.only_a} only {name_a} right, {self.only_b} only {name_b} right"
@@ -62,26 +57,25 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     return float(binomtest(min(only_a, only_b), n, 0.5).pvalue)
 
 
-def _percentile_ci(values: np.ndarray, resamples: int, seed: int, level: float) -> tuple[float, float]:
+def _percentile_ci(values: np.ndarray) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean of values (one row per question)."""
     if values.size == 1:  # scipy needs two observations; every resample of one is that one
         return float(values[0]), float(values[0])
     # batch=1000 bounds memory for large question sets; with the seed, the resamples are reproducible.
     from scipy.stats import bootstrap
 
-    result = bootstrap((values,), np.mean, n_resamples=resamples, batch=1000, method="percentile",
-                       confidence_level=level, vectorized=True, rng=np.random.default_rng(seed))
+    result = bootstrap((values,), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, batch=1000, method="percentile",
+                       vectorized=True, rng=np.random.default_rng(BOOTSTRAP_SEED))
     low, high = result.confidence_interval
     return float(low), float(high)
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
-                     seed: int = BOOTSTRAP_SEED, level: float = 0.95) -> tuple[float, float]:
+def paired_bootstrap(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     """Percentile CI of mean(b) - mean(a), resampling questions (pairs stay together)."""
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     if diffs.size == 0:
         return 0.0, 0.0
-    return _percentile_ci(diffs, resamples, seed, level)
+    return _percentile_ci(diffs)
 
 
 def compare_paired(a: Sequence[bool], b: Sequence[bool]) -> PairedComparison:
@@ -98,11 +92,10 @@ def compare_paired(a: Sequence[bool], b: Sequence[bool]) -> PairedComparison:
                             p_value=mcnemar_exact(only_a, only_b) if n >= MIN_TESTED else None)
 
 
-def bootstrap_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                 level: float = 0.95) -> tuple[float, float] | None:
+def bootstrap_ci(values: Sequence[float]) -> tuple[float, float] | None:
     """Percentile CI of the mean of values, resampling questions; None when there are none."""
     data = np.asarray(values, dtype=float)
-    return None if data.size == 0 else _percentile_ci(data, resamples, seed, level)
+    return None if data.size == 0 else _percentile_ci(data)
 
 
 @dataclass(frozen=True)
@@ -135,8 +128,7 @@ def _abs_mean(d: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.abs(np.mean(d, axis=axis))
 
 
-def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
-                seed: int = BOOTSTRAP_SEED) -> float | None:
+def sign_flip_p(diffs: Sequence[float]) -> float | None:
     """Two-sided paired sign-flip permutation p-value (None: fewer than MIN_TESTED differences)."""
     d = np.asarray(diffs, dtype=float)
     if d.size < MIN_TESTED:
@@ -147,7 +139,8 @@ def sign_flip_p(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
     from scipy.stats import permutation_test
 
     result = permutation_test((d,), _abs_mean, permutation_type="samples", alternative="greater",
-                              n_resamples=resamples, batch=1000, vectorized=True, rng=np.random.default_rng(seed))
+                              n_resamples=BOOTSTRAP_RESAMPLES, batch=1000, vectorized=True,
+                              rng=np.random.default_rng(BOOTSTRAP_SEED))
     return float(result.pvalue)
 
 
@@ -163,8 +156,7 @@ def compare_paired_means(a: Sequence[float], b: Sequence[float]) -> PairedMeans:
                        p_value=sign_flip_p(np.asarray(b, dtype=float) - np.asarray(a, dtype=float)))
 
 
-def mean_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-            level: float = 0.95) -> tuple[float, float] | None:
+def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
     """95% CI of a per-question mean: Wilson's for 0/1 values, else the percentile bootstrap; None when empty."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
@@ -173,7 +165,7 @@ def mean_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, se
         # A bootstrap of 0 of 2 is [0, 0] and of 3 of 3 [1, 1]: no uncertainty shown where it is largest. Wilson's is
         # what the per-type plots draw, so the report, the compare page, the terminal and the plots agree.
         return wilson_ci(float(data.sum()), int(data.size))
-    low, high = _percentile_ci(data, resamples, seed, level)
+    low, high = _percentile_ci(data)
     if high - low <= 1e-12 and np.all((data >= 0) & (data <= 1)):  # every resample alike: one value, or all equal
         return wilson_ci(float(data.sum()), int(data.size))
     return low, high

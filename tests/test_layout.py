@@ -168,5 +168,5 @@ def test_no_argparse_namespace_crosses_into_the_agent_package():
 def test_agent_settings_is_the_one_assembly_point():
     # The modules that build an agent from settings do it through AgentSettings, each from its own flags.
     for module in ("agent/commands.py", "agent/serve/commands.py", "agent/serve/studio.py", "agent/mcp/commands.py",
-                   "eval/frames/settings.py", "eval/tune/commands.py", "eval/crag/runner.py"):
+                   "eval/frames/runner.py", "eval/tune/commands.py", "eval/crag/runner.py"):
         assert f"{NAMESPACE}.agent.settings" in imports_of(f"{NAMESPACE}." + module[:-3].replace("/", ".")), module

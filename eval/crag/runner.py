@@ -13,19 +13,16 @@ from typing import TYPE_CHECKING
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
-from frames_agent.eval.crag.pages import ChunkRetriever, page_articles, page_documents
-from frames_agent.eval.crag.records import CragRecord, CragSummary
-from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
-from frames_agent.eval.crag.score import CragJudge, figures
+from frames_agent.eval.crag.rows import ChunkRetriever, CragRow, RowError, iter_rows, page_articles, page_documents
+from frames_agent.eval.crag.score import CragJudge, CragRecord, CragSummary, figures
 from frames_agent.eval.errors import EvalError
-from frames_agent.eval.judge import Judge, Verdict
-from frames_agent.eval.rundir import RunDir, file_fingerprint
+from frames_agent.eval.judge import Judge, Verdict, judge_label
+from frames_agent.eval.rundir import SUMMARY_FILE, RunDir, file_fingerprint
 
 if TYPE_CHECKING:
     from frames_agent.agent.config import AgentConfig
 
 NO_TIME = "an unknown time"
-SUMMARY_FILE = "summary.json"
 # Retired scoring options (docs/measurements.md) at the value that scores as every run does now.
 RETIRED = {"scoring": "official", "alternatives": False}
 
@@ -107,17 +104,13 @@ def answer_row(row: CragRow, llm: BaseChatModel, tools: Sequence[BaseTool], sett
             "tokens": result.tokens.model_dump(), "seconds": round(result.seconds, 2)}
 
 
-def _base_record(row: CragRow, settings: CragSettings) -> dict:
-    return {"row": row.index, "interaction_id": row.interaction_id, "domain": row.domain,
-            "question_type": row.question_type, "static_or_dynamic": row.static_or_dynamic, "query": row.query,
-            "query_time": row.query_time, "answer": row.answer,
-            "task": settings.task, "model": settings.model, "judge": settings.judge, "error": None}
-
-
 def process_row(row: CragRow, llm: BaseChatModel, judge: Judge, tools: Sequence[BaseTool],
                 settings: CragSettings, config) -> CragRecord:
     """Answer and score one row; an agent failure becomes a recorded error scored as missing."""
-    fields = _base_record(row, settings)
+    fields = {"row": row.index, "interaction_id": row.interaction_id, "domain": row.domain,
+              "question_type": row.question_type, "static_or_dynamic": row.static_or_dynamic, "query": row.query,
+              "query_time": row.query_time, "answer": row.answer,
+              "task": settings.task, "model": settings.model, "judge": settings.judge, "error": None}
     try:
         fields.update(answer_row(row, llm, tools, settings, config))
     except Exception as exc:  # one bad row (LLM down, broken page, bug) must not end the run
@@ -163,7 +156,7 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
             log(f"note: {note}")
         config = run_dir.write_config(config)
         summary = _run_rows(items, records, run_dir, llm, judge, tools, settings, agent_config, log)
-        summary.data, summary.judge, summary.kg = str(data), judge_label(settings, config), config["info"]["kg"]
+        summary.data, summary.judge, summary.kg = str(data), judge_label(settings.judge, config), config["info"]["kg"]
         run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary
 
@@ -215,19 +208,13 @@ def kg_label(settings: CragSettings, kg: str | None) -> str:
     return kg or "unknown (tools passed in by the caller)"
 
 
-def judge_label(settings: CragSettings, config: dict) -> str:
-    """The run's judge, and the judges `rejudge` rated its unrated answers with."""
-    rejudged = config.get("info", {}).get("rejudged_by")
-    return f"{settings.judge}, unrated answers rejudged by {', '.join(rejudged)}" if rejudged else settings.judge
-
-
 def refresh_summary(run_dir: RunDir[CragRecord], config: dict) -> CragSummary:
     """Summarize every record of a finished run directory again (after rejudge, or for `report`)."""
     settings = CragSettings(**{f.name: config[f.name] for f in fields(CragSettings) if f.name in config})
     records, _ = run_dir.load_records()
     info = config.get("info", {})
     summary = summarize_run(sorted(records.values(), key=lambda r: r.row), settings, data=info.get("data", ""))
-    summary.judge = judge_label(settings, config)
+    summary.judge = judge_label(settings.judge, config)
     summary.kg = info.get("kg") or kg_label(settings, None)
     run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
     return summary

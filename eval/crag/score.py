@@ -1,18 +1,18 @@
-"""CRAG scoring as Meta's official local_evaluation.py does it (rules and deviations: docs/crag.md); score =
-accuracy - hallucination."""
+"""CRAG scoring as Meta's official local_evaluation.py does it (rules and deviations: docs/crag.md; score = accuracy -
+hallucination), and the typed lines it scores: one CragRecord per data row, keyed by row number, and the summary."""
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from frames_agent.agent.llm.calls import message_text
-from frames_agent.eval.judge import RATED, Judge, Verdict, unrated
+from frames_agent.eval.judge import RATED, Judge, Outcome, Verdict, unrated
 from frames_agent.retrieval.tokens import truncate_tokens
 
 MAX_PREDICTION_TOKENS = 75
@@ -20,11 +20,6 @@ OUTCOMES = RATED  # accurate | incorrect | missing; "unrated" waits for a judge
 _BLOCK = re.compile(r"{([^}]*)}")
 _SCORE = re.compile(r'"score"\s*:\s*(\d+)')
 _EXPLANATION = re.compile(r'"explanation"\s*:\s*"(.+)"')
-
-
-def trim_prediction(prediction: str, max_tokens: int = MAX_PREDICTION_TOKENS) -> str:
-    """The first max_tokens tokens, stripped (the case is kept: the judge sees it so)."""
-    return truncate_tokens(prediction or "", max_tokens).strip()
 
 
 def parse_judge_reply(reply: str) -> tuple[int | None, str]:
@@ -60,7 +55,7 @@ def _deterministic(pred: str, truth: str) -> tuple[str, str] | None:
 def score_prediction(question: str, prediction: str, answer: str, judge: BaseChatModel | None = None,
                      template: Any = None, judge_name: str = "") -> Verdict:
     """Score one prediction against the ground truth (the row's main answer, as the official script does)."""
-    shown = trim_prediction(prediction)
+    shown = truncate_tokens(prediction or "", MAX_PREDICTION_TOKENS).strip()  # the judge sees its case as it is
     pred = shown.lower()
     verdict = Verdict(outcome="incorrect", method="invalid", prediction=pred, judge=judge_name)
     if "i don't know" in pred:  # the ASCII apostrophe only, as officially
@@ -133,11 +128,10 @@ def figures(records: Iterable[Any]) -> Figures:
     """Figures from scored records (each with outcome, method, domain, question_type, error)."""
     scored = [r for r in records if r.outcome is not None]
     groups: dict[str, dict[str, list[str]]] = {"domain": defaultdict(list), "question_type": defaultdict(list)}
-    methods: dict[str, int] = defaultdict(int)
     for r in scored:
         for key in groups:
             groups[key][str(getattr(r, key) or "unknown")].append(r.outcome)
-        methods[r.method or ""] += 1
+    methods = Counter(r.method or "" for r in scored)
     return Figures(overall=metrics([r.outcome for r in scored]),
                    by_domain={k: metrics(v) for k, v in sorted(groups["domain"].items())},
                    by_question_type={k: metrics(v) for k, v in sorted(groups["question_type"].items())},
@@ -172,3 +166,73 @@ def headline(m: Metrics) -> str:
         return f"score {_rate(m.score)} (accuracy {_rate(m.accuracy)}, hallucination {_rate(m.hallucination)})"
     return (f"score over {m.rated} rated of {m.n}: {_rate(m.score)} (accuracy {_rate(m.accuracy)}, hallucination "
             f"{_rate(m.hallucination)}); {m.unrated} unrated (no judge: `python cli.py rejudge OUT --judge SPEC`)")
+
+
+class CragRecord(BaseModel):
+    """One CRAG row: the question and gold, the prediction and what was retrieved, and how it was scored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    row: int  # the row's position in the data file: the key (interaction ids may repeat)
+    interaction_id: str
+    domain: str = "unknown"
+    question_type: str = "unknown"
+    static_or_dynamic: str = "unknown"
+    query: str = ""
+    query_time: str = ""
+    answer: str = ""
+    task: int = 1
+    model: str = ""
+    judge: str = ""
+    error: str | None = None
+    prediction: str = ""
+    raw_answer: str = ""
+    documents: list[dict] = []
+    tool_calls: list[dict] = []
+    step_errors: list[str] = []
+    pages: dict[str, Any] = {}
+    warnings: list[str] = []
+    llm_calls: int = 0
+    tokens: dict[str, int] = {}
+    seconds: float = 0.0
+    outcome: Outcome | None = None  # None: the row could not be read, so it is not scored
+    method: str | None = None
+    scored_prediction: str = ""
+    judge_replies: list[str] = []
+    judge_explanation: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_old_records(cls, data):
+        """Rows scored before the unrated outcome existed called an unjudged answer incorrect."""
+        if isinstance(data, dict) and data.get("method") == "unjudged":
+            data = {**data, "outcome": "unrated", "method": "unrated"}
+        return data
+
+    @property
+    def unrated(self) -> bool:
+        """Answered, but no judge has looked at the answer yet."""
+        return self.outcome == "unrated"
+
+    def scored(self, verdict: Verdict) -> CragRecord:
+        """A copy carrying the verdict (an answering error stays recorded as the method)."""
+        return self.model_copy(update={
+            "outcome": verdict.outcome, "method": "error" if self.error else verdict.method,
+            "scored_prediction": verdict.prediction, "judge_replies": verdict.replies,
+            "judge_explanation": verdict.explanation})
+
+
+class CragSummary(Figures):
+    """summary.json of a CRAG run: figures over rated rows, next to the number unrated."""
+
+    data: str
+    task: int
+    model: str
+    judge: str
+    kg: str = ""  # which knowledge graph answered task 2: a CRAG_SERVER URL or the local recordings
+    settings: dict[str, Any]
+    rows: int
+    resumed: int = 0
+    unscorable: list[str] = []
+    repeated_ids: list[str] = []
+    seconds: float = 0.0

@@ -14,9 +14,16 @@ SYSTEM_CHOICES = ("multistep", "naive", "bm25", "oracle")
 
 def add_eval_flags(parser: argparse.ArgumentParser) -> None:
     """The flags of a FRAMES run besides the agent's (frames, compare, sweep), --executor among them."""
-    from frames_agent.eval.frames.executors import add_executor_flags
-
-    add_executor_flags(parser)
+    parser.add_argument("--executor", default="local", choices=("local", "ray"),
+                        help="local: questions run in this process (default); ray: (run, question) tasks on a Ray "
+                             "cluster, records written here; one question per task CPU, --concurrency does not "
+                             "apply (pip install 'frames-agent[ray]')")
+    parser.add_argument("--address", default=None, metavar="ADDR",
+                        help="Ray cluster to join (host:6379, ray://host:10001 or auto; default $RAY_ADDRESS, else a "
+                             "local cluster on this machine's cores)")
+    parser.add_argument("--max-retries", type=int, default=3, metavar="N",
+                        help="Ray: times a question is retried when its worker process or node dies (default 3); "
+                             "then it is recorded as failed")
     parser.add_argument("--system", default="multistep", choices=SYSTEM_CHOICES,
                         help="multistep (the agent), naive (no retrieval), bm25 (top --n-docs for the question), "
                              "oracle (the gold articles)")
@@ -111,6 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def build_components(settings, agent_config):
     """The agent, the system, the coverage checker and the judge(s) of one run, built once by the command."""
     from frames_agent.core.paths import cache_dir
+    from frames_agent.eval.frames.autorater import autorater
     from frames_agent.eval.frames.estimate import judge_spec
     from frames_agent.eval.frames.runner import Components
     from frames_agent.eval.frames.systems import CoverageChecker, WikipediaFetcher, make_system
@@ -118,24 +126,11 @@ def build_components(settings, agent_config):
     agent = settings.agent(agent_config).build_agent()
     fetcher = WikipediaFetcher(cache_dir() / "wikipedia") if settings.system == "oracle" else None
     system = make_system(settings.system, agent, n_docs=agent_config.n_docs, fetcher=fetcher)
-    raters = [_rater(agent, spec, settings) for spec in (judge_spec(settings), settings.judge2)]
+    raters = [None if spec is None else autorater(spec, settings.judge_prompt, not settings.no_cache,
+                                                  agent.llm if spec == settings.model else None)
+              for spec in (judge_spec(settings), settings.judge2)]
     return Components(system=system, coverage=CoverageChecker(agent.retriever), rater=raters[0],
                       rater2=raters[1] if settings.judge2 and not settings.retrieval_only else None)
-
-
-def _rater(agent, spec: str | None, settings):
-    from frames_agent.eval.frames.autorater import Autorater, judge_prompt
-
-    if spec is None:
-        return None
-    prompt = judge_prompt(settings.judge_prompt)
-    if spec == "none":
-        return Autorater(None, "none", prompt=prompt)
-    if spec == settings.model:
-        return Autorater(agent.llm, spec, prompt=prompt)
-    from frames_agent.agent.llm import resolve_model
-
-    return Autorater(resolve_model(spec, cache=not settings.no_cache), spec, prompt=prompt)
 
 
 def one_line(out: Path, s) -> str:
@@ -210,8 +205,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from frames_agent.core.errors import FramesAgentError
-    from frames_agent.eval.frames.comparison.paired import comparison
-    from frames_agent.eval.frames.comparison.tables import write_compared
+    from frames_agent.eval.frames.comparison import comparison, write_compared
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import FramesRunSettings, default_out, frames_run_dir
 
@@ -243,16 +237,12 @@ def run_judge_check_command(args: argparse.Namespace) -> int:
     """Score the short-cuts (and the judge) against labelled answers."""
     import json
 
-    from frames_agent.eval.frames.autorater import Autorater, judge_prompt
+    from frames_agent.eval.frames.autorater import autorater
     from frames_agent.eval.frames.judgecheck import SHIPPED_LABELS, check, format_report, load_labelled, remember
 
     labels = Path(args.file) if args.file else SHIPPED_LABELS
     items = load_labelled(labels)
-    judge = None
-    if args.judge != "none":
-        from frames_agent.agent.llm import resolve_model
-
-        judge = Autorater(resolve_model(args.judge), args.judge, prompt=judge_prompt(args.judge_prompt))
+    judge = None if args.judge == "none" else autorater(args.judge, args.judge_prompt)
     report = check(items, judge)
     if judge is not None:
         remember(report, labels, args.judge_prompt)
@@ -262,16 +252,17 @@ def run_judge_check_command(args: argparse.Namespace) -> int:
 
 def run_report_command(args: argparse.Namespace) -> int:
     """Re-render each run (a CRAG run prints its table); with several FRAMES runs, the table and paired tests."""
-    from frames_agent.eval.frames.comparison.paired import comparison
+    from frames_agent.eval.crag.runner import crag_run_dir, refresh_summary
+    from frames_agent.eval.crag.score import format_table
+    from frames_agent.eval.frames.comparison import comparison, expand_runs
     from frames_agent.eval.frames.report import rerender
     from frames_agent.eval.rundir import read_config
 
     runs, paths = [], []
-    from frames_agent.eval.frames.comparison.tables import expand_runs
-
     for path in expand_runs([Path(p) for p in args.runs]):
         if (read_config(path) or {}).get("kind") == "crag":
-            print(f"{path}:\n{_crag_report(path)}")
+            with crag_run_dir(path).locked() as run_dir:
+                print(f"{path}:\n{format_table(refresh_summary(run_dir, run_dir.read_config() or {}))}")
             continue
         # With --out the comparison goes there; the runs themselves are read, their own reports left as they are.
         config, summary, records = rerender(path, html=args.html, files=not args.out)
@@ -284,7 +275,7 @@ def run_report_command(args: argparse.Namespace) -> int:
         for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
             print(line)
     if runs and (args.out or args.html):
-        from frames_agent.eval.frames.comparison.tables import report_comparison
+        from frames_agent.eval.frames.comparison import report_comparison
 
         for line in report_comparison(runs, paths, args.runs, args.out, args.html):
             print(line)
@@ -319,12 +310,3 @@ def _matched_budget(runs: list, paths: list[Path], baseline: Path, out: Path | N
         target.parent.mkdir(parents=True, exist_ok=True)
         lines += [result.sentence(name), f"wrote {plot_budget(result, target, name)}"]
     return lines
-
-
-def _crag_report(path: Path) -> str:
-    from frames_agent.eval.crag.runner import crag_run_dir, refresh_summary
-    from frames_agent.eval.crag.score import format_table
-
-    run_dir = crag_run_dir(path)
-    with run_dir.locked():
-        return format_table(refresh_summary(run_dir, run_dir.read_config() or {}))

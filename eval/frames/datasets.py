@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import csv
+import importlib
 import itertools
 import json
 import logging
@@ -34,8 +35,7 @@ REASONING_TYPES = ("Numerical reasoning", "Tabular reasoning", "Multiple constra
                    "Post processing")
 HF_PREFIX = "hf:"
 _LINK_COLUMN = re.compile(r"^wikipedia_link_\d+\+?$", re.IGNORECASE)
-# A cell may hold several links joined by commas; titles contain commas too ("Lincoln,_Nebraska"), so only a
-# comma followed by the start of another link separates two links.
+# Titles hold commas too ("Lincoln,_Nebraska"): only a comma before another link's start separates two links.
 _URL_SEPARATOR = re.compile(r"\s*,\s*(?=(?:https?://|[a-z.]*wikipedia\.org/|w\.wiki/))", re.IGNORECASE)
 MAX_ID_CHARS = 200
 MAX_DATA_BYTES = 512 * 1024 * 1024  # FRAMES is a few MB; far larger is not a question file
@@ -47,8 +47,6 @@ _QUOTED = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""", re.S)
 _LIST_GAPS = re.compile(r"[\s,]*")
 DEFAULT_DATASET = "google/frames-benchmark"
 PROBE_SECONDS = 3.0
-
-
 
 
 class Question(BaseModel):
@@ -236,7 +234,7 @@ def hub_rows(name: str) -> list[dict]:
         raise MissingExtraError("hf: data needs the `datasets` package: pip install 'frames-agent[hf]'") from exc
     online = hub_reachable()
     try:
-        with _offline(not online), _quiet():
+        with _hub_call(offline=not online):
             loaded = datasets.load_dataset(name or DEFAULT_DATASET, split="test")
     except Exception as exc:  # offline, unknown dataset, hub errors: all one line for the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -261,39 +259,26 @@ def hub_reachable(timeout: float = PROBE_SECONDS) -> bool:
 
 
 @contextlib.contextmanager
-def _offline(offline: bool) -> Iterator[None]:
-    """The hub libraries' offline switches, for this call only (the environment is left alone)."""
-    modules = [_module("huggingface_hub.constants"), _module("datasets.config")] if offline else []
-    saved = [(m, m.HF_HUB_OFFLINE) for m in modules if m is not None and hasattr(m, "HF_HUB_OFFLINE")]
-    for module, _ in saved:
-        module.HF_HUB_OFFLINE = True
-    try:
-        yield
-    finally:
-        for module, value in saved:
-            module.HF_HUB_OFFLINE = value
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
+def _hub_call(offline: bool) -> Iterator[None]:
+    """The hub libraries quiet and, offline, told so, for this call only (the environment is left alone)."""
+    switches: list[Any] = []
+    for name in ("huggingface_hub.constants", "datasets.config") if offline else ():
+        with contextlib.suppress(ImportError):
+            switches.append(importlib.import_module(name))
+    saved = [(m, m.HF_HUB_OFFLINE) for m in switches if hasattr(m, "HF_HUB_OFFLINE")]
     loggers = [logging.getLogger(n) for n in ("huggingface_hub", "datasets", "fsspec")]
     levels = [lg.level for lg in loggers]
+    for module, _ in saved:
+        module.HF_HUB_OFFLINE = True
     for lg in loggers:
         lg.setLevel(logging.ERROR)
     try:
         yield
     finally:
+        for module, value in saved:
+            module.HF_HUB_OFFLINE = value
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)
-
-
-def _module(name: str) -> Any:
-    import importlib
-
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
 
 
 # --- parsing -----------------------------------------------------------------------------------------------

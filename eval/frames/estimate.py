@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from frames_agent.agent.llm.spec import ModelSpec
+from frames_agent.core.paths import cache_dir
 
 
 def judge_spec(settings) -> str:
@@ -35,8 +36,7 @@ def calls_per_question(settings, agent_config=None) -> tuple[int, int]:
     return system, judges
 
 
-# The embedded 1.5B model on 2 cores; a later plan call reads only what follows the prompt's cached head.
-# Measured: docs/measurements.md#estimates
+# The embedded 1.5B model on 2 idle cores. Measured: docs/measurements.md#estimates
 LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS = 70.0, 19.0
 PLAN_OUTPUT_TOKENS, ANSWER_OUTPUT_TOKENS, JUDGE_OUTPUT_TOKENS, QUESTION_TOKENS = 80, 130, 50, 45
 PREVIOUS_QUERIES_TOKENS = 60
@@ -76,32 +76,23 @@ def index_build_seconds(settings) -> float | None:
     return size / BUILD_BYTES_PER_SECOND if size else None
 
 
-def _rates_path() -> Path:
-    from frames_agent.core.paths import cache_dir
-
-    return cache_dir() / RATES_FILE
-
-
 def _read_rates() -> dict:
     """The rates file's models (empty when missing or damaged)."""
     try:
-        rates = json.loads(_rates_path().read_text(encoding="utf-8"))
+        rates = json.loads((cache_dir() / RATES_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return rates if isinstance(rates, dict) else {}
 
 
-def _rates_of(entry: object) -> tuple[float, float] | None:
+def measured_rates(model: str) -> tuple[float, float] | None:
+    """(prompt, output) tokens/s a local model measured on this machine (the fastest run), if a run recorded them."""
     try:
-        prompt, output = float(entry["prompt_tps"]), float(entry["output_tps"])  # type: ignore[index]
+        entry = _read_rates()[model]
+        prompt, output = float(entry["prompt_tps"]), float(entry["output_tps"])
     except (KeyError, TypeError, ValueError):
         return None
     return (prompt, output) if prompt > 0 and output > 0 else None
-
-
-def measured_rates(model: str) -> tuple[float, float] | None:
-    """(prompt, output) tokens/s a local model measured on this machine (the fastest run), if a run recorded them."""
-    return _rates_of(_read_rates().get(model))
 
 
 class _Seen:
@@ -118,9 +109,7 @@ def record_rates(model: str, calls: Iterable, slower: float | None = None) -> No
     if not (read and read_s and out and out_s):
         return
     slower, _Seen.slower = slower or _Seen.slower or load()[0], None
-    rates = _read_rates()
-    kept = _rates_of(rates.get(model)) or (0.0, 0.0)
-    path = _rates_path()
+    rates, kept, path = _read_rates(), measured_rates(model) or (0.0, 0.0), cache_dir() / RATES_FILE
     try:
         rates[model] = {"prompt_tps": round(max(kept[0], slower * read / read_s), 1),
                         "output_tps": round(max(kept[1], slower * out / out_s), 1),

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from frames_agent.core.errors import first_line
+from frames_agent.core.errors import Terminated, first_line
 from frames_agent.eval.errors import EvalError, MissingExtraError
 from frames_agent.eval.frames.datasets import Question
 from frames_agent.eval.frames.records import QuestionRecord
@@ -34,22 +34,6 @@ from frames_agent.retrieval.lucene.jvm import java_signals_kept
 
 Build = Callable[[FramesRunSettings, object], Components]
 Job = tuple[FramesRunSettings, object]  # a run's settings (its --out set) and its AgentConfig
-EXECUTORS = ("local", "ray")
-RAY_EXTRA = "pip install 'frames-agent[ray]'"
-
-
-def add_executor_flags(parser: argparse.ArgumentParser) -> None:
-    """--executor, --address and --max-retries (frames, compare, sweep)."""
-    parser.add_argument("--executor", default="local", choices=EXECUTORS,
-                        help="local: questions run in this process (default); ray: (run, question) tasks on a Ray "
-                             f"cluster, records written here; one question per task CPU, --concurrency does not "
-                             f"apply ({RAY_EXTRA})")
-    parser.add_argument("--address", default=None, metavar="ADDR",
-                        help="Ray cluster to join (host:6379, ray://host:10001 or auto; default $RAY_ADDRESS, else a "
-                             "local cluster on this machine's cores)")
-    parser.add_argument("--max-retries", type=int, default=3, metavar="N",
-                        help="Ray: times a question is retried when its worker process or node dies (default 3); "
-                             "then it is recorded as failed")
 
 
 def make_executor(args: argparse.Namespace) -> InProcess | RayCluster:
@@ -100,8 +84,7 @@ class RayCluster:
         if ray.is_initialized():
             return False
         joined = self.address or os.environ.get("RAY_ADDRESS")
-        # A local cluster of our own, in our own temporary directory: Ray's default (/tmp/ray) is shared by every
-        # user of the machine, and without an address Ray joins whichever cluster that directory names.
+        # Our own temporary directory: without an address Ray joins whatever cluster the shared /tmp/ray names.
         target = {"address": self.address} if joined else {"address": "local", "_temp_dir": str(ray_temp_dir()),
                                                            "_node_ip_address": "127.0.0.1"}
         try:
@@ -138,7 +121,8 @@ class RayCluster:
         try:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)  # a SIGTERM is seen within 0.5 s
-                _check_terminated()
+                if _TERM.is_set():
+                    raise Terminated()
                 more, _ = ray.wait([r for r in pending if r not in ready], num_returns=len(pending) - 1, timeout=0) \
                     if len(pending) > 1 else ([], [])
                 for ref in [*ready, *more]:
@@ -165,14 +149,10 @@ _built: OrderedDict[str, Components] = OrderedDict()
 _loop: asyncio.AbstractEventLoop | None = None
 
 
-def _key(build: Build, settings: FramesRunSettings, agent_config) -> str:
-    return json.dumps([f"{build.__module__}.{build.__qualname__}", asdict(settings),
-                       agent_config.model_dump(mode="json")], sort_keys=True, default=str)
-
-
 def components(build: Build, settings: FramesRunSettings, agent_config) -> Components:
     """This worker's components for a run, built on first use (the index opened read-only here)."""
-    key = _key(build, settings, agent_config)
+    key = json.dumps([f"{build.__module__}.{build.__qualname__}", asdict(settings),
+                      agent_config.model_dump(mode="json")], sort_keys=True, default=str)
     if key not in _built:
         _built[key] = build(settings, agent_config)
         while len(_built) > KEPT_RUNS:
@@ -215,13 +195,6 @@ def _sigterm_noted() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _check_terminated() -> None:
-    from frames_agent.core.errors import Terminated
-
-    if _TERM.is_set():
-        raise Terminated()
-
-
 def ray_temp_dir() -> Path:
     """Where a local Ray cluster started here keeps its sessions: this user's own, short enough for Ray's sockets."""
     return Path(tempfile.gettempdir()) / f"frames-agent-ray-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
@@ -231,7 +204,8 @@ def _ray():
     try:
         import ray
     except ImportError:
-        raise MissingExtraError(f"--executor ray needs Ray: {RAY_EXTRA} (or pip install 'ray>=2.40')") from None
+        raise MissingExtraError("--executor ray needs Ray: pip install 'frames-agent[ray]' "
+                                "(or pip install 'ray>=2.40')") from None
     return ray
 
 

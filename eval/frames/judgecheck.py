@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -64,11 +65,8 @@ def _shortcuts(items: list[Labelled]) -> dict:
     decided = [(item, v) for item, v in checked if v is not None]
     wrong = [{"question": i.question, "gold": i.gold, "prediction": i.prediction, "label": i.label,
               "method": v.method} for i, v in decided if v.correct != i.label]
-    methods: dict[str, int] = {}
-    for _, v in decided:
-        methods[v.method] = methods.get(v.method, 0) + 1
     return {"shortcut_decided": len(decided), "shortcut_correct": len(decided) - len(wrong),
-            "shortcut_methods": methods, "shortcut_wrong": wrong}
+            "shortcut_methods": dict(Counter(v.method for _, v in decided)), "shortcut_wrong": wrong}
 
 
 async def _rate_all(judge: Autorater, items: list[Labelled]) -> list[Verdict]:

@@ -8,11 +8,11 @@ from statistics import mean
 from pydantic import BaseModel, ConfigDict
 
 from frames_agent.agent.llm.timing import NodeTiming, by_node
-from frames_agent.agent.state import AgentResult
+from frames_agent.agent.state import AgentResult, TokenUsage
 from frames_agent.eval.frames.autorater import agreement
 from frames_agent.eval.frames.datasets import REASONING_TYPES
 from frames_agent.eval.frames.provenance import articles_by_step, gold_arrivals, origin_summary, provenance_fields
-from frames_agent.eval.frames.records import QuestionRecord, Tokens
+from frames_agent.eval.frames.records import QuestionRecord
 
 
 def found_steps(gold_titles: Sequence[str], result: AgentResult,
@@ -119,8 +119,7 @@ class RunSummary(BaseModel):
     answer_in_prompt: float | None = None
     answer_in_prompt_ci: tuple[float, float] | None = None
     gold_shown: float | None = None  # mean gold articles shown per question
-    # The answer reply's format: share of answered questions whose reply followed it, and how many
-    # answers were read from a structured reply (config structured_answer) rather than by the "Answer:" parser.
+    # The answer reply's format followed, and answers read from a structured reply rather than the "Answer:" line.
     format_ok: float | None = None
     format_ok_ci: tuple[float, float] | None = None
     structured_answers: int = 0
@@ -132,7 +131,7 @@ class RunSummary(BaseModel):
     gold_articles: int = 0
     oracle_missing: dict[str, int] = {}  # why the oracle could not supply gold articles: reason -> count
     calls: int = 0
-    tokens: Tokens = Tokens()
+    tokens: TokenUsage = TokenUsage()
     seconds: float = 0.0
     judge_calls: int = 0
     timing: dict[str, NodeTiming] = {}  # per node (plan, answer, judge): calls, tokens read and generated, rates
@@ -243,7 +242,7 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
         recall_by_step=[_mean(v) for v in step_values(done)],
         covered_recall_by_step=[_mean(v) for v in step_values(done, gold=False)],
         **_coverage(records), calls=sum(r.llm_calls for r in records),
-        tokens=Tokens(prompt=sum(r.tokens.prompt for r in records),
+        tokens=TokenUsage(prompt=sum(r.tokens.prompt for r in records),
                       completion=sum(r.tokens.completion for r in records)),
         seconds=round(sum(r.seconds for r in records), 3), judge_calls=sum(r.judge_calls for r in records),
         timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records),

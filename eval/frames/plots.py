@@ -10,7 +10,6 @@ from typing import Any
 from frames_agent.eval.frames.budget import MatchedBudget
 from frames_agent.eval.frames.metrics import RunSummary, step_values
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.settings import used_model
 from frames_agent.eval.stats import bootstrap_ci, wilson_ci
 
 ACCURACY_PLOT, RECALL_PLOT, OVERLAY_PLOT = "accuracy_by_type.png", "recall_by_step.png", "recall_overlay.png"
@@ -89,8 +88,7 @@ def recall_figure(summary: RunSummary) -> Any:
         return None
     fig, ax = plt.subplots(figsize=(6, 3.6))
     steps = list(range(1, len(curve) + 1))
-    # Recall solid and wide; covered recall dashed with large open markers under it; coverage a thin dotted line
-    # over both: with every gold article in the index all three meet, and each must still show.
+    # Three styles, so each line still shows where all three meet (every gold article in the index).
     line, = ax.plot(steps, [(v or 0) * 100 for v in curve], marker="o", linewidth=2, zorder=4,
                     label="recall (all gold articles)")
     band = [(s, ci) for s, ci in zip(steps, summary.recall_by_step_ci) if ci is not None]
@@ -128,6 +126,11 @@ def write_plots(out: Path, summary: RunSummary) -> list[str]:
         plt.close(fig)
         made.append(name)
     return made
+
+
+def used_model(config: dict) -> bool:
+    """Whether the run called the model: BM25 and oracle retrieval-only runs never do."""
+    return not (config.get("retrieval_only") and config.get("system") in ("bm25", "oracle"))
 
 
 def run_label(config: dict) -> str:

@@ -7,20 +7,13 @@ from pydantic import BaseModel, ConfigDict, computed_field, field_validator
 
 from frames_agent.agent.llm.timing import CallTiming
 from frames_agent.agent.queries import PlanReply
+from frames_agent.agent.state import TokenUsage
 from frames_agent.eval.judge import Verdict
 from frames_agent.eval.rundir import RunDir
 
-# The files a FRAMES run directory holds beside config.json and results.jsonl.
-SUMMARY_FILE, REPORT_FILE = "summary.json", "report.md"
+REPORT_FILE = "report.md"  # beside rundir's config, results and summary
 # The plan schema's length cap on a query (constrained decoding stops a model's query there, mid-phrase if need be).
 QUERY_CAP: int = PlanReply.model_json_schema()["properties"]["queries"]["items"]["maxLength"]
-
-
-class Tokens(BaseModel):
-    """Prompt and completion tokens."""
-
-    prompt: int = 0
-    completion: int = 0
 
 
 class QuestionRecord(BaseModel):
@@ -44,8 +37,7 @@ class QuestionRecord(BaseModel):
     truncated_queries: list[str] = []
     covered_titles: list[str] | None = None
     found_step: dict[str, int | None] = {}
-    # eval/frames/provenance.py: per gold title, the distinct articles read when it entered (its rank for BM25-R)
-    # and the origin of the query that brought it; distinct articles read after each step.
+    # eval/frames/provenance.py: articles read when each gold title entered, its query's origin; read per step
     found_at: dict[str, int | None] = {}
     found_origin: dict[str, str | None] = {}
     articles_by_step: list[int] = []
@@ -55,10 +47,9 @@ class QuestionRecord(BaseModel):
     recall_by_step: list[float | None] = []
     coverage: float | None = None
     llm_calls: int = 0
-    tokens: Tokens = Tokens()
+    tokens: TokenUsage = TokenUsage()
     answer_context: dict | None = None  # AgentResult.answer_context: cut, budget, prompt, passages shown, text shown
-    # What the answer saw (eval/frames/shown.py): gold titles shown, shown / covered gold found, shown / covered gold,
-    # and whether the gold answer's words or number were in the prompt (None: not answered).
+    # What the answer saw (eval/frames/shown.py); None: not answered.
     gold_shown: list[str] | None = None
     answer_context_recall: float | None = None
     shown_recall: float | None = None
@@ -69,7 +60,7 @@ class QuestionRecord(BaseModel):
     verdict: Verdict | None = None
     verdict2: Verdict | None = None
     judge_calls: int = 0
-    judge_tokens: Tokens = Tokens()
+    judge_tokens: TokenUsage = TokenUsage()
     calls: list[CallTiming] = []  # every LLM call of the question, judge calls included, in order
     seconds: float = 0.0
 
@@ -111,7 +102,7 @@ class QuestionRecord(BaseModel):
             "verdict": verdict, "verdict2": verdict2 if verdict2 is not None else self.verdict2,
             "judge_calls": self.judge_calls + calls,
             "calls": [*self.calls, *(t for v in (verdict, verdict2) if v is not None for t in v.timings)],
-            "judge_tokens": Tokens(prompt=self.judge_tokens.prompt + prompt,
+            "judge_tokens": TokenUsage(prompt=self.judge_tokens.prompt + prompt,
                                    completion=self.judge_tokens.completion + completion)})
 
 

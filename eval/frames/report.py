@@ -10,10 +10,11 @@ from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.figures import num, pct, with_ci
 from frames_agent.eval.frames.metrics import RunSummary, judged_by, run_summary
-from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, write_plots
+from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, used_model, write_plots
 from frames_agent.eval.frames.provenance import origin_lines
-from frames_agent.eval.frames.records import REPORT_FILE, SUMMARY_FILE, QuestionRecord, frames_run_dir, mark
-from frames_agent.eval.frames.settings import used_model
+from frames_agent.eval.frames.records import REPORT_FILE, QuestionRecord, frames_run_dir, mark
+from frames_agent.eval.judge import judge_label
+from frames_agent.eval.rundir import SUMMARY_FILE
 from frames_agent.retrieval.context import LARGE_CONTEXT_WORDS, PASSAGE_WORDS
 
 _MAX_ROWS = 100
@@ -32,9 +33,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
     """summary.json, report.md, plots and report.html of run_dir's records (files=False: only computed)."""
     loaded, _ = run_dir.load_records()
     records = [loaded[k] for k in sorted(loaded, key=_natural)]
-    judge = config.get("judge")
-    if config.get("info", {}).get("rejudged_by"):
-        judge = f"{judge}, unrated answers rejudged by {', '.join(config['info']['rejudged_by'])}"
+    judge = judge_label(config["judge"], config) if config.get("judge") is not None else None
     summary = run_summary(records, system=config.get("system"), model=config.get("model"), judge=judge,
                           retrieval_only=config.get("retrieval_only"))
     summary.warnings = list(warnings)
@@ -43,7 +42,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
         plots = write_plots(run_dir.path, summary)  # eval/frames/plots.py: the figures with their 95% intervals
         run_dir.write(REPORT_FILE, render_markdown(config, summary, records, plots))
     if html:
-        from frames_agent.eval.frames.html import write_run_html
+        from frames_agent.eval.frames.html.page import write_run_html
 
         write_run_html(run_dir.path, config, records)
     return summary
@@ -199,11 +198,14 @@ def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSu
         return _seen_lines(summary)
     shown.sort()
     median = shown[len(shown) // 2] if shown else 0.0
+    words = agent.get("passage_words")  # unset: chosen by the context's size
+    size = (f"~{PASSAGE_WORDS} words (few articles) or ~{LARGE_CONTEXT_WORDS} words (a larger context)"
+            if words is None else f"~{words} words")
     how = ("passages ranked across the whole context, at most" if agent.get("context_selection", "context") == "context"
            else "articles by search rank, each with")
     return ["## What the answer could see", "",
             f"- Answer budget {agent.get('answer_budget')} tokens: {how} {agent.get('answer_passages')} passages of "
-            f"{_words(agent.get('passage_words'))} per article (more when few articles leave room).",
+            f"{size} per article (more when few articles leave room).",
             f"- Gold articles in the context: {in_context}; shown to the answer: {seen}; share of each shown gold "
             f"article's tokens the answer saw: median {pct(median)}, range {pct(shown[0] if shown else 0)}–"
             f"{pct(shown[-1] if shown else 0)}.", *_seen_lines(summary)[2:]]
@@ -224,13 +226,6 @@ def _seen_lines(s: RunSummary) -> list[str]:
             f"{with_ci(s.answer_in_prompt, s.answer_in_prompt_ci)}.",
             f"- Wrong answers: {s.reader_failures} with the gold answer in the prompt (reader failures), "
             f"{s.retrieval_failures} without it (retrieval failures).", ""]
-
-
-def _words(words: object) -> str:
-    """The passage size a run's config names (unset: chosen by the context's size)."""
-    if words is None:
-        return f"~{PASSAGE_WORDS} words (few articles) or ~{LARGE_CONTEXT_WORDS} words (a larger context)"
-    return f"~{words} words"
 
 
 def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], plots: Sequence[str]) -> str:

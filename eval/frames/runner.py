@@ -1,27 +1,135 @@
-"""The FRAMES run: questions concurrently through a system, one JSONL line per finished question, resumable."""
+"""The FRAMES run: its settings, directory and config; questions concurrently through a system, one JSONL line per
+finished question, resumable."""
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from frames_agent.agent.llm.errors import redact
+from frames_agent.agent.llm import DEFAULT_MODEL
+from frames_agent.agent.llm.errors import redact, redact_url
+from frames_agent.agent.state import TokenUsage
 from frames_agent.eval.errors import EvalError
+from frames_agent.eval.frames.autorater import exact_match
 from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
-from frames_agent.eval.frames.estimate import default_concurrency, duration, estimate, record_rates
-from frames_agent.eval.frames.metrics import retrieval_figures
-from frames_agent.eval.frames.records import QuestionRecord, Tokens, frames_run_dir, truncated_queries
-from frames_agent.eval.frames.settings import FramesRunSettings, RunOutcome, default_out, run_config  # noqa: F401 (re-exported)
-from frames_agent.eval.frames.shortcuts import exact_match
+from frames_agent.eval.frames.estimate import default_concurrency, duration, estimate, judge_spec, record_rates
+from frames_agent.eval.frames.metrics import RunSummary, retrieval_figures
+from frames_agent.eval.frames.records import QuestionRecord, frames_run_dir, truncated_queries
 from frames_agent.eval.frames.shown import answer_figures, recorded_context
-from frames_agent.eval.frames.systems import CoverageChecker, System, SystemOutput
+from frames_agent.eval.frames.systems import WATCH, CoverageChecker, System, SystemOutput
 from frames_agent.eval.judge import Judge
 from frames_agent.eval.rundir import RunDir
+
+if TYPE_CHECKING:
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.agent.settings import AgentSettings
+
+
+@dataclass
+class FramesRunSettings:
+    """Everything `python cli.py frames` takes (argparse names)."""
+
+    system: str = "multistep"
+    k: int = 5
+    n: int = 5
+    n_docs: int = 10
+    prompt: str = "planning"
+    model: str = DEFAULT_MODEL
+    base_url: str | None = None
+    judge: str = "same"
+    judge2: str | None = None
+    judge_prompt: str = "frames"
+    data: str | None = None
+    split: str = "all"  # eval/frames/split.py: tune, check or all questions
+    limit: int | None = None
+    concurrency: int | None = None
+    out: str | None = None
+    retrieval_only: bool = False
+    index: str = "default"
+    tools: str = "wiki"
+    answer_prompt: str | None = None
+    answer_budget: int | None = None
+    answer_passages: int | None = None
+    calculator: bool | None = None
+    no_cache: bool = False
+    retry_failed: bool = False
+    progress: bool = True
+    timeout: float | None = None
+    question_timeout: float | None = None
+    # --set KEY=VALUE pairs for any AgentConfig field (AgentSettings.from_flags reads them).
+    settings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_args(cls, args) -> FramesRunSettings:
+        """Settings from an argparse Namespace (unknown attributes ignored)."""
+        return cls(**{k: getattr(args, k) for k in cls.__dataclass_fields__ if hasattr(args, k)})
+
+    def agent(self, config: AgentConfig | None = None) -> AgentSettings:
+        """The agent these settings run (AgentSettings.from_flags); `config`, built from them before, as is."""
+        from frames_agent.agent.settings import AgentSettings
+
+        return AgentSettings.from_flags(asdict(self), config=config)
+
+
+@dataclass
+class RunOutcome:
+    """Where the run wrote, what it ran now, and the summary over every finished question."""
+
+    out: Path
+    ran: int
+    summary: RunSummary
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:60] or "x"
+
+
+def default_out(settings: FramesRunSettings) -> Path:
+    """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-<split>][-idx<index>] under the cwd."""
+    parts = [settings.system]
+    if settings.system == "multistep":
+        parts += [_slug(Path(settings.prompt).stem), f"k{settings.k}", f"n{settings.n}", f"d{settings.n_docs}"]
+    elif settings.system == "bm25":
+        parts.append(f"d{settings.n_docs}")
+    parts.append(_slug(settings.model))
+    parts += ["retrieval"] if settings.retrieval_only else []
+    parts += [settings.split] if settings.split != "all" else []
+    parts += [f"idx{_slug(Path(settings.index).name)}"] if settings.index != "default" else []
+    return Path("runs") / "-".join(parts)
+
+
+def _sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run_config(settings: FramesRunSettings, agent_config, dataset: Dataset) -> dict:
+    """What two runs must share to write into one OUT, by content: the data's hash and the index fingerprint."""
+    from frames_agent.agent.prompts import load_prompt
+    from frames_agent.eval.frames.autorater import judge_prompt
+
+    judge = judge_spec(settings)
+    return {
+        "system": settings.system, "model": settings.model, "base_url": redact_url(settings.base_url),
+        "judge": judge, "judge2": None if settings.retrieval_only else settings.judge2,
+        "judge_prompt": (_sha(judge_prompt(settings.judge_prompt).text) if judge != "none" or settings.judge2
+                         else None),
+        "retrieval_only": settings.retrieval_only, "index": settings.index, "tools": settings.tools,
+        "data_fingerprint": dataset.fingerprint, "split": settings.split,
+        "prompt_text": _sha(load_prompt(agent_config.prompt).text),
+        "answer_prompt_text": _sha(load_prompt(agent_config.answer_prompt).text),
+        "agent": agent_config.model_dump(exclude={"timeout", "question_timeout"}),  # deadlines may change on resume
+        # Recorded, not compared: the same questions may be read from another path.
+        "info": {"data": dataset.source, "judge_prompt": settings.judge_prompt},
+    }
+
 
 # --- the run directory held open: locked, config-checked and resumed; any executor runs its todo questions ---
 Echo = Callable[[str], None]
@@ -66,8 +174,7 @@ class OpenRun:
         if not self.todo:  # nothing ran: record the config as it is (a finished run re-rendered)
             self.config = self.run_dir.write_config(self.config)
         summary = write_outputs(self.run_dir, self.config, warnings=self.dataset.warnings)
-        ran = len(self.todo) if self.started else 0
-        return RunOutcome(out=self.out, ran=ran, summary=summary, warnings=self.dataset.warnings)
+        return RunOutcome(out=self.out, ran=len(self.todo) if self.started else 0, summary=summary)
 
 
 def check_settings(settings: FramesRunSettings) -> None:
@@ -209,7 +316,7 @@ def failed_record(question: Question, system: str, exc: BaseException, seconds: 
     """The record of a question that could not finish: the error's first line, keys redacted."""
     message = redact(str(exc).strip().splitlines()[0]) if str(exc).strip() else ""  # no keys in results
     return QuestionRecord(**question_fields(question), system=system, failed=True,
-                          error=f"{type(exc).__name__}: {message}", seconds=round(seconds, 3), tokens=Tokens())
+                          error=f"{type(exc).__name__}: {message}", seconds=round(seconds, 3), tokens=TokenUsage())
 
 
 # --- the loop -------------------------------------------------------------------------------------------------
@@ -229,11 +336,9 @@ async def run_all(todo: list[Question], components: Components, run_dir: RunDir,
                   echo: Callable[[str], None] | None = None) -> int:
     """Run todo questions, `concurrency` at a time, appending each record when done; with echo, re-estimate once."""
     from frames_agent.eval.frames.progress import Progress
-    from frames_agent.eval.frames.systems import WATCH
 
     semaphore = asyncio.Semaphore(max(1, concurrency))
-    # Baseline systems search and fetch in asyncio.to_thread; the default pool (cores + 4 threads) would cap
-    # I/O-bound retrievers below the requested concurrency.
+    # Baselines search in asyncio.to_thread: the default pool (cores + 4) would cap them below the concurrency.
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=max(8, 2 * concurrency)))
     shown = Progress(len(todo), components.system.name, steps=steps, progress=progress)
     paced = False  # re-estimated yet

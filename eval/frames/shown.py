@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from frames_agent.eval.frames.autorater import normalize_answer, numbers_in
 from frames_agent.eval.frames.datasets import normalize_title
-from frames_agent.eval.frames.shortcuts import normalize_answer, numbers_in
 
 # Gold answers are short; a long one ("X, because ...") is matched by its content words alone.
 _FILLER = frozenset("a an and are as at be by for from in is it of on or that the to was were with".split())

@@ -18,8 +18,7 @@ from frames_agent.eval.frames.datasets import Question, normalize_title
 from frames_agent.retrieval.types import Document, Retriever
 
 SYSTEMS = ("multistep", "naive", "bm25", "oracle")
-# Where the question running in this task sends the agent's per-step events (the runner's progress display sets it);
-# a context variable, so each of the concurrent questions has its own and System.run keeps its signature.
+# Where this task's question sends the agent's events (set by the progress display): one per concurrent question.
 WATCH: contextvars.ContextVar[Callable[[AgentEvent], None] | None] = contextvars.ContextVar("frames_watch",
                                                                                             default=None)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from frames_agent.agent.commands import add_agent_flags
-from frames_agent.eval.frames.commands import SYSTEM_CHOICES, add_eval_flags
+from frames_agent.eval.frames.commands import SYSTEM_CHOICES, add_eval_flags, build_components, check_extras
 
 
 def _systems(text: str) -> str:
@@ -47,7 +47,6 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     import sys
 
     from frames_agent.eval.errors import EvalError
-    from frames_agent.eval.frames.commands import build_components, check_extras
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import FramesRunSettings
     from frames_agent.eval.sweep.grid import parse_grid

@@ -11,8 +11,7 @@ from typing import Annotated, Any
 from frames_agent.core.errors import UsageError
 from frames_agent.eval.frames.runner import FramesRunSettings
 
-# The frames flags that define a run (FramesRunSettings fields), with how a grid value is read; every other key must be
-# an AgentConfig field, passed on as --set KEY=VALUE.
+# The frames flags that define a run, with their value's type; any other key is an AgentConfig field (--set).
 RUN_AXES: dict[str, type] = {
     "system": str, "k": int, "n": int, "n_docs": int, "prompt": str, "answer_prompt": str, "model": str,
     "base_url": str, "index": str, "tools": str, "answer_budget": int, "answer_passages": int,

@@ -3,17 +3,16 @@ sweep_table.json, and the heat map and recall overlay."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from frames_agent.eval.frames.comparison.paired import paired_accuracy
-from frames_agent.eval.frames.figures import num, pct
+from frames_agent.eval.frames.comparison import paired_accuracy, paired_line, paired_recall, paired_recall_line
+from frames_agent.eval.frames.figures import csv_text, num, pct
 from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.plots import HEATMAP_PLOT, OVERLAY_PLOT, plot_heatmap, plot_overlay
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.rundir import write_atomic
-from frames_agent.eval.stats import compare_paired_means, p_text
+from frames_agent.eval.rundir import SUMMARY_FILE, write_atomic
+from frames_agent.eval.stats import p_text
 from frames_agent.eval.sweep.runner import Sweep
 
 REPORT_FILE, TABLE_FILE, CSV_FILE = "sweep.md", "sweep_table.json", "sweep_table.csv"
@@ -37,7 +36,7 @@ def load_cells(sweep: Sweep) -> list[CellRun]:
     runs = []
     for cell in sweep.cells:
         run_dir = frames_run_dir(sweep.root / cell.name)
-        summary_path = run_dir.path / "summary.json"
+        summary_path = run_dir.path / SUMMARY_FILE
         if not summary_path.exists():
             continue
         records, _ = run_dir.load_records()
@@ -73,23 +72,14 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _pairs(a: CellRun, b: CellRun, value: Callable[[QuestionRecord], float | None]) -> tuple[list, list]:
-    """Per-question values of A and B over the questions both finished where both have one."""
-    by_b = {r.id: r for r in b.records if not r.failed}
-    pairs = [(value(r), value(by_b[r.id])) for r in a.records if not r.failed and r.id in by_b]
-    kept = [(x, y) for x, y in pairs if x is not None and y is not None]
-    return [x for x, _ in kept], [y for _, y in kept]
-
-
 def effect(base: CellRun, other: CellRun) -> dict:
     """B minus the baseline on paired questions: accuracy (McNemar) and covered recall (sign-flip)."""
     out: dict = {}
     test = paired_accuracy(base.records, other.records)  # compare's pairing: finished and rated in both
     if test is not None:
         out["accuracy"] = {"diff": test.diff, "ci": [test.ci_low, test.ci_high], "p": test.p_value, "n": test.n}
-    a, b = _pairs(base, other, lambda r: r.covered_recall)
-    if a:
-        means = compare_paired_means(a, b)
+    means = paired_recall(base.records, other.records, lambda r: r.covered_recall)
+    if means is not None:
         out["covered_recall"] = {"diff": means.diff, "ci": [means.ci_low, means.ci_high], "p": means.p_value,
                                  "n": means.n}
     return out
@@ -145,8 +135,6 @@ def heatmap(sweep: Sweep, runs: list[CellRun]) -> tuple[Path | None, str]:
 
 def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
     """sweep.md, sweep_table.json and the figures; returns the table with the paired tests and the paths written."""
-    from frames_agent.eval.frames.comparison.paired import paired_line, paired_recall_line
-
     runs = load_cells(sweep)
     rows = [row(r) for r in runs]
     base = next((r for r in runs if r.name == sweep.baseline.name), None)
@@ -173,19 +161,5 @@ def write_report(sweep: Sweep) -> tuple[str, list[Path]]:
     write_atomic(sweep.root / REPORT_FILE, f"# Sweep {sweep.root.name}\n\n{figure_note}\n\n{text}{images}\n")
     write_atomic(sweep.root / TABLE_FILE, json.dumps({"baseline": sweep.baseline.name, "cells": rows, "paired": paired,
                                                       "effects": found}, indent=2, ensure_ascii=False) + "\n")
-    write_atomic(sweep.root / CSV_FILE, table_csv(rows))
+    write_atomic(sweep.root / CSV_FILE, csv_text(rows))
     return text, written
-
-
-def table_csv(rows: list[dict]) -> str:
-    """The cells' figures as CSV, one row per cell (lists such as recall_by_step as JSON text)."""
-    import csv
-    import io
-
-    fields = list(dict.fromkeys(key for r in rows for key in r))
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
-    writer.writeheader()
-    for r in rows:
-        writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
-    return out.getvalue()

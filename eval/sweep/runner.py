@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frames_agent.core import bounded
-from frames_agent.core.errors import UsageError
+from frames_agent.core.errors import FramesAgentError, UsageError
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.executors import Build, InProcess, Job, RayCluster
 from frames_agent.eval.frames.runner import FramesRunSettings, RunOutcome, check_settings
-from frames_agent.eval.rundir import MAX_RESULTS_BYTES, write_atomic
+from frames_agent.eval.rundir import MAX_RESULTS_BYTES, RESULTS_FILE, write_atomic
 from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
 
 SWEEP_FILE = "sweep.json"
@@ -29,10 +29,6 @@ class Sweep:
     jobs: list[Job]
     baseline: Cell
 
-    def job(self, cell: Cell) -> Job:
-        """The (settings, agent config) of one cell."""
-        return self.jobs[self.cells.index(cell)]
-
 
 def default_root(base: FramesRunSettings, axes: list[Axis]) -> Path:
     """runs/sweep-<keys>-<model>[-retrieval]."""
@@ -43,7 +39,6 @@ def default_root(base: FramesRunSettings, axes: list[Axis]) -> Path:
 def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None = None,
                make_config: Callable[[FramesRunSettings], object] | None = None) -> Sweep:
     """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
-    from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.split import SPLITS
     from frames_agent.eval.frames.systems import SYSTEMS
 
@@ -93,7 +88,7 @@ def describe(sweep: Sweep, executor: InProcess | RayCluster) -> list[str]:
 def _done_ids(out: Path) -> set[str]:
     """Ids already recorded in a cell (read only: --plan never repairs or locks)."""
     ids = set()
-    path = out / "results.jsonl"
+    path = out / RESULTS_FILE
     if path.exists():
         try:
             data = bounded.read_file(path, MAX_RESULTS_BYTES)  # as a resume reads it: no FIFO, no endless file
@@ -107,19 +102,13 @@ def _done_ids(out: Path) -> set[str]:
     return ids
 
 
-def write_manifest(sweep: Sweep) -> None:
-    """SWEEP_DIR/sweep.json: the grid, the baseline and each cell's values (what `sweep` re-reads to report)."""
-    sweep.root.mkdir(parents=True, exist_ok=True)
-    manifest = {"axes": {a.key: list(a.values) for a in sweep.axes}, "baseline": sweep.baseline.name,
-                "cells": {c.name: dict(c.values) for c in sweep.cells}}
-    write_atomic(sweep.root / SWEEP_FILE, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-
-
 def run_sweep(sweep: Sweep, executor: InProcess | RayCluster, build: Build, echo: Echo) -> list[RunOutcome]:
-    """Run (or resume) every cell with the executor; returns each cell's outcome, in cell order."""
+    """Write SWEEP_DIR/sweep.json (the grid, the baseline, each cell's values), then run (or resume) every cell."""
     try:
         sweep.root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot use {sweep.root} as the sweep directory ({exc.strerror or exc}); use another --out") from None
-    write_manifest(sweep)
+    manifest = {"axes": {a.key: list(a.values) for a in sweep.axes}, "baseline": sweep.baseline.name,
+                "cells": {c.name: dict(c.values) for c in sweep.cells}}
+    write_atomic(sweep.root / SWEEP_FILE, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return executor.run(sweep.jobs, build, echo)

@@ -34,7 +34,7 @@ def test_unrated_is_neither_right_nor_wrong():
 
 def test_verdicts_of_older_frames_records_are_read():
     judged = Verdict.model_validate({"correct": True, "method": "judge", "raw": "Decision: TRUE"})
-    assert (judged.outcome, judged.replies, judged.raw) == ("accurate", ["Decision: TRUE"], "Decision: TRUE")
+    assert (judged.outcome, judged.replies) == ("accurate", ["Decision: TRUE"])
     wrong = Verdict.model_validate({"correct": False, "method": "number-mismatch"})
     assert wrong.outcome == "incorrect" and wrong.rated
     # before "unrated" existed a run without a judge called every non-exact answer wrong ("exact-miss")

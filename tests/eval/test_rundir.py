@@ -191,7 +191,7 @@ def test_a_compare_directory_whose_comparison_json_is_a_fifo_is_read_in_name_ord
     import os
     import threading
 
-    from frames_agent.eval.frames.comparison.tables import expand_runs
+    from frames_agent.eval.frames.comparison import expand_runs
 
     for name in ("b", "a"):
         (tmp_path / name).mkdir()

@@ -19,8 +19,8 @@ from markdown_it.utils import EnvType, OptionsDict
 
 from frames_agent.core import bounded
 from frames_agent.eval.frames.datasets import normalize_title
-from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT
-from frames_agent.eval.frames.records import QUERY_CAP, QuestionRecord, mark, truncated_queries
+from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT, run_label
+from frames_agent.eval.frames.records import QUERY_CAP, REPORT_FILE, QuestionRecord, mark, truncated_queries
 from frames_agent.eval.frames.shown import shown_titles
 
 HTML_FILE = "report.html"
@@ -58,11 +58,6 @@ def row(record: QuestionRecord) -> dict:
         "a": (record.answer or record.raw_answer)[:ROW_ANSWER_CHARS],
         "tq": len(record.truncated_queries or truncated_queries(record.steps)),
     }
-
-
-def question_row(record: QuestionRecord) -> dict:
-    """The columns that name a question, the same in every run."""
-    return {"id": record.id, "q": record.question, "types": record.reasoning_types, "g": record.gold_answer}
 
 
 def _step_titles(record: QuestionRecord) -> list[list[str]]:
@@ -144,11 +139,6 @@ def trace(record: QuestionRecord, aliases: Mapping[str, str] | None = None) -> d
     }
 
 
-def question_ids(runs: Sequence[Sequence[QuestionRecord]]) -> list[str]:
-    """Every question of any run, in the first run's order, then the others' new ones."""
-    return list(dict.fromkeys(r.id for records in runs for r in records))
-
-
 # --- Markdown as HTML: markdown-it-py with raw HTML off, so every text is escaped ------------------------
 class _Markdown(MarkdownIt):
     def validateLink(self, url: str) -> bool:
@@ -210,9 +200,6 @@ class RunPage:
 
 def run_page(name: str, config: dict, records: Sequence[QuestionRecord], run_dir: Path | None) -> RunPage:
     """A run's page part; its summary is its report.md with the figures inlined."""
-    from frames_agent.eval.frames.plots import run_label
-    from frames_agent.eval.frames.records import REPORT_FILE
-
     text = ""
     if run_dir is not None and (run_dir / REPORT_FILE).is_file():
         text = _own_text(run_dir / REPORT_FILE).split("\n## Questions\n")[0]  # the page's table
@@ -254,11 +241,12 @@ _FILTERS = """<div class="filters">
 
 def render(runs: Sequence[RunPage], title: str, preface_html: str = "") -> str:
     """The whole page: summaries, the question table, and each question's trace as JSON parsed when opened."""
-    ids = question_ids([r.records for r in runs])
+    ids = list(dict.fromkeys(rec.id for r in runs for rec in r.records))  # the first run's order, then new ones
     by_run = [{rec.id: rec for rec in r.records} for r in runs]
     first = {i: next(b[i] for b in by_run if i in b) for i in ids}
     index = {"runs": [{"name": r.name, "label": r.label} for r in runs],
-             "questions": [question_row(first[i]) for i in ids],
+             "questions": [{"id": i, "q": first[i].question, "types": first[i].reasoning_types,
+                            "g": first[i].gold_answer} for i in ids],
              "rows": [[row(b[i]) if i in b else None for b in by_run] for i in ids],
              "types": sorted({t for rec in first.values() for t in rec.reasoning_types}), "cap": QUERY_CAP}
     traces = [f'<script type="application/json" id="t-{qi}-{k}">{embed(trace(b[i]))}</script>'
@@ -291,8 +279,6 @@ def write_page(path: Path, runs: Sequence[RunPage], title: str, preface_html: st
 
 def write_run_html(run_dir: Path, config: dict, records: Sequence[QuestionRecord]) -> Path:
     """RUN/report.html: one run's summary (its report.md), question table and traces."""
-    from frames_agent.eval.frames.plots import run_label
-
     page = run_page(run_dir.name, config, records, run_dir)
     return write_page(run_dir / HTML_FILE, [page], f"FRAMES run {run_dir.name}: {run_label(config)}")
 

@@ -12,10 +12,18 @@ from frames_agent.core.errors import FramesAgentError
 from frames_agent.core.paths import shared_dir
 from frames_agent.eval.crag.commands import crag_tools_for
 from frames_agent.eval.crag.commands import default_rows as default_data
-from frames_agent.eval.crag.pages import CHUNK_WORDS, MAX_CHUNKS_PER_PAGE, ChunkRetriever, html_to_text, page_documents
-from frames_agent.eval.crag.records import CragRecord
-from frames_agent.eval.crag.rows import CragRow, RowError, iter_rows
+from frames_agent.eval.crag.rows import (
+    CHUNK_WORDS,
+    MAX_CHUNKS_PER_PAGE,
+    ChunkRetriever,
+    CragRow,
+    RowError,
+    html_to_text,
+    iter_rows,
+    page_documents,
+)
 from frames_agent.eval.crag.runner import CragSettings, crag_run_dir, run
+from frames_agent.eval.crag.score import CragRecord
 from frames_agent.retrieval.context import chunk_text
 from frames_agent.retrieval.crag.client import CRAGClient
 from frames_agent.retrieval.crag.server import ServerProcess, free_port

@@ -5,9 +5,9 @@ import pytest
 
 from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.agent.prompts import load_prompt
-from frames_agent.eval.crag.records import CragRecord
 from frames_agent.eval.crag.score import (
     CragJudge,
+    CragRecord,
     figures,
     format_table,
     parse_judge_reply,

@@ -7,10 +7,16 @@ import pytest
 
 from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.agent.state import AgentResult, StepRecord
-from frames_agent.eval.frames.autorater import Autorater, agreement, parse_verdict
+from frames_agent.eval.frames.autorater import (
+    Autorater,
+    agreement,
+    exact_match,
+    normalize_answer,
+    number_mismatch,
+    parse_verdict,
+)
 from frames_agent.eval.frames.metrics import found_steps, retrieval_figures, run_summary
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.frames.shortcuts import exact_match, normalize_answer, number_mismatch
 from frames_agent.eval.stats import compare_paired, mcnemar_exact, paired_bootstrap
 from frames_agent.retrieval.types import Document
 
@@ -107,7 +113,7 @@ def test_autorater_unparsable_and_failing_judges_leave_the_answer_unrated_never_
     verdict = _rate(Autorater(ScriptedLLM(["hmm"]), "j"), "the sixties")
     assert (verdict.outcome, verdict.correct, verdict.method, verdict.error) == (
         "unrated", None, "unparsed", "judge reply has no TRUE/FALSE decision")
-    assert verdict.raw == "hmm"
+    assert verdict.replies == ["hmm"]
     verdict = _rate(Autorater(ScriptedLLM([RuntimeError("quota exceeded\ntrace")]), "j"), "the sixties")
     assert (verdict.outcome, verdict.method) == ("unrated", "error") and verdict.error == "judge failed: quota exceeded"
 
@@ -147,7 +153,7 @@ def test_compare_paired_constructed_example():
     b = [True] * 8 + [False] + [True] * 9 + [False] * 2
     result = compare_paired(a, b)
     assert (result.only_a, result.only_b, result.n) == (1, 9, 20)
-    assert result.diff == pytest.approx(0.4) and result.p_value == pytest.approx(22 / 1024) and result.significant
+    assert result.diff == pytest.approx(0.4) and result.p_value == pytest.approx(22 / 1024)
     assert result.ci_low > 0 and result.ci_high <= 0.75
     assert "real difference" in result.sentence("vanilla", "planning")
     assert compare_paired(a, b) == result  # fixed seed: the same CI every time
@@ -157,7 +163,7 @@ def test_paired_bootstrap_no_difference_ci_contains_zero():
     a = [True, False] * 10
     low, high = paired_bootstrap(a, list(reversed(a)))
     assert low <= 0 <= high
-    assert not compare_paired(a, list(reversed(a))).significant
+    assert compare_paired(a, list(reversed(a))).p_value >= 0.05
 
 
 # --- recall maths -----------------------------------------------------------------------------------------------

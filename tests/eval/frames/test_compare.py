@@ -1,7 +1,7 @@
 """Paired comparison of FRAMES runs: only questions rated in both runs are paired, and the excluded are counted."""
 from __future__ import annotations
 
-from frames_agent.eval.frames.comparison.paired import comparison, paired_line, paired_recall_line
+from frames_agent.eval.frames.comparison import comparison, paired_line, paired_recall_line
 from frames_agent.eval.frames.metrics import run_summary
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.judge import Verdict
@@ -84,7 +84,7 @@ def test_compare_two_prompts_against_a_real_http_model_drops_no_question(tmp_pat
 
 
 def test_one_paired_question_writes_every_table_and_says_no_test(tmp_path):
-    from frames_agent.eval.frames.comparison.tables import write_tables
+    from frames_agent.eval.frames.comparison import write_tables
 
     a = [_record("1", "accurate", recall=0.0)]
     b = [_record("1", "incorrect", recall=1.0)]
@@ -109,7 +109,7 @@ def test_report_of_two_one_question_runs_writes_the_comparison(tmp_path, tiny_re
 
 
 def test_comparison_md_says_the_verdict_the_terminal_prints_and_who_judged(tmp_path):
-    from frames_agent.eval.frames.comparison.tables import write_tables
+    from frames_agent.eval.frames.comparison import write_tables
 
     def decided(qid: str, outcome: str, method: str) -> QuestionRecord:
         verdict = Verdict(outcome=outcome, method=method, judge="openai:gpt-4o-mini")

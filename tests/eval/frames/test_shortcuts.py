@@ -6,8 +6,7 @@ import asyncio
 import pytest
 
 from frames_agent.agent.llm.testing import ScriptedLLM
-from frames_agent.eval.frames.autorater import Autorater
-from frames_agent.eval.frames.shortcuts import exact_match, no_overlap, normalize_answer, number_mismatch
+from frames_agent.eval.frames.autorater import Autorater, exact_match, no_overlap, normalize_answer, number_mismatch
 
 
 @pytest.mark.parametrize("response,gold", [

@@ -13,7 +13,8 @@ ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip ins
 from frames_agent import cli  # noqa: E402
 from frames_agent.eval.frames.executors import RayCluster  # noqa: E402
 from frames_agent.eval.frames.runner import FramesRunSettings  # noqa: E402
-from frames_agent.eval.sweep import parse_grid, plan_sweep, run_sweep  # noqa: E402
+from frames_agent.eval.sweep.grid import parse_grid  # noqa: E402
+from frames_agent.eval.sweep.runner import plan_sweep, run_sweep  # noqa: E402
 from frames_agent.retrieval.lucene.jvm import java_signals_kept  # noqa: E402
 from tests.eval.frames.test_runner import TINY  # noqa: E402
 from tests.eval.sweep.helpers import build_kill_always, build_kill_once, results, sweep_args, write_script  # noqa: E402

@@ -11,8 +11,7 @@ from frames_agent.agent.llm.testing import ScriptedLLM, render_messages
 from frames_agent.agent.nodes import PLAN_VARIABLES
 from frames_agent.agent.prompts import load_prompt
 from frames_agent.eval.frames.datasets import Question
-from frames_agent.eval.tune.demos import candidate_sets, prompt_with_demos
-from frames_agent.eval.tune.runner import Tuner, TuneSettings, split
+from frames_agent.eval.tune.runner import Tuner, TuneSettings, candidate_sets, prompt_with_demos, split
 
 GOLD = {
     "Who is the mayor of the city where Marta Kowalczyk was born?": ("Marta Kowalczyk", "Brennick", "Tomas Ferrante"),
@@ -77,7 +76,7 @@ def test_tune_is_deterministic_given_the_seed(tiny_retriever, tmp_path):
 
 
 def test_demo_text_cannot_inject_prompt_variables():
-    from frames_agent.eval.tune.demos import Demo, DemoStep
+    from frames_agent.eval.tune.runner import Demo, DemoStep
 
     demo = Demo("q", "What is {question} in {k}?", 1.0, (DemoStep(1, "think {n}", ("a {b}",)),))
     text = prompt_with_demos(load_prompt("planning").text, [demo])

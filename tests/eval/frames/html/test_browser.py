@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from frames_agent import cli
-from frames_agent.eval.frames.html import HTML_FILE, RunPage, write_page
+from frames_agent.eval.frames.html.page import HTML_FILE, RunPage, write_page
 from tests.eval.frames.html.test_page import HOSTILE, hostile_record
 
 

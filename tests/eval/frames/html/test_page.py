@@ -6,8 +6,7 @@ import json
 import re
 
 from frames_agent import cli
-from frames_agent.eval.frames.html import HTML_FILE, RunPage, render
-from frames_agent.eval.frames.html.page import passages, row, to_html, trace
+from frames_agent.eval.frames.html.page import HTML_FILE, RunPage, passages, render, row, to_html, trace
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.judge import Verdict
 
