@@ -56,8 +56,7 @@ class AnswerReply(BaseModel):
 
 
 def answer_schema(reasoning_chars: int = 600, answer_chars: int = MAX_ANSWER_CHARS) -> dict:
-    """AnswerReply's JSON schema with both fields required in order (a grammar then writes the reasoning first) and
-    bounded lengths (a constrained small model cannot spend its token cap on reasoning and never answer)."""
+    """AnswerReply's JSON schema, reasoning first and bounded so a constrained model always reaches its answer."""
     schema = AnswerReply.model_json_schema()
     schema["properties"]["reasoning"]["maxLength"] = reasoning_chars
     schema["properties"]["answer"]["maxLength"] = answer_chars
@@ -94,8 +93,7 @@ def _final_line(reply: str) -> tuple[str, str, bool]:
         if _clean(answer):
             return _clean(answer), "\n".join(lines[:i]).strip(), True
     text = reply.strip()
-    # Only the last line can end the text: searching from it keeps many "answer:" on earlier lines from each
-    # being read to the end of their line.
+    # Only the last line can end the text: searching from it avoids rereading every earlier "answer:" line.
     inline = _INLINE.search(text, text.rfind("\n") + 1) if "\n" in text else _INLINE.search(text)
     if inline and _clean(inline.group(1)):
         return _clean(inline.group(1)), text[: inline.start(1)].strip(), False
@@ -106,15 +104,13 @@ def _final_line(reply: str) -> tuple[str, str, bool]:
     rest = [line for line in lines if line.strip()]
     last = _REASONING.sub("", rest[-1]) if rest else ""
     if _LIST_ITEM.match(last) and _REASONING.match(rest[0]) and not _LIST_ITEM.match(_REASONING.sub("", rest[0])):
-        # Cut off inside a list of facts: the reasoning's opening paragraph is where a small model states its
-        # conclusion ("The author who owns a store in Key West is Judy Blume. She started writing in 1959.").
+        # Cut off inside a list of facts: a small model states its conclusion in the reasoning's opening paragraph.
         return _clean(_tail(_REASONING.sub("", rest[0]))), "\n".join(rest).strip(), False
     return _clean(_tail(last)), "\n".join(rest[:-1]).strip(), False
 
 
 def _tail(text: str) -> str:
-    """A long unlabelled paragraph's closing sentences (up to MAX_ANSWER_CHARS): a reply that never reached its
-    answer line states its conclusion last, after restating the question."""
+    """A long unlabelled paragraph's closing sentences (up to MAX_ANSWER_CHARS), where its conclusion stands."""
     if len(text) <= MAX_ANSWER_CHARS:
         return text
     kept: list[str] = []
@@ -133,8 +129,7 @@ def parse_reply(reply: str, calculator: bool = False) -> FinalAnswer:
 
 
 def read_structured(reply: Structured[AnswerReply], calculator: bool = False) -> FinalAnswer:
-    """The final answer of a structured reply: its answer field; an unusable one (no JSON, no answer) is read by
-    parse_reply from what it has, its reasoning or its raw text, and is not format_ok."""
+    """The final answer of a structured reply: its answer field, else parse_reply of what it has (not format_ok)."""
     value = reply.value
     answer = _clean(value.answer[:MAX_REPLY_CHARS])
     if reply.fallback or not answer:
@@ -159,9 +154,7 @@ def _finish(out: FinalAnswer, calculator: bool) -> FinalAnswer:
             out.answer = _NUMBER.sub(value, rest, count=1) if _NUMBER.search(rest) else value
             out.calculation = f"{expr.strip()} = {value}"
     elif " = " in answer:
-        # The prompt asks for "<the arithmetic> = <its result>"; a small model also writes "<entity> = <answer>"
-        # chains: the result is what comes last, the whole line stays in model_answer. "<name> = <number>" is a
-        # label and its value ("Battle of Hastings = 1066"): either may be what was asked, so both stay.
+        # "<entity> = <answer>" chains end in the result; "<name> = <number>" is a label and value, so both stay.
         head, last = answer.rsplit(" = ", 1)
         pair = _BARE_NUMBER.match(last) and not re.search(r"\d", head) and re.search(r"[^\W\d_]", head)
         out.answer = answer if pair else (_clean(last) or answer)

@@ -77,8 +77,7 @@ class Variants:
             return self._items[key]
 
 
-# LangGraph's own stream/invoke arguments a FramesAgent call passes through to its graph (invoke: all but subgraphs);
-# output_keys and version would change the chunks the agent reads its result from, so they are refused.
+# LangGraph arguments passed through to the graph; output_keys and version would change the chunks read, so refused.
 GRAPH_ARGS = ("context", "print_mode", "interrupt_before", "interrupt_after", "durability", "subgraphs", "debug")
 _REFUSED_ARGS = ("output_keys", "version")
 
@@ -135,9 +134,7 @@ def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any
 
 
 class FramesAgent(Runnable[str | AgentInput, AgentResult]):
-    """Multi-step retrieval agent (k queries per step, n steps, then a short answer) as a LangChain Runnable with
-    typed results and events; a run's config may name files only in prompt_dirs, other models and indexes only if
-    listed in models and indexes."""
+    """Multi-step retrieval agent (k queries per step, n steps, then a short answer) as a typed LangChain Runnable."""
 
     name: str | None = "FramesAgent"
 
@@ -202,8 +199,7 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         return agent
 
     def _configured(self, config: RunnableConfig | None) -> FramesAgent:
-        """This agent, or its variant for the run's `configurable["frames_agent"]` settings and parts (a one-line
-        error if invalid or not listed); another model or index keeps this agent's AgentConfig and tools."""
+        """This agent, or its variant for the run's `configurable["frames_agent"]` settings and parts."""
         configurable = (config or {}).get("configurable") or {}
         named = {name: configurable[field.id] for name, field in self._fields.items() if field.id in configurable}
         if named:  # the app's own ids, under the agent's key (what is set there wins)

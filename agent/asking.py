@@ -37,8 +37,7 @@ PLAN_TOOL = "plan"  # the tool whose arguments are the plan when the model's too
 
 
 class PlanCall:
-    """The plan step's call: JSON schema or prompt JSON (queries and tool calls in one object), or, for a model
-    with its own tool calling, the plan as one bound tool beside the agent's tools."""
+    """The plan step's call: one JSON object of queries and tool calls, or a plan tool bound for a tool-calling model."""
 
     def __init__(self, llm: BaseChatModel, tools: Sequence[BaseTool], config: AgentConfig) -> None:
         self.llm, self.tools = llm, list(tools)
@@ -84,8 +83,7 @@ class PlanCall:
 
 
 class AnswerCall:
-    """The answer step's call: a structured {reasoning, answer} reply (config.structured_answer, a JSON twin prompt),
-    else free text read by the "Answer:" line parser."""
+    """The answer step's call: a structured {reasoning, answer} reply, else free text read by its "Answer:" line."""
 
     def __init__(self, llm: BaseChatModel, config: AgentConfig, prompt: Prompt) -> None:
         self.llm, self.calculator, self.cap = llm, config.calculator, _cap(config.answer_max_tokens)

@@ -15,8 +15,7 @@ from frames_agent.agent.errors import CalculatorError
 
 MAX_LENGTH = 200
 _MAX_MAGNITUDE = 10**30
-# Exact fractions grow without bound ((1/999999)^64)^64...): every value, the intermediate ones included, keeps its
-# numerator and denominator under this many bits, so each step costs microseconds.
+# Exact fractions grow without bound: every value, intermediate ones included, stays under this many bits.
 MAX_BITS = 1024
 MAX_NODES = 150  # parse-tree nodes of one expression (operators count): the step budget
 MAX_ROUND_DIGITS = 15

@@ -146,9 +146,7 @@ class AnswerPrinter(BaseCallbackHandler):
 
 
 class StreamingAnswerPrinter(AnswerPrinter):
-    """An AnswerPrinter while an answer call is open: LangChain streams a call when a handler has these two methods
-    (a check of the handler's class), so the printer takes this class only then and every other call keeps its
-    plain request."""
+    """An AnswerPrinter while an answer call is open: LangChain streams only for a handler class with these methods."""
 
     def tap_output_iter(self, run_id: Any, output: Any) -> Any:
         """Chunks pass through unchanged."""

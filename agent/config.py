@@ -22,8 +22,7 @@ ASSUMED_HOSTED_WINDOW = 32_768
 
 
 def budgets_for_window(window: int) -> dict[str, int | None]:
-    """Budgets for a model reading `window` tokens: at most half of it for the answer's context and a fifth for the
-    plan's (the rest is prompt, thought and reply), capped at the large-model budgets."""
+    """Budgets for a `window`-token model: half for the answer's context, a fifth for the plan's, capped at large."""
     large = {key: value for key, value in LARGE_MODEL_BUDGETS.items() if value is not None}  # the capped ones
     plan, answer = min(large["plan_budget"], window // 5), min(large["answer_budget"], window // 2)
     return {"plan_budget": plan, "answer_budget": answer,
@@ -43,8 +42,7 @@ LARGE_MODEL_DEADLINES = {"timeout": 120.0, "question_timeout": 900.0}
 
 
 def model_defaults(model: Any) -> dict[str, Any]:
-    """Budgets and deadlines for a spec, ModelSpec or chat model: small budgets for embedded and unknown models, else
-    from its window; short deadlines for hosted models, long for local and unknown ones."""
+    """Budgets and deadlines for a spec, ModelSpec or chat model, by its class and window."""
     from frames_agent.agent.llm.spec import ModelClass, ModelSpec, model_window
 
     spec = ModelSpec.of(model)
@@ -74,8 +72,7 @@ PROPOSER_DOCS = 3
 
 
 def retired(name: str, value: object) -> bool:
-    """Whether `name` is a retired setting at the value that does what the agent does now (so a recorded config
-    naming it still reads); at any other value it is an AgentError naming the setting."""
+    """Whether `name` is a retired setting at its current behaviour's value; any other value is an AgentError."""
     from frames_agent.agent.errors import AgentError
 
     if name not in RETIRED:
@@ -91,8 +88,7 @@ class AgentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # A field added with a default that changes what the agent does: the value that does what the agent did before
-    # it existed, so a run recorded then resumes only with it (other new fields: their default).
+    # A newer field's value that does what the agent did before it existed, so older runs resume only with it.
     BEFORE_FIELD: ClassVar[dict[str, object]] = {"repeat_docs": 0, "plan_calls": "every_step"}
 
     k: int = Field(5, ge=1, le=20, description="search queries written per step")
@@ -153,8 +149,7 @@ class AgentConfig(BaseModel):
     # Holds a small model's thought to one short sentence. Measured: docs/measurements.md#plan-budget
     plan_thought_chars: int = Field(160, ge=0, le=4000, description="longest thought a plan reply may write "
                                     "(0: a constrained model writes queries only)")
-    # The BM25 options are applied where the retriever is opened from a config (the CLI commands); a retriever
-    # passed in ready-made (or shared by with_settings) keeps its own: BM25Retriever(title_boost=..., exact_title=...).
+    # Applied only where the retriever is opened from a config (the CLI); a ready-made retriever keeps its own.
     title_boost: float = Field(DEFAULT_TITLE_BOOST, ge=0, description="weight of the title field against the body "
                                "in BM25 (0 = body only)")
     exact_title: bool = Field(True, description="a query that is an article title (or redirect) brings it first")

@@ -27,8 +27,7 @@ def _bounded(name: str) -> Any:
 
 
 class RunSettings(BaseModel):
-    """What a run may set under `configurable["frames_agent"]`; None (or absent) keeps the agent's own. Prompts are
-    shipped names or template text; a file path only inside a directory the app allowed (FramesAgent(prompt_dirs=))."""
+    """What a run may set under `configurable["frames_agent"]`; None (or absent) keeps the agent's own."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -44,8 +43,7 @@ class RunSettings(BaseModel):
 
 
 def run_settings(run: RunnableConfig | None, prompt_dirs: Sequence[str] = ()) -> RunSettings:
-    """The run's `configurable["frames_agent"]` (a mapping or RunSettings), checked; a bad value is a one-line
-    AgentError and a prompt path outside prompt_dirs a PromptError (the file is never read)."""
+    """The run's `configurable["frames_agent"]` (a mapping or RunSettings), checked (a one-line error if bad)."""
     raw = ((run or {}).get("configurable") or {}).get(CONFIG_KEY)
     if raw is None:
         return RunSettings()
@@ -67,8 +65,7 @@ def component_changes(settings: RunSettings, model: str, index: str | None) -> d
 
 
 def check_listed(changes: Mapping[str, str], listed: Mapping[str, Sequence[str]]) -> None:
-    """AgentError unless every model and index a run names is one the owner listed; nothing is opened first, so an
-    existing path and a missing one get the same line."""
+    """AgentError unless every model and index a run names is listed; nothing is opened, so paths do not leak."""
     for name, value in changes.items():
         if value not in listed.get(name, ()):
             allowed = ", ".join(listed.get(name, ())) or "none besides its own"

@@ -13,9 +13,7 @@ from typing import TypeVar
 from frames_agent.agent.errors import QuestionTimeout
 
 T = TypeVar("T")
-# The monotonic time the current question must end by. Every LLM request reads it (remaining()): a request's
-# timeout and its retries stop there, so an abandoned question does not keep a model server busy for minutes.
-# Held as (monotonic end, the question_timeout it came from, for messages).
+# (monotonic end, its question_timeout): every LLM request and its retries stop there, freeing the model server.
 _DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar("frames_question_deadline",
                                                                                       default=None)
 _SLACK = 0.05  # a request cut to the deadline may time out this much early (timer granularity)
@@ -81,8 +79,7 @@ def iterate_within(events: Iterator[T], seconds: float | None) -> Iterator[T]:
         except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
             channel.put(("error", exc))
 
-    # A daemon thread: a sync call cannot be cancelled, but the caller must not wait for it. It runs in a copy of
-    # the caller's context, so tracing and LangGraph's context variables carry over.
+    # A daemon thread in a copy of the caller's context: a sync call cannot be cancelled, and must not be waited for.
     pumping = threading.Thread(target=contextvars.copy_context().run, args=(pump,), name="frames-question", daemon=True)
     pumping.start()
     while True:

@@ -63,8 +63,7 @@ class Evidence:
 
 def matched_sentences(context: Sequence[ctx.ContextEntry], queries: Iterable[str], per_doc: int,
                       max_docs: int = 20) -> list[Evidence]:
-    """For the most useful articles, the per_doc sentences sharing the most query terms, each term weighted by its
-    rarity among the articles read (log N/df), in text order."""
+    """The most useful articles' per_doc sentences sharing the most (log N/df weighted) query terms, in text order."""
     wanted = set().union(*(stem_terms(q) for q in queries)) if queries else set()
     entries = ctx.ordered(context)
     split = [[(sentence, stem_terms(sentence) & wanted) for sentence in split_sentences(e.text())] for e in entries]
@@ -101,8 +100,7 @@ def render_evidence(evidence: Sequence[Evidence], budget: int, doc_tokens: int,
 
 
 def entity_spans(text: str) -> list[str]:
-    """Entity-like spans of a text: capitalised runs without leading function words, never a bare number nor a
-    lone word capitalised only by opening its sentence."""
+    """Entity-like spans of a text: capitalised runs, never a bare number nor a lone sentence-opening word."""
     spans = []
     for sentence in split_sentences(text):
         for n, clause in enumerate(re.split(r"[,;:()\[\]\"“”]+", sentence)):
@@ -136,8 +134,7 @@ MIN_SHARED = 2
 
 def propose(evidence: Sequence[Evidence], read_titles: Iterable[str], asked: Iterable[str],
             is_title: Callable[[str], bool], limit: int, question: str = "") -> list[str]:
-    """Up to `limit` new article titles named in the matched sentences sharing MIN_SHARED content words with the
-    question, best first (docs/measurements.md#the-query-proposer)."""
+    """Up to `limit` new article titles named in matched sentences that share words with the question, best first."""
     skip = {substance(t) for t in read_titles} | {substance(q) for q in asked}
     wanted = stem_terms(question)
     seen: dict[frozenset[str], list] = {}

@@ -23,8 +23,7 @@ from frames_agent.retrieval.types import Retriever
 
 
 def begin(state: AgentState) -> dict[str, Any]:
-    """A question's own start: on a thread whose checkpoint holds an earlier question, its step counter, queries,
-    context and answer stay behind; the thread keeps each question and answer as messages, as chat agents do."""
+    """A question's own start: an earlier question's state stays behind, only its messages carry on the thread."""
     return {"step": 0, "queries": Overwrite([]), "steps": Overwrite([]), "context": Overwrite([]),
             "pending_queries": [], "pending_tools": [], "retrieved": [], "answer": "", "raw_answer": "",
             "final": None, "answer_context": None, "messages": [HumanMessage(state["question"])]}

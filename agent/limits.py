@@ -58,8 +58,7 @@ def check_hits(k: object) -> int:
 
 def status_of(exc: FramesAgentError) -> int:
     """The HTTP status of one of our errors (the table in README "Serve")."""
-    # A refusal has its own; a deadline is the gateway's timeout; other agent errors are the request's; anything
-    # else failed behind the agent (the model server, the index), so the agent is a gateway that got a bad answer.
+    # Anything not the request's failed behind the agent (model server, index): a gateway that got a bad answer.
     if isinstance(exc, RequestRefused):
         return exc.status
     if isinstance(exc, QuestionTimeout):

@@ -108,8 +108,7 @@ class Nodes:
         self.plan_prompt, self.answer_prompt = plan_prompt, self.answer_call.prompt
         has_title = getattr(retriever, "has_title", None)
         self.is_title = has_title if has_title is not None else (lambda title: False)
-        # Retrieval and tools block; the loop's default pool (cores + 4 threads) would cap concurrent ainvoke
-        # calls well below what callers ask for, so the agent brings its own (threads start on demand).
+        # The loop's default pool (cores + 4 threads) would cap concurrent ainvoke calls, so the agent brings its own.
         self._io_pool = ThreadPoolExecutor(max_workers=_IO_THREADS, thread_name_prefix="frames-retrieve")
         plan_prompt.check(PLAN_VARIABLES | set(config.variables), required={"question"})
         self.self_ask = (SelfAsk(llm, config.sub_questions, capped=config.answer_max_tokens is not None)
@@ -118,8 +117,7 @@ class Nodes:
 
     # --- plan -------------------------------------------------------------------------------------
     def _evidence(self, state: AgentState) -> list[Evidence]:
-        """The sentences that matched the question and earlier queries: shown to the planner and mined by the
-        proposer (once per step; both read the same context)."""
+        """The sentences matching the question and earlier queries, shown to the planner and mined by the proposer."""
         cfg = self.config
         if not (cfg.plan_sentences or cfg.propose_queries):
             return []
@@ -142,8 +140,7 @@ class Nodes:
             k=cfg.k, step=inp.step, n=cfg.n, tools=self.plan_call.tools_text, **self.plan_call.reply_extras)
 
     def _replay(self, state: AgentState, step: int, shown: set[str]) -> tuple[Structured[PlanReply] | None, list[str]]:
-        """The last plan when asking again cannot change what is searched (plan_calls 'when_new': it only repeated
-        earlier queries and the view names nothing new, docs/agent.md), and the view's names no prompt showed yet."""
+        """The last plan to replay when asking again cannot change the search (docs/agent.md), and the new names."""
         records = state.get("steps", [])
         seen = names(state["question"]) | {" ".join(sorted(substance(q))) for q in state.get("queries", [])}
         for record in records:
@@ -169,14 +166,7 @@ class Nodes:
         return PlanInput(state, step, evidence, view, shown, new, replay)
 
     def _step_queries(self, inp: PlanInput, plan: PlanReply, calls: Sequence[ToolCall]) -> StepQueries:
-        """The step's queries, source by source in this order, each with the setting that turns it off:
-
-        1. model     the plan's queries new in substance, at most k (Algorithm 1's k searches)
-        2. repeat    the plan's repeats of earlier queries, read deeper within k          (repeat_docs=0)
-        3. proposer  article titles named in the matched sentences, filling up to k      (propose_queries=False)
-        4. question  the whole question at step 1, beyond k                             (question_query=False)
-        5. fallback  the question, deeper each step, when no query and no tool call came from the plan
-        """
+        """The step's queries by origin: model, repeat, proposer, question, fallback (docs/agent.md)."""
         cfg, state = self.config, inp.state
         model, repeated = clean_queries(plan.queries, state.get("queries", []), cfg.k)
         step = StepQueries(repeated=repeated)
@@ -251,9 +241,7 @@ class Nodes:
         return self._retrieved(state, found, calls, outcomes, update)
 
     async def aretrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
-        """Async retrieve: a retriever with an async path (abatch_search, e.g. a LangChain retriever's ainvoke)
-        searches on the event loop, the step's queries at once; blocking searches and tools run in the agent's own
-        worker threads."""
+        """Async retrieve: an abatch_search retriever searches on the loop, blocking work in the agent's threads."""
         loop = asyncio.get_running_loop()
         if not callable(getattr(self.retriever, "abatch_search", None)):
             return await loop.run_in_executor(self._io_pool, self.retrieve, state, config)
@@ -305,8 +293,7 @@ class Nodes:
 
     def _groups(self, queries: list[str], origins: Sequence[str], step: int,
                 depths: Sequence[int]) -> dict[int, list[int]]:
-        """The query positions by hit count: n_docs hits per query, fewer per proposer query, question_docs for the
-        question query, a repeat's own depth (one batch for each size)."""
+        """The query positions grouped by their hit count (one batch for each size)."""
         sizes = self.config.step_hits(len(queries), origins, depths, step)
         return {size: [i for i, n in enumerate(sizes) if n == size] for size in dict.fromkeys(sizes)}
 

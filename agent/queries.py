@@ -24,8 +24,7 @@ class PlanReply(BaseModel):
 
 
 def plan_schema(k: int, max_tool_calls: int, thought_chars: int = 300) -> dict:
-    """PlanReply's JSON schema bounded to k queries, max_tool_calls calls and a short thought (none at 0), so a
-    constrained model writes no token the run does not use."""
+    """PlanReply's JSON schema bounded to k queries, max_tool_calls calls and a short thought (none at 0)."""
     schema = PlanReply.model_json_schema()
     props = schema["properties"]
     props["queries"]["maxItems"] = k
@@ -68,8 +67,7 @@ MAX_QUERY_WORDS = 12
 
 
 def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int) -> tuple[list[str], list[str]]:
-    """At most k short queries new in substance (content words), and the dropped repeats; a query without a content
-    word is dropped."""
+    """At most k short queries new in substance (content words, none is dropped), and the dropped repeats."""
     seen = {substance(q) or frozenset([normalised(q)]) for q in earlier}
     kept, dropped = [], []
     for query in raw:
@@ -86,8 +84,7 @@ def clean_queries(raw: Sequence[str], earlier: Sequence[str], k: int) -> tuple[l
 
 
 def deeper_repeats(state: Mapping[str, Any], dropped: Sequence[str], room: int, extra: int) -> dict[str, int]:
-    """The model's repeated queries to search again (at most `room`) -> hits to fetch: every hit their earlier asks
-    fetched plus `extra`, the next hits of the same list."""
+    """Up to `room` repeated queries -> hits to fetch: all their earlier asks fetched plus the next `extra`."""
     if extra <= 0 or room <= 0:
         return {}
     fetched: dict[frozenset[str], int] = {}

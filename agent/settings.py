@@ -24,8 +24,7 @@ if TYPE_CHECKING:
 # The agent flags (agent.commands.add_agent_flags) that are AgentConfig fields; --set KEY=VALUE reaches any other.
 CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "timeout", "question_timeout", "answer_prompt",
                 "answer_budget", "answer_passages", "calculator")
-# What a run's `configurable` may set for the graph factory (agent/serve/studio.py declares them as StudioSettings),
-# and the environment variables read when it does not.
+# What a run's `configurable` may set for the graph factory (StudioSettings), and the environment read otherwise.
 CONFIGURABLE = ("model", "index", "tools", "k", "n", "n_docs", "prompt")
 ENV = {"model": "FRAMES_AGENT_MODEL", "index": "FRAMES_AGENT_INDEX", "tools": "FRAMES_AGENT_TOOLS"}
 # The models and indexes a run's `configurable` may choose besides the owner's own (comma-separated; none if unset).
@@ -94,8 +93,7 @@ class AgentSettings(BaseModel):
     @classmethod
     def from_runnable_config(cls, config: RunnableConfig | None = None, *, env: Mapping[str, str] | None = None,
                              models: Sequence[str] = (), indexes: Sequence[str] = ()) -> AgentSettings:
-        """A graph factory's settings: `configurable`'s CONFIGURABLE keys (under CONFIG_KEY or at the top) over ENV
-        over the defaults; a prompt never a file path, another model or index only if listed (nothing is opened)."""
+        """A graph factory's settings: `configurable`'s CONFIGURABLE keys over ENV over the defaults, checked."""
         configurable = (config or {}).get("configurable") or {}
         nested = configurable.get(CONFIG_KEY)
         source = nested if isinstance(nested, Mapping) else configurable

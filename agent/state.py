@@ -63,8 +63,7 @@ class StepRecord(BaseModel):
                                  "earlier prompt showed the model (nor the question or its queries)")
 
     def doc_origins(self, found: Sequence[tuple[int, Document]]) -> dict[str, str]:
-        """Document id -> origin of the first query (in query order) whose hits held it; `found` holds the step's
-        hits in query order (query_hits of them per query), then tool results ('tool')."""
+        """Document id -> origin of the first query whose hits (`found`, in query order, then tools) held it."""
         owners = [self.origins[i] if i < len(self.origins) else "model"
                   for i, count in enumerate(self.query_hits) for _ in range(count)]
         origins: dict[str, str] = {}
@@ -143,8 +142,7 @@ def upsert_by(key: Callable[[Any], Any], name: str) -> Callable[[list, list], li
     return reduce
 
 
-# Module-level objects: LangGraph tells channels apart by their reducer's identity, and string annotations are
-# evaluated once per schema, so an inline upsert_by(...) would make the input, output and state schemas disagree.
+# Module-level: LangGraph tells channels apart by reducer identity, so inline upsert_by(...) would split the schemas.
 upsert_steps = upsert_by(lambda record: record.step, "upsert_steps")
 upsert_context = upsert_by(lambda entry: entry.key, "upsert_context")
 
@@ -171,8 +169,7 @@ class AgentOutput(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
-# mypy has no model of TypedDict's runtime merge (the output's optional question over the input's required one),
-# which LangGraph's schemas rely on; a Required question would change the output schema.
+# mypy does not model TypedDict's runtime merge (output's optional question over input's) that LangGraph relies on.
 class AgentState(AgentInput, AgentOutput, total=False):  # type: ignore[misc]
     """LangGraph state: Algorithm 1's question, step, queries, context and answer, and the per-step hand-offs."""
 

@@ -18,8 +18,7 @@ from frames_agent.retrieval.bm25 import normalised
 # A sub-question is one fact to look up; the cap steers constrained decoding away from restating the question.
 MAX_SUB_QUESTION_CHARS = 120
 MAX_FINDING_CHARS = 240
-# Replies are short: the split is a few questions, a sub-answer one sentence (a small model must not spend a
-# question's time on them).
+# Short replies: a small model must not spend a question's time on its split or sub-answers.
 SPLIT_MAX_TOKENS, SUB_ANSWER_MAX_TOKENS = 200, 80
 _QUOTED = re.compile(r'"([^"\n]{6,200}\?)"')
 # Possessive \s*+: two greedy runs of whitespace side by side backtracked quadratically (8,000 spaces took 11 s).

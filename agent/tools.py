@@ -38,8 +38,7 @@ def result_documents(call: ToolCall, result: Any) -> list[Document]:
 
 
 def describe_tools(tools: Sequence[BaseTool], max_calls: int, native: bool = False) -> str:
-    """The tools section of the planning prompt (empty when there are none); native: the tools are bound to the
-    model (bind_tools) and the JSON reply goes as the arguments of the `plan` tool."""
+    """The planning prompt's tools section (empty without tools); native: the reply goes as the `plan` tool's args."""
     if not tools or max_calls < 1:
         return ""
     lines = [f"Send your JSON reply as the arguments of the plan tool. Besides it you may call up to {max_calls} of "
@@ -97,8 +96,7 @@ def _as_tool_exception(exc: Exception) -> ToolException:
 def agent_tool(agent: Any, args_schema: type[BaseModel] | None = None, name: str | None = None,
                description: str | None = None, sources: int = 3, handle_tool_error: ToolErrors = True) -> BaseTool:
     """A FramesAgent as one LangChain tool (answer and top sources; the AgentResult its artifact)."""
-    # LangChain hands a tool function the caller's config and, separately, the tool run's child callbacks:
-    # joined, the agent's trace nests under the tool call with the caller's tags and metadata.
+    # Joining the caller's config and the tool run's callbacks nests the agent's trace under the tool call.
     def research(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
         try:
             result = agent.invoke(question, config=patch_config(config, callbacks=callbacks))

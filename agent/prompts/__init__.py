@@ -1,6 +1,5 @@
-"""Prompts: a shipped file by name, a file by path, or the template text itself; rendered strictly. A run's config
-(untrusted) may name shipped prompts or pass text, and reach files only in directories the app allowed
-(run_prompt)."""
+"""Prompts: a shipped file by name, a file by path, or the template text itself; rendered strictly.
+A run's (untrusted) config reaches files only in directories the app allowed (run_prompt)."""
 from __future__ import annotations
 
 import re
@@ -59,9 +58,7 @@ def is_prompt_text(value: str) -> bool:
 
 
 def run_prompt(value: str, allowed_dirs: Sequence[str | Path] = (), field: str = "prompt") -> str:
-    """A prompt setting from a run's config, checked: a shipped name or template text as it is, a file path only
-    inside one of allowed_dirs (resolved, links followed); anything else is a one-line PromptError that never
-    says whether the file exists."""
+    """A run config's prompt setting: a shipped name or text as is, a path only inside allowed_dirs, else an error."""
     if is_prompt_text(value) or value in available_prompts():
         return value
     if allowed_dirs:
@@ -77,8 +74,7 @@ def run_prompt(value: str, allowed_dirs: Sequence[str | Path] = (), field: str =
 
 
 def load_prompt(name_or_path: str) -> Prompt:
-    """A shipped prompt by name ("planning"), the template text itself (is_prompt_text), or a prompt file by path
-    (any other name; "./planning" for a file named like a shipped prompt)."""
+    """A shipped prompt by name ("planning"), the template text itself, or a prompt file by path ("./planning")."""
     if is_prompt_text(name_or_path):
         if not name_or_path.strip():
             raise PromptError("the prompt text is empty")
@@ -101,8 +97,7 @@ def load_prompt(name_or_path: str) -> Prompt:
 
 
 def structured_twin(prompt: Prompt) -> Prompt | None:
-    """The prompt's JSON-reply twin, if there is one: a shipped `<name>_json`, or `<stem>_json<suffix>` beside a
-    user's file (the structured answer asks with it)."""
+    """The prompt's JSON-reply twin if any: a shipped `<name>_json`, or `<stem>_json<suffix>` beside a user's file."""
     if prompt.name == INLINE:
         return None
     path = PROMPTS_DIR / f"{prompt.name}_json.txt"
