@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import platformdirs
@@ -67,3 +68,13 @@ def ensure_tiktoken_cache() -> None:
     offline = shared_dir() / "tiktoken"
     if offline.is_dir():
         os.environ["TIKTOKEN_CACHE_DIR"] = str(offline)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """A whole file by a rename: a reader, a kill or a racing writer (process or thread) never sees half of it."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -6,7 +6,6 @@ import contextlib
 import errno
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from frames_agent.core.bounded import OutOfBounds, load_file, read_file
 from frames_agent.core.bounded import loads as bounded_loads
 from frames_agent.core.errors import validation_error
+from frames_agent.core.paths import write_atomic
 from frames_agent.eval.errors import EvalError
 
 CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, LOCK_FILE = "config.json", "results.jsonl", "summary.json", ".lock"
@@ -33,13 +33,6 @@ def _flatten(value: object, prefix: str = "") -> dict[str, object]:
             flat.update(_flatten(item, f"{prefix}{key}."))
         return flat
     return {prefix.rstrip("."): value}
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a whole file so a reader (or a kill) never sees half of it: a temp file, then a rename."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def file_fingerprint(path: Path) -> str:

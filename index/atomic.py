@@ -9,6 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
+from frames_agent.core.paths import write_atomic
 from frames_agent.index.errors import CorpusError
 
 
@@ -57,10 +58,5 @@ def build_lock(out_dir: Path):
 
 
 def write_json(path: Path, data: dict) -> None:
-    """data as JSON at path by a rename: readers, and writers racing this one, never see half a file."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """data as JSON at path, written atomically."""
+    write_atomic(path, json.dumps(data, indent=2) + "\n")

@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import hashlib
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from typing import Any, Protocol
 from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.state import AgentEvent, AgentResult, AnswerReady, StepRecord
 from frames_agent.core.errors import FramesAgentError
+from frames_agent.core.paths import write_atomic
 from frames_agent.eval.frames.datasets import Question, normalize_title
 from frames_agent.retrieval.types import Document, Retriever
 
@@ -130,9 +130,7 @@ class WikipediaFetcher:
 
     def _store(self, path: Path, doc: Document) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(doc.model_dump_json(), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, doc.model_dump_json())
 
 
 def _wikipedia_page(title: str) -> tuple[str, str]:
