@@ -201,7 +201,7 @@ def tiny_retriever(tiny_index):
     retriever.close()
 
 
-# -- copies of one article across two files (issue 30: one article, one document) ---------------------------------
+# -- copies of one article across two files (one article, one document) --------------------------------------------
 # crawl.jsonl is the newer source (built with --prefer "crawl*"); archive.jsonl repeats its articles:
 #   Olse River      olse-2025 (crawl, shorter) | olse-2015 "Olse_River" (archive, fuller): the preferred file wins
 #   Gannet Arena    gannet-arena (crawl)       | gannet-park-2015 "Gannet Park" (archive): joined by the redirect

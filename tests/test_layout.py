@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -13,14 +14,15 @@ NAMESPACE = "frames_agent"
 TOP = ("agent", "core", "retrieval", "index", "eval")
 
 
-def modules() -> list[str]:
+@functools.cache
+def modules() -> tuple[str, ...]:
     """Dotted names of every project module under the fixed top level (in the frames_agent namespace), plus cli."""
     names = [f"{NAMESPACE}.cli"]
     for top in TOP:
         for path in sorted((ROOT / top).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
             names.append(".".join((NAMESPACE, *(parts[:-1] if parts[-1] == "__init__" else parts))))
-    return names
+    return tuple(names)
 
 
 def _path(module: str) -> Path:
@@ -33,7 +35,8 @@ def package_of(module: str) -> str:
     return module if _path(module).is_dir() else module.rpartition(".")[0] or module
 
 
-def imports_of(module: str) -> set[str]:
+@functools.cache
+def imports_of(module: str) -> frozenset[str]:
     """Project modules this module imports by name, at top level, inside functions and under TYPE_CHECKING alike.
 
     `from P import name` imports the module P.name when there is one, else P (a name its __init__ defines or
@@ -42,13 +45,13 @@ def imports_of(module: str) -> set[str]:
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
     known = set(modules())
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
                          for a in node.names)
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
-    return {name for name in found if name in known and name != module}
+    return frozenset(name for name in found if name in known and name != module)
 
 
 @pytest.mark.slow
@@ -108,8 +111,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def test_no_module_import_cycle():
-    # Issue 47: each module imports only modules below it (eval/frames report, comparison, html, plots and compare;
-    # agent/llm calls and native once imported each other, some of it inside functions).
+    # Each module imports only modules below it, inside functions as at top level.
     cycle = _cycle({module: imports_of(module) for module in modules()})
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
@@ -120,7 +122,7 @@ def test_the_cycle_finder_finds_cycles():
 
 
 def test_report_and_runner_do_not_import_each_other():
-    # Re-rendering a finished run must not load the machinery that runs one (issue 32: the report <-> runner cycle).
+    # Re-rendering a finished run must not load the machinery that runs one (once a report <-> runner cycle).
     seen, todo = set(), ["frames_agent.eval.frames.report"]
     while todo:
         for target in imports_of(todo.pop()) - seen:
@@ -130,6 +132,12 @@ def test_report_and_runner_do_not_import_each_other():
     assert "frames_agent.eval.frames.report" in imports_of("frames_agent.eval.frames.runner")
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A source file parsed once for every test that walks it."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _sources() -> list[Path]:
     """Every Python file of the project: the package (root __init__ and cli too), its tests and benchmarks."""
     return [ROOT / "cli.py", ROOT / "__init__.py",
@@ -137,11 +145,11 @@ def _sources() -> list[Path]:
 
 
 def test_code_imports_itself_only_through_the_frames_agent_namespace():
-    # The old top-level names also resolve from a checkout's root, as a second copy of every module (issue 32).
+    # The old top-level names also resolve from a checkout's root, as a second copy of every module.
     old = {*TOP, "cli"}
     bad = []
     for path in _sources():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
                      else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
             bad += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}" for n in names if n.split(".")[0] in old]
@@ -149,12 +157,12 @@ def test_code_imports_itself_only_through_the_frames_agent_namespace():
 
 
 def test_no_argparse_namespace_crosses_into_the_agent_package():
-    # Issue 32: every entry point turns its own flags into AgentSettings (agent/settings.py) and passes AgentSettings
+    # Every entry point turns its own flags into AgentSettings (agent/settings.py) and passes AgentSettings
     # or AgentConfig objects across packages; the old Namespace-taking helpers are gone and nothing builds one.
     removed = {"agent_config", "build_agent", "parse_settings"}
     bad = []
     for path in _sources():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module == f"{NAMESPACE}.agent.commands":
                 bad += [f"{path.relative_to(ROOT)}:{node.lineno}: imports {a.name}" for a in node.names
                         if a.name in removed]

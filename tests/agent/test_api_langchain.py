@@ -1,4 +1,4 @@
-"""LangChain/LangGraph conventions (issue 33): LangChain retrievers and Documents at every entry point, Runnable
+"""LangChain/LangGraph conventions: LangChain retrievers and Documents at every entry point, Runnable
 stream modes and runtime `configurable` settings, a typed input schema, the agent inside a user's StateGraph."""
 from __future__ import annotations
 

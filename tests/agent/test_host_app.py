@@ -1,4 +1,4 @@
-"""The agent inside a host app (issue 45): the app's own `configurable` keys never reach it, a run's config never
+"""The agent inside a host app: the app's own `configurable` keys never reach it, a run's config never
 makes it read a file, and it fails like a tool; a LangChain `create_agent` app embeds it as a tool and as a subgraph.
 No Lucene: a LangChain in-memory vector store is the retriever."""
 from __future__ import annotations

@@ -1,13 +1,12 @@
-"""What a model writes can never hang the parsers: the answer parser, the JSON repair and the calculator stay fast
-and bounded on random and adversarial replies (Hypothesis, each example time-bounded), and the replies that once
-ran for minutes or forever finish at once (in a subprocess, so a regression fails instead of hanging the suite)."""
+"""What a model writes can never hang the parsers: the answer parser, the JSON repair and the calculator stay bounded
+on random and adversarial replies (Hypothesis), and the replies that once ran for minutes or forever, or would under a
+quadratic parser, finish at once (in a subprocess, so a regression fails instead of hanging the suite)."""
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
 import tempfile
-from datetime import timedelta
 from fractions import Fraction
 from pathlib import Path
 
@@ -25,7 +24,8 @@ from frames_agent.agent.queries import PlanReply, fallback_plan
 from frames_agent.agent.subquestions import SubQuestions, fallback_sub_questions
 from frames_agent.core.paths import project_root
 
-# Replies that took 30 s to forever before the parsers were bounded: (parser, reply).
+# Replies that took 30 s to forever before the parsers were bounded, or are long enough that quadratic time would:
+# (parser, reply).
 ONCE_HUNG = {
     "calculator": ("answer", "Answer: ((((1/999999)^64)^64)^64)^64 = 1"),
     "label then spaces": ("answer", "answer" + " " * 3000 + "x"),
@@ -33,10 +33,12 @@ ONCE_HUNG = {
     "repeated label": ("answer", "Answer: answer" + " " * 3000 + "x"),
     "open fence": ("json", "```" + " " * 100_000),
     "brackets to cut at": ("json", "\\boxed{" * 100_000),
+    "a long list": ("json", '{"queries": [' + '"a",' * 100_000),
+    "many labels": ("answer", "x. answer: " * 20_000 + "\ny"),
 }
 # Hypothesis keeps caches (unicode tables, constants) beside the tests; not in the checkout.
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "frames-agent-hypothesis")
-PROPERTY = settings(max_examples=60, deadline=timedelta(seconds=2), database=None, derandomize=True,
+PROPERTY = settings(max_examples=60, deadline=None, database=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # Pieces a looping or hostile model repeats: labels, whitespace runs, brackets, quotes, fences, operators.
@@ -68,7 +70,7 @@ def test_replies_that_once_hung_finish_at_once():
 @given(replies)
 @example("answer" + " " * 800 + "x")
 @example("x. answer: " * 5000 + "\ny")
-def test_parse_reply_is_fast_and_bounded(reply):
+def test_parse_reply_is_bounded(reply):
     final = parse_reply(reply)
     assert len(final.model_answer) <= MAX_ANSWER_CHARS
     assert len(final.answer) <= MAX_ANSWER_CHARS + 64  # a computed number may replace a shorter one
@@ -80,7 +82,7 @@ def test_parse_reply_is_fast_and_bounded(reply):
 @example("\\boxed{" * 20000)
 @example('{"queries": [' + '"a",' * 20000)
 @example(" " * 8000 + "x")
-def test_json_repair_never_raises_and_is_fast(reply):
+def test_json_repair_never_raises(reply):
     result = parse_structured(reply, Queries, lambda raw: Queries(queries=["fallback"]))
     assert isinstance(result.value, Queries)
     # The agent's own fallbacks read the same text: the planner's and self-ask's.
@@ -108,7 +110,7 @@ expressions = st.recursive(
 @example("((1/999999)^64)^64")
 @example("round(1/3, 9999999)")
 @example("(1/999999) ** 64 * (1/999999) ** 64 * (1/999999) ** 64")
-def test_calculator_answers_or_refuses_quickly(expression):
+def test_calculator_answers_or_refuses(expression):
     try:
         value = calculate(expression)
     except CalculatorError:

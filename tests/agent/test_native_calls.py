@@ -1,4 +1,4 @@
-"""Native structured output and tool calling (issue 33): a tool-calling chat model gets plans through
+"""Native structured output and tool calling: a tool-calling chat model gets plans through
 with_structured_output and the CRAG tools through bind_tools; models without them keep the prompt-JSON path."""
 from __future__ import annotations
 

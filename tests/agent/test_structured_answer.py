@@ -1,4 +1,4 @@
-"""The structured final answer (issue 31): JSON {reasoning, answer} where the backend constrains replies, its twin
+"""The structured final answer: JSON {reasoning, answer} where the backend constrains replies, its twin
 prompt, the "Answer:" parser as the fallback, format_ok, and the config switch that compares the two."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every Python and shell example in README.md and docs/ runs (issue 47), so an example that stops working fails CI.
+"""Every Python and shell example in README.md and docs/ runs, so an example that stops working fails CI.
 
 The examples run as a user would run them, with two substitutions that keep them fast and offline: every model spec
 resolves to the scripted fake (`ScriptedLLM`: a plan for planning prompts, "Answer: ..." otherwise), and the default

@@ -1,4 +1,4 @@
-"""README.md stays the front page (issue 47): short, with the one install command and the test command CI runs."""
+"""README.md stays the front page: short, with the one install command and the test command CI runs."""
 from __future__ import annotations
 
 import re

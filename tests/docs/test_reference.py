@@ -1,4 +1,4 @@
-"""The generated reference pages match the code (issue 47): docs/gen/reference.py regenerates them here."""
+"""The generated reference pages match the code: docs/gen/reference.py regenerates them here."""
 from __future__ import annotations
 
 import importlib.util

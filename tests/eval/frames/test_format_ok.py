@@ -1,4 +1,4 @@
-"""format_ok per question (issue 31): in each record, in summary.json and in report.md, for the "Answer:" parser and
+"""format_ok per question: in each record, in summary.json and in report.md, for the "Answer:" parser and
 for structured answers, so a run with --set structured_answer=false compares with one with true."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`frames` against an OpenAI-compatible server that answers with no choices (issue 31): each question is recorded as
+"""`frames` against an OpenAI-compatible server that answers with no choices: each question is recorded as
 failed with the provider's one-line error (no IndexError), and the run ends with one line and exit 2."""
 from __future__ import annotations
 

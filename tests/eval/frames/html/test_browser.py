@@ -6,17 +6,21 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from frames_agent import cli
 from frames_agent.eval.frames.html.page import HTML_FILE, RunPage, write_page
 from tests.eval.frames.html.test_page import HOSTILE, hostile_record
 
+pytestmark = pytest.mark.slow  # each test drives a Chromium process
+
 
 def _open(browser, path) -> None:
+    from selenium.webdriver.support.wait import WebDriverWait
+
     browser.get(path.resolve().as_uri())
-    deadline = time.monotonic() + 10
-    while browser.execute_script("return document.body.dataset.ready") != "1":
-        assert time.monotonic() < deadline, "the page never finished building its table"
-        time.sleep(0.05)
+    WebDriverWait(browser, 10).until(lambda b: b.execute_script("return document.body.dataset.ready") == "1",
+                                     "the page never finished building its table")
 
 
 def _visible_ids(browser) -> list[str]:
