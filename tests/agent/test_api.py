@@ -319,18 +319,18 @@ def test_answers_from_content_block_replies(tiny_retriever):
 def test_concurrent_ainvoke_is_not_capped_by_the_default_thread_pool():
     import concurrent.futures
     import threading
-    import time
 
     class Slow:
-        """An I/O-bound retriever (a remote index, an HTTP tool) that records how many calls overlap."""
+        """An I/O-bound retriever (a remote index, an HTTP tool): each call waits until four calls overlap."""
 
-        name, lock, in_flight, most = "slow", threading.Lock(), 0, 0
+        name, lock, in_flight, overlapped = "slow", threading.Lock(), 0, threading.Event()
 
         def batch_search(self, queries, k=10):
             with self.lock:
                 self.in_flight += 1
-                self.most = max(self.most, self.in_flight)
-            time.sleep(0.2)
+                if self.in_flight >= 4:
+                    self.overlapped.set()
+            self.overlapped.wait(timeout=10)
             with self.lock:
                 self.in_flight -= 1
             return [[Document(id=q, title=q, text=q, article_id=q)] for q in queries]
@@ -344,7 +344,7 @@ def test_concurrent_ainvoke_is_not_capped_by_the_default_thread_pool():
         await asyncio.gather(*(agent.ainvoke(f"question {i}") for i in range(12)))
 
     asyncio.run(main())
-    assert slow.most >= 4, "retrievals of concurrent questions overlap even when the loop's own pool has 1 thread"
+    assert slow.overlapped.is_set(), "retrievals of concurrent questions overlap even when the loop's own pool has 1 thread"
 
 
 def test_copies_of_an_article_are_read_and_shown_once(copies_kept_index):
