@@ -39,20 +39,6 @@ def window_for_name(name: str) -> int | None:
     return KNOWN_WINDOWS[max(matches, key=len)] if matches else None
 
 
-def model_window(model: BaseChatModel) -> int | None:
-    """The context window of a model object: its LangChain profile's max_input_tokens, else its name, if known."""
-    num_ctx = getattr(model, "num_ctx", None)  # ChatOllama: the context the server will actually use
-    if isinstance(num_ctx, int) and num_ctx > 0:
-        return num_ctx
-    profile = getattr(model, "profile", None)
-    if isinstance(profile, dict) and isinstance(profile.get("max_input_tokens"), int):
-        return profile["max_input_tokens"]
-    for attribute in ("model_name", "model", "model_id"):
-        name = getattr(model, attribute, None)
-        if isinstance(name, str) and (window := window_for_name(name)):
-            return window
-    return None
-
 class ModelClass(str, Enum):  # noqa: UP042 - StrEnum would change str() and format()
     """What a model is, for sizing budgets and concurrency."""
 
@@ -108,15 +94,28 @@ class ModelSpec:
             return ModelClass.SMALL_LOCAL
         return ModelClass.HOSTED if self.provider else ModelClass.UNKNOWN
 
-    @property
-    def context_window(self) -> int | None:
-        """Input tokens the model reads, where its name is known (hosted models only)."""
-        if self.model_class is not ModelClass.HOSTED:
-            return None
-        return SERVER_WINDOWS.get(self.provider) or window_for_name(self.name)
-
     def __str__(self) -> str:
         return f"{self.provider}:{self.name}" if self.provider else self.name
+
+
+def context_window(model: str | ModelSpec | BaseChatModel | None) -> int | None:
+    """Input tokens a model reads, if known: a hosted spec's server or name, else a model object's own figures."""
+    spec = ModelSpec.of(model)
+    if spec.model_class is ModelClass.HOSTED and (window := SERVER_WINDOWS.get(spec.provider) or window_for_name(spec.name)):
+        return window
+    if isinstance(model, (str, ModelSpec)) or model is None:
+        return None
+    num_ctx = getattr(model, "num_ctx", None)  # ChatOllama: the context the server will actually use
+    if isinstance(num_ctx, int) and num_ctx > 0:
+        return num_ctx
+    profile = getattr(model, "profile", None)
+    if isinstance(profile, dict) and isinstance(profile.get("max_input_tokens"), int):
+        return profile["max_input_tokens"]
+    for attribute in ("model_name", "model", "model_id"):
+        name = getattr(model, attribute, None)
+        if isinstance(name, str) and (window := window_for_name(name)):
+            return window
+    return None
 
 
 def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base_url: str | None = None,
