@@ -173,10 +173,8 @@ def _local_model(name: str, *, timeout: float | None, max_retries: int | None, t
     local.check_runtime()  # before weights are assembled: a missing runtime is the more useful error
     models_dir = cache_dir() / "models"
     canonical = LOCAL_ALIASES.get(name.lower())
-    if canonical == "qwen2.5-coder-1.5b":
-        path = weights.qwen_gguf(models_dir)
-    elif canonical == "smollm2-135m":
-        path = weights.smollm2_gguf(models_dir)
+    if canonical:
+        path = (weights.qwen_gguf if canonical == "qwen2.5-coder-1.5b" else weights.smollm2_gguf)(models_dir)
     elif name.endswith(".gguf"):
         path, canonical = weights.check_gguf_header(Path(name).expanduser()), Path(name).stem
     else:
