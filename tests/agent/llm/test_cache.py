@@ -51,14 +51,14 @@ def test_cache_persists_across_instances_and_processes_share_the_file(tmp_path):
 
 
 def test_key_covers_messages_and_parameters(tmp_path):
-    llm = with_cache(counting(), tmp_path / "c.sqlite")
+    llm = with_cache(Counting(responder=lambda m: "unused", supports_json_schema=True), tmp_path / "c.sqlite")
     llm.invoke("a")
     llm.invoke("b")
     llm.invoke("a", stop=["\n"])
     llm.invoke("a", max_tokens=5)
-    structured(llm, "a", Queries, fallback, use_schema=True)
+    structured(llm, "a", Queries, fallback)
     assert len(llm.calls) == 5
-    structured(llm, "a", Queries, fallback, use_schema=True)
+    structured(llm, "a", Queries, fallback)
     assert len(llm.calls) == 5
 
 
