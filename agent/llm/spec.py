@@ -71,10 +71,9 @@ class ModelSpec:
         """The spec of a spec string or of a model built from one; anything else gives a spec without provider."""
         if isinstance(model, BaseChatModel):
             spec = getattr(model, "spec", None)  # set by our own providers
-            label = spec if isinstance(spec, str) and spec else ""
-            if not label:
+            if not (isinstance(spec, str) and spec):
                 return cls("", str(getattr(model, "model_name", None) or getattr(model, "model", None) or ""))
-            model = label
+            model = spec
         if isinstance(model, ModelSpec):
             return model
         try:
