@@ -43,16 +43,14 @@ LARGE_MODEL_DEADLINES = {"timeout": 120.0, "question_timeout": 900.0}
 
 def model_defaults(model: Any) -> dict[str, Any]:
     """Budgets and deadlines for a spec, ModelSpec or chat model, by its class and window."""
-    from frames_agent.agent.llm.spec import ModelClass, ModelSpec, model_window
+    from frames_agent.agent.llm.spec import ModelClass, ModelSpec, context_window
 
     spec = ModelSpec.of(model)
-    is_object = not isinstance(model, (str, ModelSpec, type(None)))
-    known = model_window(model) if is_object else None
-    window = spec.context_window or known
+    window = context_window(model)
     if window is None and spec.model_class is ModelClass.HOSTED:
         window = ASSUMED_HOSTED_WINDOW
-    if spec.model_class is ModelClass.UNKNOWN and is_object:
-        hosted = known is not None  # a model object from elsewhere that knows its window
+    if spec.model_class is ModelClass.UNKNOWN and not isinstance(model, (str, ModelSpec, type(None))):
+        hosted = window is not None  # a model object from elsewhere that knows its window
     else:
         hosted = spec.model_class is ModelClass.HOSTED and spec.provider != "ollama"
     small = spec.model_class is ModelClass.SMALL_LOCAL

@@ -23,11 +23,6 @@ SCHEMA = """CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, llm_string TEXT NOT NULL, generations TEXT NOT NULL, created REAL NOT NULL)"""
 
 
-def default_cache_path() -> Path:
-    """<cache_dir>/llm-cache/calls.sqlite."""
-    return cache_dir() / "llm-cache" / "calls.sqlite"
-
-
 def cache_key(prompt: str, llm_string: str) -> str:
     """The row key of one call."""
     return hashlib.sha256(f"{llm_string}\x00{prompt}".encode()).hexdigest()
@@ -37,7 +32,7 @@ class LLMCallCache(BaseCache):
     """sqlite-backed BaseCache; first writer wins, so concurrent identical calls store one answer."""
 
     def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path else default_cache_path()
+        self.path = Path(path) if path else cache_dir() / "llm-cache" / "calls.sqlite"
         self._local = threading.local()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

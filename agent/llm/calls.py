@@ -108,26 +108,23 @@ def read_native(out: Any, schema: type[T], fallback: Callable[[str], T], name: s
     return reply
 
 
-def _request(llm: BaseChatModel, schema: type[T], fallback: Callable[[str], T], use_schema: bool | None,
-             json_schema: dict | None, native: bool,
+def _request(llm: BaseChatModel, schema: type[T], fallback: Callable[[str], T], json_schema: dict | None, native: bool,
              kwargs: dict) -> tuple[Runnable, dict, Callable[[Any], Structured[T]]]:
     """(what to call, its call kwargs, how its output becomes Structured) for one structured call."""
-    if native and use_schema is not False and not accepts_json_schema(llm) and native_structured(llm):
+    if native and not accepts_json_schema(llm) and native_structured(llm):
         shape = json_schema or schema.model_json_schema()
         name = str(shape.get("title", schema.__name__))
         return structured_runnable(llm, shape, kwargs), {}, lambda out: read_native(out, schema, fallback, name)
-    if use_schema is None:
-        use_schema = accepts_json_schema(llm)
-    if use_schema:
+    if accepts_json_schema(llm):
         kwargs = {"response_format": response_format_for(schema, json_schema), **kwargs}
     return llm, kwargs, lambda reply: parse_structured(message_text(reply.content), schema, fallback)
 
 
 def structured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type[T], fallback: Callable[[str], T],
-               config: RunnableConfig | None = None, *, use_schema: bool | None = None,
-               json_schema: dict | None = None, native: bool = False, **invoke_kwargs: Any) -> Structured[T]:
+               config: RunnableConfig | None = None, *, json_schema: dict | None = None, native: bool = False,
+               **invoke_kwargs: Any) -> Structured[T]:
     """A schema-shaped reply, repaired or replaced by fallback(raw); only provider failures raise."""
-    runnable, kwargs, read = _request(llm, schema, fallback, use_schema, json_schema, native, invoke_kwargs)
+    runnable, kwargs, read = _request(llm, schema, fallback, json_schema, native, invoke_kwargs)
     try:
         return read(runnable.invoke(_as_messages(prompt), config=config, **kwargs))
     except EmptyReplyError as exc:
@@ -136,10 +133,9 @@ def structured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type
 
 async def astructured(llm: BaseChatModel, prompt: str | list[BaseMessage], schema: type[T],
                       fallback: Callable[[str], T], config: RunnableConfig | None = None, *,
-                      use_schema: bool | None = None, json_schema: dict | None = None, native: bool = False,
-                      **invoke_kwargs: Any) -> Structured[T]:
+                      json_schema: dict | None = None, native: bool = False, **invoke_kwargs: Any) -> Structured[T]:
     """Async structured()."""
-    runnable, kwargs, read = _request(llm, schema, fallback, use_schema, json_schema, native, invoke_kwargs)
+    runnable, kwargs, read = _request(llm, schema, fallback, json_schema, native, invoke_kwargs)
     try:
         return read(await runnable.ainvoke(_as_messages(prompt), config=config, **kwargs))
     except EmptyReplyError as exc:

@@ -50,27 +50,21 @@ def run_llm(args: argparse.Namespace) -> int:
     messages: list[BaseMessage] = ([SystemMessage(content=args.system)] if args.system else []) + [HumanMessage(content=prompt)]
     tracker, start = UsageTracker(), time.perf_counter()
     config: Any = {"callbacks": [tracker]}
+    code = 0
     if schema is None:
         print(str(llm.invoke(messages, config=config).content))
-        code = 0
+    elif (result := structured(llm, messages, schema, _no_fallback, config=config)).fallback:
+        print(result.raw)
+        print(f"error: the reply does not match the schema ({result.error})", file=sys.stderr)
+        code = 1
     else:
-        result = structured(llm, messages, schema, _no_fallback, config=config)
-        code = _print_structured(result)
+        print(json.dumps(result.value.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        if result.repaired:
+            print(f"note: repaired the reply: {'; '.join(result.notes)}", file=sys.stderr)
     cached = " (cached)" if tracker.usage.cached_calls else ""
     print(f"[{args.model}] {tracker.usage.prompt_tokens} prompt + {tracker.usage.completion_tokens} completion tokens, "
           f"{time.perf_counter() - start:.1f} s{cached}", file=sys.stderr)
     return code
-
-
-def _print_structured(result: Any) -> int:
-    if result.fallback:
-        print(result.raw)
-        print(f"error: the reply does not match the schema ({result.error})", file=sys.stderr)
-        return 1
-    print(json.dumps(result.value.model_dump(mode="json"), indent=2, ensure_ascii=False))
-    if result.repaired:
-        print(f"note: repaired the reply: {'; '.join(result.notes)}", file=sys.stderr)
-    return 0
 
 
 SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool}

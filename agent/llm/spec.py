@@ -39,20 +39,6 @@ def window_for_name(name: str) -> int | None:
     return KNOWN_WINDOWS[max(matches, key=len)] if matches else None
 
 
-def model_window(model: BaseChatModel) -> int | None:
-    """The context window of a model object: its LangChain profile's max_input_tokens, else its name, if known."""
-    num_ctx = getattr(model, "num_ctx", None)  # ChatOllama: the context the server will actually use
-    if isinstance(num_ctx, int) and num_ctx > 0:
-        return num_ctx
-    profile = getattr(model, "profile", None)
-    if isinstance(profile, dict) and isinstance(profile.get("max_input_tokens"), int):
-        return profile["max_input_tokens"]
-    for attribute in ("model_name", "model", "model_id"):
-        name = getattr(model, attribute, None)
-        if isinstance(name, str) and (window := window_for_name(name)):
-            return window
-    return None
-
 class ModelClass(str, Enum):  # noqa: UP042 - StrEnum would change str() and format()
     """What a model is, for sizing budgets and concurrency."""
 
@@ -85,10 +71,9 @@ class ModelSpec:
         """The spec of a spec string or of a model built from one; anything else gives a spec without provider."""
         if isinstance(model, BaseChatModel):
             spec = getattr(model, "spec", None)  # set by our own providers
-            label = spec if isinstance(spec, str) and spec else ""
-            if not label:
+            if not (isinstance(spec, str) and spec):
                 return cls("", str(getattr(model, "model_name", None) or getattr(model, "model", None) or ""))
-            model = label
+            model = spec
         if isinstance(model, ModelSpec):
             return model
         try:
@@ -108,15 +93,28 @@ class ModelSpec:
             return ModelClass.SMALL_LOCAL
         return ModelClass.HOSTED if self.provider else ModelClass.UNKNOWN
 
-    @property
-    def context_window(self) -> int | None:
-        """Input tokens the model reads, where its name is known (hosted models only)."""
-        if self.model_class is not ModelClass.HOSTED:
-            return None
-        return SERVER_WINDOWS.get(self.provider) or window_for_name(self.name)
-
     def __str__(self) -> str:
         return f"{self.provider}:{self.name}" if self.provider else self.name
+
+
+def context_window(model: str | ModelSpec | BaseChatModel | None) -> int | None:
+    """Input tokens a model reads, if known: a hosted spec's server or name, else a model object's own figures."""
+    spec = ModelSpec.of(model)
+    if spec.model_class is ModelClass.HOSTED and (window := SERVER_WINDOWS.get(spec.provider) or window_for_name(spec.name)):
+        return window
+    if isinstance(model, (str, ModelSpec)) or model is None:
+        return None
+    num_ctx = getattr(model, "num_ctx", None)  # ChatOllama: the context the server will actually use
+    if isinstance(num_ctx, int) and num_ctx > 0:
+        return num_ctx
+    profile = getattr(model, "profile", None)
+    if isinstance(profile, dict) and isinstance(profile.get("max_input_tokens"), int):
+        return profile["max_input_tokens"]
+    for attribute in ("model_name", "model", "model_id"):
+        name = getattr(model, attribute, None)
+        if isinstance(name, str) and (window := window_for_name(name)):
+            return window
+    return None
 
 
 def resolve_model(spec: str | ModelSpec | BaseChatModel = DEFAULT_MODEL, *, base_url: str | None = None,
@@ -174,10 +172,8 @@ def _local_model(name: str, *, timeout: float | None, max_retries: int | None, t
     local.check_runtime()  # before weights are assembled: a missing runtime is the more useful error
     models_dir = cache_dir() / "models"
     canonical = LOCAL_ALIASES.get(name.lower())
-    if canonical == "qwen2.5-coder-1.5b":
-        path = weights.qwen_gguf(models_dir)
-    elif canonical == "smollm2-135m":
-        path = weights.smollm2_gguf(models_dir)
+    if canonical:
+        path = (weights.qwen_gguf if canonical == "qwen2.5-coder-1.5b" else weights.smollm2_gguf)(models_dir)
     elif name.endswith(".gguf"):
         path, canonical = weights.check_gguf_header(Path(name).expanduser()), Path(name).stem
     else:

@@ -42,7 +42,6 @@ class ScriptedLLM(BaseChatModel):
     # Set True to have structured() send response_format (a JSON schema), as it does to our providers.
     supports_json_schema: bool = False
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _prompts: list[str] = PrivateAttr(default_factory=list)
     _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _kwargs: list[dict] = PrivateAttr(default_factory=list)
 
@@ -56,7 +55,7 @@ class ScriptedLLM(BaseChatModel):
     @property
     def prompts(self) -> list[str]:
         """Every prompt seen, rendered as text, in call order."""
-        return list(self._prompts)
+        return [render_messages(messages) for messages in self.calls]
 
     @property
     def calls(self) -> list[list[BaseMessage]]:
@@ -75,7 +74,6 @@ class ScriptedLLM(BaseChatModel):
 
     def _next(self, messages: list[BaseMessage], kwargs: dict) -> ChatResult:
         with self._lock:
-            self._prompts.append(render_messages(messages))
             self._calls.append(list(messages))
             self._kwargs.append(dict(kwargs))
             if self.replies:
@@ -83,7 +81,8 @@ class ScriptedLLM(BaseChatModel):
             elif self.responder is not None:
                 reply = self.responder
             else:
-                raise ScriptExhausted(f"ScriptedLLM has no reply left for call {len(self._prompts)}:\n{self._prompts[-1][:500]}")
+                raise ScriptExhausted(f"ScriptedLLM has no reply left for call {len(self._calls)}:\n"
+                                      f"{render_messages(messages)[:500]}")
         if callable(reply) and not isinstance(reply, BaseModel):
             reply = reply(messages)
         if isinstance(reply, Exception):
@@ -136,11 +135,12 @@ class ToolScriptedLLM(ScriptedLLM):
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **choice, **kwargs)
 
 
-TEST_SCRIPT_VARIABLE = "FRAMES_AGENT_TEST_SCRIPT"
-
-
-def scripted_from_file(path: str | Path) -> ScriptedLLM:
-    """An endless ScriptedLLM from {"rules": [[needle, reply], ...], "delay": s}: the first rule in the last message."""
+def scripted_from_env() -> ScriptedLLM | None:
+    """The test-only ScriptedLLM of the FRAMES_AGENT_TEST_SCRIPT file, if set (never set it in production)."""
+    path = os.environ.get("FRAMES_AGENT_TEST_SCRIPT")
+    if not path:
+        return None
+    # {"rules": [[needle, reply], ...], "delay": s}: the first rule found in the last message answers, endlessly.
     spec = json.loads(Path(path).read_text(encoding="utf-8"))
     rules = [(str(needle), reply) for needle, reply in spec["rules"]]
 
@@ -152,9 +152,3 @@ def scripted_from_file(path: str | Path) -> ScriptedLLM:
         raise ScriptExhausted(f"no scripted rule matches the prompt:\n{text[:300]}")
 
     return ScriptedLLM(responder=respond, delay=float(spec.get("delay", 0.0)))
-
-
-def scripted_from_env(env: dict[str, str] | None = None) -> ScriptedLLM | None:
-    """The test-only scripted model named by FRAMES_AGENT_TEST_SCRIPT, if set (never set it in production)."""
-    path = (os.environ if env is None else env).get(TEST_SCRIPT_VARIABLE)
-    return scripted_from_file(path) if path else None

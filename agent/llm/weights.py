@@ -81,8 +81,11 @@ def verify_gguf(path: Path, spec: WeightsSpec, stamps: Path) -> Path:
     if stat.st_size != spec.size:
         raise WeightsError(f"{spec.name}: {path} is truncated or corrupt ({stat.st_size:,} bytes, expected "
                            f"{spec.size:,}); reinstall: {spec.install_hint}")
-    stamp = _stamp_path(path, stamps)
-    if stamp.is_file() and _read_json(stamp) == _mark(path, spec):
+    try:
+        stamped = json.loads(_stamp_path(path, stamps).read_text())
+    except (OSError, ValueError):
+        stamped = None  # no stamp or a broken one: the file is hashed
+    if stamped == _mark(path, spec):
         return path
     if sha256_file(path) != spec.sha256:
         raise WeightsError(f"{spec.name}: {path} is corrupt (sha256 mismatch); reinstall: {spec.install_hint}")
@@ -96,13 +99,6 @@ def _write_stamp(path: Path, spec: WeightsSpec, stamps: Path) -> None:
         _stamp_path(path, stamps).write_text(json.dumps(_mark(path, spec)))
     except OSError:
         pass  # no stamp only costs a rehash next time
-
-
-def _read_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def assemble_parts(parts: list[Path | None], dest: Path, spec: WeightsSpec) -> Path:

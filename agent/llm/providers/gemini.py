@@ -28,15 +28,6 @@ BLOCKING_FINISH = {"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITAT
 EXAMPLE = "gemini:gemini-2.5-flash"
 
 
-def gemini_key(env: Mapping[str, str] | None = None) -> str:
-    """The API key from GEMINI_API_KEY or GOOGLE_API_KEY."""
-    env = os.environ if env is None else env
-    for var in KEY_VARIABLES:
-        if env.get(var):
-            return env[var]
-    raise E.MissingKeyError("gemini: set GEMINI_API_KEY (or GOOGLE_API_KEY) to your Gemini API key")
-
-
 def json_schema_to_gemini(schema: dict, defs: dict | None = None) -> dict:
     """A JSON schema (pydantic's) as the OpenAPI subset Gemini's response_schema accepts (refs inlined)."""
     defs = schema.get("$defs", {}) if defs is None else defs
@@ -71,14 +62,6 @@ def _schema_from_response_format(fmt: Any) -> dict | None:
     if isinstance(fmt, type) and hasattr(fmt, "model_json_schema"):
         return fmt.model_json_schema()
     return None
-
-
-def to_contents(messages: list[BaseMessage]) -> tuple[str | None, list[types.Content]]:
-    """(system instruction, contents) in Gemini's roles."""
-    system = "\n\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage)) or None
-    contents = [types.Content(role="model" if m.type == "ai" else "user", parts=[types.Part(text=str(m.content))])
-                for m in messages if not isinstance(m, SystemMessage)]
-    return system, contents
 
 
 def classify_gemini_error(exc: Exception, spec: str) -> Exception:
@@ -196,7 +179,9 @@ class GeminiModel(BaseChatModel):
         return types.GenerateContentConfig(**{k: v for k, v in config.items() if v is not None})
 
     def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> dict[str, Any]:
-        system, contents = to_contents(messages)
+        system = "\n\n".join(str(m.content) for m in messages if isinstance(m, SystemMessage)) or None
+        contents = [types.Content(role="model" if m.type == "ai" else "user", parts=[types.Part(text=str(m.content))])
+                    for m in messages if not isinstance(m, SystemMessage)]
         return {"model": self.model, "contents": contents, "config": self._config(system, stop, kwargs)}
 
     def _result(self, resp: types.GenerateContentResponse) -> ChatResult:
@@ -265,6 +250,9 @@ def make_gemini_chat(model: str, *, timeout: float = 120.0, max_retries: int = 3
     if not model:
         raise E.ModelSpecError(f"gemini: name a model, e.g. {EXAMPLE}")
     env = os.environ if env is None else env
-    return GeminiChat(model=model, spec=f"gemini:{model}", api_key=SecretStr(gemini_key(env)), timeout=timeout,
+    key = next((env[var] for var in KEY_VARIABLES if env.get(var)), None)
+    if key is None:
+        raise E.MissingKeyError("gemini: set GEMINI_API_KEY (or GOOGLE_API_KEY) to your Gemini API key")
+    return GeminiChat(model=model, spec=f"gemini:{model}", api_key=SecretStr(key), timeout=timeout,
                       base_url=base_url or env.get(BASE_URL_VARIABLE) or None, max_retries=max_retries,
                       temperature=temperature, max_output_tokens=max_tokens)

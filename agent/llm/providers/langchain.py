@@ -43,22 +43,17 @@ def provider_package(provider: str) -> str:
 DEFAULT_TIMEOUT, SLOW_PROVIDER_TIMEOUT = 120.0, 600.0
 
 
-def accepted_keywords(provider: str) -> set[str]:
-    """Constructor keywords (field names and aliases) of a provider's chat model class; empty when not installed."""
+def deadline_kwargs(provider: str, timeout: float | None, max_retries: int | None) -> dict[str, Any]:
+    """The request timeout and retries under the keywords the provider's class takes (none it does not take)."""
     import importlib
 
     entry = (_registry() or {}).get(provider)
     try:
         cls = getattr(importlib.import_module(entry[0]), entry[1]) if entry else None
     except (ImportError, AttributeError):
-        return set()
+        cls = None  # not installed: make_langchain_chat reports the package to install
     fields = getattr(cls, "model_fields", None) or {}
-    return set(fields) | {f.alias for f in fields.values() if getattr(f, "alias", None)}
-
-
-def deadline_kwargs(provider: str, timeout: float | None, max_retries: int | None) -> dict[str, Any]:
-    """The request timeout and retries under the keywords the provider's class takes (none it does not take)."""
-    accepted = accepted_keywords(provider)
+    accepted = set(fields) | {f.alias for f in fields.values() if getattr(f, "alias", None)}
     timeout = timeout or (SLOW_PROVIDER_TIMEOUT if provider == "ollama" else DEFAULT_TIMEOUT)
     out: dict[str, Any] = {}
     if "timeout" in accepted:

@@ -55,15 +55,6 @@ def busy_cores(sample: float = 0.25) -> float:
     return (1 - (idle1 - idle0) / spent) * cores() if spent > 0 else 0.0
 
 
-def default_threads() -> tuple[int, int]:
-    """(generation, prompt) threads: the idle cores and every core, or FRAMES_AGENT_LLM_THREADS for both."""
-    env = os.environ.get("FRAMES_AGENT_LLM_THREADS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env), int(env)
-    idle = int(cores() - busy_cores() + 0.5)
-    return max(1, min(cores(), idle)), cores()
-
-
 FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
 
 
@@ -71,19 +62,22 @@ FLASH_ATTN = {"auto": -1, "off": 0, "on": 1}
 class RuntimeSettings:
     """How llama.cpp runs a local model: threads, flash attention, batch sizes and context (one slot)."""
 
-    threads: int | None = None  # generation threads (None: default_threads())
-    batch_threads: int | None = None  # prompt-reading threads (None: default_threads())
+    threads: int | None = None  # generation threads (None: chosen when the server starts)
+    batch_threads: int | None = None  # prompt-reading threads (None: chosen when the server starts)
     flash_attn: str = "off"  # on CPUs flash attention tends to slow prompt reading
     n_batch: int = 2048
     n_ubatch: int = 512
     n_ctx: int = DEFAULT_CTX
 
     def resolved_threads(self) -> tuple[int, int]:
-        """(generation, prompt) threads after defaults."""
+        """(generation, prompt) threads: as set, else FRAMES_AGENT_LLM_THREADS for both, else the idle cores and all."""
         if self.threads:
             return self.threads, self.batch_threads or self.threads
-        gen, batch = default_threads()
-        return self.threads or gen, self.batch_threads or self.threads or batch
+        env = os.environ.get("FRAMES_AGENT_LLM_THREADS", "")
+        if env.isdigit() and int(env) > 0:
+            return int(env), self.batch_threads or int(env)
+        idle = int(cores() - busy_cores() + 0.5)
+        return max(1, min(cores(), idle)), self.batch_threads or cores()
 
 
 class LocalRuntime:

@@ -143,24 +143,13 @@ def _bounded_int(digits: str) -> int | None:
     return int(digits) if len(digits) <= _MAX_INT_DIGITS else None
 
 
-def _numbers_bounded(response: Any) -> Any:
-    """response, its JSON read with over-long integers as null (Python refuses those over 4,300 digits)."""
+def _numbers_bounded(response: Any) -> None:
+    """A response hook: its JSON read with over-long integers as null (Python refuses those over 4,300 digits)."""
     response.json = lambda **kwargs: json.loads(response.content, parse_int=_bounded_int, **kwargs)
-    return response
 
 
-class _Client(openai.DefaultHttpxClient):
-    """The SDK's HTTP client whose replies read over-long integers as null."""
-
-    def send(self, *args: Any, **kwargs: Any) -> Any:
-        return _numbers_bounded(super().send(*args, **kwargs))
-
-
-class _AsyncClient(openai.DefaultAsyncHttpxClient):
-    """The async _Client."""
-
-    async def send(self, *args: Any, **kwargs: Any) -> Any:
-        return _numbers_bounded(await super().send(*args, **kwargs))
+async def _anumbers_bounded(response: Any) -> None:
+    _numbers_bounded(response)  # httpx's async client awaits its hooks
 
 
 def _never_connected(exc: BaseException) -> bool:
@@ -200,14 +189,16 @@ class OpenAICompatChat(RetriedChat, ChatOpenAI):
         """Our bounded HTTP clients unless the caller gave one; our retries replace the SDK's."""
         # Our transports bound every reply (size, nesting) and make the timeout a total deadline per request.
         if isinstance(self.root_client, openai.OpenAI):
-            own: dict[str, Any] = {} if self.http_client is not None else {"http_client": _Client(
-                timeout=self.root_client.timeout, transport=bounded_transport(_http_module()))}
+            own: dict[str, Any] = {} if self.http_client is not None else {"http_client": openai.DefaultHttpxClient(
+                timeout=self.root_client.timeout, transport=bounded_transport(_http_module()),
+                event_hooks={"response": [_numbers_bounded]})}
             self.root_client = self.root_client.with_options(max_retries=0, **own)
             self.client = self.root_client.chat.completions
         root = self.root_async_client
         if isinstance(root, openai.AsyncOpenAI):
-            own_async: dict[str, Any] = {} if self.http_async_client is not None else {
-                "http_client": _AsyncClient(timeout=root.timeout, transport=async_bounded_transport(_http_module()))}
+            own_async: dict[str, Any] = {} if self.http_async_client is not None else {"http_client": (
+                openai.DefaultAsyncHttpxClient(timeout=root.timeout, event_hooks={"response": [_anumbers_bounded]},
+                                               transport=async_bounded_transport(_http_module())))}
             root = root.with_options(max_retries=0, **own_async)
             self.root_async_client, self.async_client = root, root.chat.completions
         return self

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from frames_agent.agent.llm import UsageTracker, resolve_model, structured
-from frames_agent.agent.llm.cache import LLMCallCache, default_cache_path, with_cache
+from frames_agent.agent.llm.cache import LLMCallCache, with_cache
 from frames_agent.agent.llm.errors import LLMError
 from frames_agent.agent.llm.testing import ScriptedLLM
 from tests.agent.llm.providers.test_openai_compat import FakeOpenAI, completion
@@ -51,14 +51,14 @@ def test_cache_persists_across_instances_and_processes_share_the_file(tmp_path):
 
 
 def test_key_covers_messages_and_parameters(tmp_path):
-    llm = with_cache(counting(), tmp_path / "c.sqlite")
+    llm = with_cache(Counting(responder=lambda m: "unused", supports_json_schema=True), tmp_path / "c.sqlite")
     llm.invoke("a")
     llm.invoke("b")
     llm.invoke("a", stop=["\n"])
     llm.invoke("a", max_tokens=5)
-    structured(llm, "a", Queries, fallback, use_schema=True)
+    structured(llm, "a", Queries, fallback)
     assert len(llm.calls) == 5
-    structured(llm, "a", Queries, fallback, use_schema=True)
+    structured(llm, "a", Queries, fallback)
     assert len(llm.calls) == 5
 
 
@@ -112,8 +112,8 @@ def test_resolve_model_caches_by_spec_and_no_cache_bypasses(tmp_path, monkeypatc
         assert len(fake.requests) == 2
     finally:
         fake.close()
-    assert default_cache_path().is_file()
-    assert b"sk-test-cache-key" not in default_cache_path().read_bytes()
+    stored = tmp_path / "llm-cache" / "calls.sqlite"  # the default cache, under FRAMES_AGENT_CACHE
+    assert stored.is_file() and b"sk-test-cache-key" not in stored.read_bytes()
 
 
 def test_with_cache_false_is_the_model_itself():

@@ -80,8 +80,8 @@ def test_schema_goes_to_models_that_take_it():
     schema_aware = ScriptedLLM(['{"queries": ["a"]}'], supports_json_schema=True)
     structured(schema_aware, "q", Queries, fallback)
     assert schema_aware.call_kwargs[0]["response_format"] == response_format_for(Queries)
-    forced = ScriptedLLM(['{"queries": ["a"]}'])
-    structured(forced, "q", Queries, fallback, use_schema=True, max_tokens=50)
+    forced = ScriptedLLM(['{"queries": ["a"]}'], supports_json_schema=True)
+    structured(forced, "q", Queries, fallback, max_tokens=50)
     assert forced.call_kwargs[0]["max_tokens"] == 50 and "response_format" in forced.call_kwargs[0]
 
 

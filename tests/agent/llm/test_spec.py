@@ -7,7 +7,7 @@ from langchain_openai import ChatOpenAI
 
 from frames_agent.agent.llm import DEFAULT_MODEL, ModelClass, ModelSpec, resolve_model
 from frames_agent.agent.llm.errors import InstallError, ModelSpecError
-from frames_agent.agent.llm.spec import model_window, window_for_name
+from frames_agent.agent.llm.spec import context_window, window_for_name
 from frames_agent.agent.llm.testing import ScriptedLLM
 
 
@@ -42,15 +42,15 @@ def test_of_is_lenient_for_labels_and_reads_our_model_objects():
     assert not ModelSpec.of("j").local
     assert ModelSpec.of(ScriptedLLM([])).model_class is ModelClass.UNKNOWN
     hosted = resolve_model("openai:gpt-4o", base_url="http://127.0.0.1:9/v1")  # built, never called
-    assert ModelSpec.of(hosted) == ModelSpec("openai", "gpt-4o") and ModelSpec.of(hosted).context_window == 128_000
+    assert ModelSpec.of(hosted) == ModelSpec("openai", "gpt-4o") and context_window(hosted) == 128_000
 
 
 def test_context_window_of_known_hosted_names_only():
-    assert ModelSpec.parse("gemini:gemini-1.5-pro").context_window == 2_097_152
-    assert ModelSpec.parse("openai:gpt-4o-mini").context_window == 128_000
-    assert ModelSpec.parse("openai:my-finetune").context_window is None
-    assert ModelSpec.parse("local:qwen").context_window is None  # local budgets follow speed, not the window
-    assert ModelSpec.parse("ollama:llama3.1").context_window == 4_096  # the server's num_ctx, not the model's 128k
+    assert context_window("gemini:gemini-1.5-pro") == 2_097_152
+    assert context_window("openai:gpt-4o-mini") == 128_000
+    assert context_window("openai:my-finetune") is None
+    assert context_window("local:qwen") is None  # local budgets follow speed, not the window
+    assert context_window("ollama:llama3.1") == 4_096  # the server's num_ctx, not the model's 128k
 
 
 def test_a_missing_provider_sdk_is_an_install_error_naming_the_package(monkeypatch):
@@ -82,11 +82,11 @@ def test_known_names_longest_prefix_wins():
     assert window_for_name("my-model") is None and window_for_name("") is None
 
 
-def test_model_window_prefers_the_langchain_profile():
+def test_an_objects_context_window_prefers_the_langchain_profile():
     profiled = FakeListChatModel(responses=["x"], profile={"max_input_tokens": 50_000})
-    assert model_window(profiled) == 50_000
-    assert model_window(ChatOpenAI(model="gpt-4o", api_key="k")) == 128_000  # langchain-openai's own profile
-    assert model_window(ScriptedLLM([])) is None
+    assert context_window(profiled) == 50_000
+    assert context_window(ChatOpenAI(model="gpt-4o", api_key="k")) == 128_000  # langchain-openai's own profile
+    assert context_window(ScriptedLLM([])) is None
 
 
 def test_a_server_context_size_wins_over_the_model_name():
@@ -94,5 +94,5 @@ def test_a_server_context_size_wins_over_the_model_name():
         model: str = "llama3.1"
         num_ctx: int | None = None
 
-    assert model_window(OllamaLike(responses=["x"])) == 128_000
-    assert model_window(OllamaLike(responses=["x"], num_ctx=8_192)) == 8_192
+    assert context_window(OllamaLike(responses=["x"])) == 128_000
+    assert context_window(OllamaLike(responses=["x"], num_ctx=8_192)) == 8_192
