@@ -14,7 +14,6 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
-from pydantic import BaseModel
 
 from frames_agent.agent.asking import AnswerCall, PlanCall
 from frames_agent.agent.config import AgentConfig
@@ -55,10 +54,6 @@ ANSWER_VARIABLES = {"question", "context"}
 
 
 _IO_THREADS = 64
-
-
-def _emit(event: BaseModel) -> None:
-    get_stream_writer()(event)
 
 
 @dataclass(frozen=True)
@@ -158,7 +153,7 @@ class Nodes:
     def _plan_input(self, state: AgentState) -> PlanInput:
         """The step, its evidence, the planner's view and the names in it, and the replay decision."""
         step = state.get("step", 0) + 1
-        _emit(StepStarted(step=step))
+        get_stream_writer()(StepStarted(step=step))
         evidence = self._evidence(state)
         view = self._plan_view(state, evidence)
         shown = names(view)
@@ -190,9 +185,9 @@ class Nodes:
                           question=state["question"])
         return clean_queries(offered, asked, k)[0][: k - len(taken)]
 
-    def _plan_update(self, inp: PlanInput, reply: Structured[PlanReply], skipped: bool = False) -> dict:
+    def _plan_update(self, inp: PlanInput, reply: Structured[PlanReply]) -> dict:
         """The plan node's update: the step's queries and tool calls, and its record."""
-        plan, step = reply.value, inp.step
+        plan, step, skipped = reply.value, inp.step, reply is inp.replay
         calls = [c for c in plan.tool_calls if c.name in self.tools][: self.config.max_tool_calls] if self.tools else []
         found = self._step_queries(inp, plan, calls)
         fallback = reply.fallback or "fallback" in found.origins
@@ -203,64 +198,56 @@ class Nodes:
                             errors=[f"plan reply unusable: {reply.error}"] if reply.fallback and reply.error else [],
                             plan_skipped=skipped, names_shown=[] if skipped else sorted(inp.shown),
                             new_names=list(inp.new_names))
-        _emit(QueriesPlanned(step=step, queries=found.queries, tool_calls=calls, fallback=fallback, replayed=skipped))
+        get_stream_writer()(QueriesPlanned(step=step, queries=found.queries, tool_calls=calls, fallback=fallback,
+                                           replayed=skipped))
         return {"step": step, "pending_queries": found.queries, "pending_tools": calls, "queries": found.queries,
                 "steps": [record]}
 
     def plan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Ask the model for k queries (and tool calls), unless its last plan would only be repeated (plan_calls)."""
         inp = self._plan_input(state)
-        if inp.replay is not None:
-            return self._plan_update(inp, inp.replay, skipped=True)
-        reply = self.plan_call.invoke(self._plan_text(inp), config)
+        reply = inp.replay if inp.replay is not None else self.plan_call.invoke(self._plan_text(inp), config)
         return self._plan_update(inp, reply)
 
     async def aplan(self, state: AgentState, config: RunnableConfig) -> dict:
         """Async plan."""
         inp = self._plan_input(state)
-        if inp.replay is not None:
-            return self._plan_update(inp, inp.replay, skipped=True)
-        reply = await self.plan_call.ainvoke(self._plan_text(inp), config)
+        reply = inp.replay if inp.replay is not None else await self.plan_call.ainvoke(self._plan_text(inp), config)
         return self._plan_update(inp, reply)
 
     # --- retrieve ---------------------------------------------------------------------------------
     def retrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
         """Run the step's queries (a batch per hit count, parallel on the Java side) and tool calls (parallel threads)."""
-        queries, calls, step = state.get("pending_queries", []), state.get("pending_tools", []), state["step"]
-        found: list[tuple[int, Document]] = []
-        update: dict = {}
+        calls = state.get("pending_tools", [])
         with ThreadPoolExecutor(max_workers=max(1, len(calls))) as pool:
-            futures = [pool.submit(run_tool, self.tools, call, config) for call in calls]
-            if queries and self.retriever is not None:
-                record = self._record(state)
-                with self._retrieval_failure(step):
-                    hits, update["query_hits"] = self._search(queries, record.origins, config, step,
-                                                              record.query_depths)
-                found += hits
-            outcomes = [self._outcome(future.result) for future in futures]
-        return self._retrieved(state, found, calls, outcomes, update)
+            futures = [pool.submit(self._outcome, partial(run_tool, self.tools, call, config)) for call in calls]
+            queries, groups = self._groups(state)
+            with self._retrieval_failure(state["step"]):
+                hits = [traced_batch_search(self.retriever, [queries[i] for i in positions], size, config)
+                        for size, positions in groups.items() if self.retriever is not None]
+            return self._retrieved(state, queries, groups, hits, calls, [future.result() for future in futures])
 
     async def aretrieve(self, state: AgentState, config: RunnableConfig | None = None) -> dict:
         """Async retrieve: an abatch_search retriever searches on the loop, blocking work in the agent's threads."""
         loop = asyncio.get_running_loop()
         if not callable(getattr(self.retriever, "abatch_search", None)):
             return await loop.run_in_executor(self._io_pool, self.retrieve, state, config)
-        queries, calls, step = state.get("pending_queries", []), state.get("pending_tools", []), state["step"]
+        calls = state.get("pending_tools", [])
         tools = [loop.run_in_executor(self._io_pool, self._outcome, partial(run_tool, self.tools, call, config))
                  for call in calls]
-        found: list[tuple[int, Document]] = []
-        update: dict = {}
-        if queries:
-            record = self._record(state)
-            with self._retrieval_failure(step):
-                hits, update["query_hits"] = await self._asearch(queries, record.origins, config, step,
-                                                                 record.query_depths)
-            found += hits
-        return self._retrieved(state, found, calls, list(await asyncio.gather(*tools)), update)
+        queries, groups = self._groups(state)
+        search = self.retriever.abatch_search  # type: ignore[union-attr]
+        with self._retrieval_failure(state["step"]):
+            hits = await asyncio.gather(*(search([queries[i] for i in positions], size, config)
+                                          for size, positions in groups.items()))
+        return self._retrieved(state, queries, groups, hits, calls, await asyncio.gather(*tools))
 
-    @staticmethod
-    def _record(state: AgentState) -> StepRecord:
-        return state["steps"][-1] if state.get("steps") else StepRecord(step=state["step"])
+    def _groups(self, state: AgentState) -> tuple[list[str], dict[int, list[int]]]:
+        """The step's queries (none without a retriever) and their positions grouped by hit count (a batch per size)."""
+        queries = state.get("pending_queries", []) if self.retriever is not None else []
+        record = state["steps"][-1] if state.get("steps") else StepRecord(step=state["step"])
+        sizes = self.config.step_hits(len(queries), record.origins, record.query_depths, state["step"])
+        return queries, {size: [i for i, n in enumerate(sizes) if n == size] for size in dict.fromkeys(sizes)}
 
     @staticmethod
     @contextmanager
@@ -280,49 +267,21 @@ class Nodes:
             return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
     @staticmethod
-    def _retrieved(state: AgentState, found: list[tuple[int, Document]], calls: Sequence[ToolCall],
-                   outcomes: Sequence[list[Document] | str], update: dict) -> dict:
-        """The retrieve node's update: the hits and tool documents, the tools' failures and the hit counts recorded."""
+    def _retrieved(state: AgentState, queries: list[str], groups: dict[int, list[int]],
+                   hits: Sequence[list[list[Document]]], calls: Sequence[ToolCall],
+                   outcomes: Sequence[list[Document] | str]) -> dict:
+        """The retrieve node's update: (rank, hit) pairs in query order, tool documents at rank 0, failures recorded."""
+        by_position = {i: docs for positions, batch in zip(groups.values(), hits) for i, docs in zip(positions, batch)}
+        ordered = [by_position[i] for i in range(len(queries))]
+        found = [pair for docs in ordered for pair in enumerate(docs)]
+        found += [(0, doc) for out in outcomes if not isinstance(out, str) for doc in out]
         errors = [f"tool {call.name} failed: {out}" for call, out in zip(calls, outcomes) if isinstance(out, str)]
-        found = [*found, *((0, doc) for out in outcomes if not isinstance(out, str) for doc in out)]
+        update: dict = {"query_hits": [len(docs) for docs in ordered]} if queries else {}
         if not (errors or update) or not state.get("steps"):
             return {"retrieved": found}
         record = state["steps"][-1]
         update.update({"errors": [*record.errors, *errors]} if errors else {})
         return {"retrieved": found, "steps": [record.model_copy(update=update)]}
-
-    def _groups(self, queries: list[str], origins: Sequence[str], step: int,
-                depths: Sequence[int]) -> dict[int, list[int]]:
-        """The query positions grouped by their hit count (one batch for each size)."""
-        sizes = self.config.step_hits(len(queries), origins, depths, step)
-        return {size: [i for i, n in enumerate(sizes) if n == size] for size in dict.fromkeys(sizes)}
-
-    @staticmethod
-    def _ordered(queries: list[str], hits: dict[int, list[Document]]) -> tuple[list[tuple[int, Document]], list[int]]:
-        ordered = [hits[i] for i in range(len(queries))]
-        return [pair for found in ordered for pair in enumerate(found)], [len(found) for found in ordered]
-
-    def _search(self, queries: list[str], origins: Sequence[str], config: RunnableConfig | None,
-                step: int = 1, depths: Sequence[int] = ()) -> tuple[list[tuple[int, Document]], list[int]]:
-        """(rank, hit) pairs in query order, and the hits of each query (one batch per hit count, _groups)."""
-        assert self.retriever is not None, "searches run only with a retriever"
-        hits: dict[int, list[Document]] = {}
-        for size, positions in self._groups(queries, origins, step, depths).items():
-            found = traced_batch_search(self.retriever, [queries[i] for i in positions], size, config)
-            hits.update(zip(positions, found))
-        return self._ordered(queries, hits)
-
-    async def _asearch(self, queries: list[str], origins: Sequence[str], config: RunnableConfig | None,
-                       step: int = 1, depths: Sequence[int] = ()) -> tuple[list[tuple[int, Document]], list[int]]:
-        """Async _search: every batch at once on the retriever's async path."""
-        search = self.retriever.abatch_search  # type: ignore[union-attr]
-        groups = self._groups(queries, origins, step, depths)
-        batches = await asyncio.gather(*(search([queries[i] for i in positions], size, config)
-                                         for size, positions in groups.items()))
-        hits: dict[int, list[Document]] = {}
-        for positions, found in zip(groups.values(), batches):
-            hits.update(zip(positions, found))
-        return self._ordered(queries, hits)
 
     # --- merge ------------------------------------------------------------------------------------
     def merge(self, state: AgentState) -> dict:
@@ -333,7 +292,7 @@ class Nodes:
         origins = record.doc_origins(state.get("retrieved", []))
         record = record.model_copy(update={"new_doc_ids": [d.id for d in added],
                                            "new_doc_origins": [origins.get(d.id, "tool") for d in added]})
-        _emit(DocumentsAdded(step=state["step"], documents=added))
+        get_stream_writer()(DocumentsAdded(step=state["step"], documents=added))
         return {"context": context, "steps": [record], "retrieved": []}
 
     # --- answer -----------------------------------------------------------------------------------
