@@ -100,23 +100,22 @@ class Picker:
 
     def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any], subgraphs: bool = False) -> None:
         self.stream_mode, self.final, self.subgraphs = stream_mode, dict(state), subgraphs
-        wanted = ["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str) else stream_mode
+        self.wanted = (["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str)
+                       else stream_mode)
         # values, for the result; LangGraph checks the names it is given.
-        self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*wanted, "values"])))
+        self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*self.wanted, "values"])))
 
     def take(self, item: tuple) -> list[Any]:
         """What the caller gets of one stream item, (mode, chunk) or (namespace, mode, chunk): nothing or one item."""
         namespace, (mode, chunk) = (item[0], item[1:]) if self.subgraphs else ((), item)
         if mode == "values" and not namespace:
             self.final = chunk
-        if self.stream_mode is None:
-            return [chunk] if mode == "custom" else []
-        if isinstance(self.stream_mode, str):
-            if mode != self.stream_mode:
-                return []
-            return [(namespace, chunk)] if self.subgraphs else [chunk]
-        if mode not in self.stream_mode:
+        if mode not in self.wanted:
             return []
+        if self.stream_mode is None:
+            return [chunk]
+        if isinstance(self.stream_mode, str):
+            return [(namespace, chunk)] if self.subgraphs else [chunk]
         return [(namespace, mode, chunk)] if self.subgraphs else [(mode, chunk)]
 
     def finish(self, result: AgentResult) -> list[Any]:
@@ -244,16 +243,14 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         callbacks.add_handler(tracker, inherit=True)
         return patch_config(config, callbacks=callbacks, recursion_limit=_RECURSION_PER_STEP * self.config.n + 8)
 
-    def _run_name(self, config: RunnableConfig) -> str:
-        return config.get("run_name") or self.get_name()
-
     @contextmanager
     def _traced(self, config: RunnableConfig | None, state: AgentInput,
                 tracker: UsageTracker) -> Iterator[tuple[RunnableConfig, dict]]:
         """One chain run around the graph, so a tracer sees the agent with the caller's name, tags and metadata."""
         config = ensure_config(config)
         run = get_callback_manager_for_config(config).on_chain_start(
-            None, {"question": state["question"]}, name=self._run_name(config), run_id=config.pop("run_id", None))
+            None, {"question": state["question"]}, name=config.get("run_name") or self.get_name(),
+            run_id=config.pop("run_id", None))
         out: dict = {}
         try:
             yield self._child(config, run, tracker), out
@@ -268,7 +265,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         """Async _traced."""
         config = ensure_config(config)
         run = await get_async_callback_manager_for_config(config).on_chain_start(
-            None, {"question": state["question"]}, name=self._run_name(config), run_id=config.pop("run_id", None))
+            None, {"question": state["question"]}, name=config.get("run_name") or self.get_name(),
+            run_id=config.pop("run_id", None))
         out: dict = {}
         try:
             yield self._child(config, run, tracker), out

@@ -48,11 +48,6 @@ def parse_settings(pairs: list[str], known: set[str]) -> dict[str, object]:
     return out
 
 
-def _listed(value: str) -> list[str]:
-    """A comma-separated list's items."""
-    return [part.strip() for part in value.split(",") if part.strip()]
-
-
 class AgentSettings(BaseModel):
     """What builds a FramesAgent: model, server, index, tools, LLM cache, and the AgentConfig (sized for the model)."""
 
@@ -102,7 +97,7 @@ class AgentSettings(BaseModel):
         if asked.get("prompt") is not None:
             asked["prompt"] = run_prompt(str(asked["prompt"]))
         own = {key: env[var] for key, var in ENV.items() if env.get(var)}
-        listed = {key: [*given, *_listed(env.get(LISTED_ENV[key], ""))]
+        listed = {key: [*given, *(part.strip() for part in env.get(LISTED_ENV[key], "").split(",") if part.strip())]
                   for key, given in (("model", models), ("index", indexes))}
         defaults = {"model": own.get("model") or DEFAULT_MODEL, "index": own.get("index") or "default"}
         check_listed({key: str(asked[key]) for key in LISTED_ENV if key in asked and str(asked[key]) != defaults[key]},
