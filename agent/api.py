@@ -98,8 +98,10 @@ def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]
 class Picker:
     """What a stream caller gets of the graph's stream (typed events or stream_mode's chunks), and the final state."""
 
-    def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any], subgraphs: bool = False) -> None:
-        self.stream_mode, self.final, self.subgraphs = stream_mode, dict(state), subgraphs
+    def __init__(self, stream_mode: StreamMode, start: AgentInput, kwargs: Mapping[str, Any]) -> None:
+        self.stream_mode, self.start, self.final = stream_mode, start, dict(start)
+        self.extra = graph_args(kwargs)  # the LangGraph arguments passed through
+        self.subgraphs = bool(self.extra.get("subgraphs"))
         self.wanted = (["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str)
                        else stream_mode)
         # values, for the result; LangGraph checks the names it is given.
@@ -122,14 +124,14 @@ class Picker:
         """The last item: the AnswerReady event for typed streams, nothing for LangGraph modes."""
         return [AnswerReady(answer=result.answer, result=result)] if self.stream_mode is None else []
 
-
-def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any]) -> str | None:
-    """What a run given breakpoints (interrupt_before/after) did when it ended before its answer, else None."""
-    points = [f"{name}={extra[name]!r}" for name in ("interrupt_before", "interrupt_after") if extra.get(name)]
-    if not points or start.get("skip_answer") or final.get("answer") or final.get("final"):
-        return None
-    return (f"stopped at a breakpoint ({', '.join(points)}) after {len(final.get('steps') or [])} step(s), before "
-            "the answer (build_graph with a checkpointer resumes a thread from its breakpoint)")
+    def paused(self) -> str | None:
+        """What a run given breakpoints (interrupt_before/after) did when it ended before its answer, else None."""
+        extra, final = self.extra, self.final
+        points = [f"{name}={extra[name]!r}" for name in ("interrupt_before", "interrupt_after") if extra.get(name)]
+        if not points or self.start.get("skip_answer") or final.get("answer") or final.get("final"):
+            return None
+        return (f"stopped at a breakpoint ({', '.join(points)}) after {len(final.get('steps') or [])} step(s), "
+                "before the answer (build_graph with a checkpointer resumes a thread from its breakpoint)")
 
 
 class FramesAgent(Runnable[str | AgentInput, AgentResult]):
@@ -314,14 +316,12 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         """Typed events as they happen, or the graph's chunks of stream_mode; LangGraph's GRAPH_ARGS pass through."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        extra = graph_args(kwargs)
-        picker = Picker(stream_mode, state, bool(extra.get("subgraphs")))
+        picker = Picker(stream_mode, state, kwargs)
         with agent._traced(config, state, tracker) as (run, out):
-            for item in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes, **extra),
+            for item in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes, **picker.extra),
                                        agent.config.question_timeout):
                 yield from picker.take(item)
-            paused = _paused(picker.final, state, extra)
-            yield from picker.finish(self._result(picker.final, tracker, started, out, paused))
+            yield from picker.finish(self._result(picker.final, tracker, started, out, picker.paused()))
 
     async def astream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                       variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
@@ -329,15 +329,13 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         """Async stream."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        extra = graph_args(kwargs)
-        picker = Picker(stream_mode, state, bool(extra.get("subgraphs")))
+        picker = Picker(stream_mode, state, kwargs)
         async with agent._atraced(config, state, tracker) as (run, out):
-            events = agent.graph.astream(state, config=run, stream_mode=picker.modes, **extra)
+            events = agent.graph.astream(state, config=run, stream_mode=picker.modes, **picker.extra)
             async for chunk in aiterate_within(events, agent.config.question_timeout):
                 for item in picker.take(chunk):
                     yield item
-            paused = _paused(picker.final, state, extra)
-            for item in picker.finish(self._result(picker.final, tracker, started, out, paused)):
+            for item in picker.finish(self._result(picker.final, tracker, started, out, picker.paused())):
                 yield item
 
     def transform(self, input: Iterator[Question], config: RunnableConfig | None = None,
