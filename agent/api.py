@@ -99,7 +99,8 @@ class Picker:
     """What a stream caller gets of the graph's stream (typed events or stream_mode's chunks), and the final state."""
 
     def __init__(self, stream_mode: StreamMode, start: AgentInput, kwargs: Mapping[str, Any]) -> None:
-        self.stream_mode, self.start, self.final = stream_mode, start, dict(start)
+        self.stream_mode, self.start = stream_mode, start
+        self.final: dict[str, Any] = dict(start)
         self.extra = graph_args(kwargs)  # the LangGraph arguments passed through
         self.subgraphs = bool(self.extra.get("subgraphs"))
         self.wanted = (["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str)
