@@ -24,7 +24,12 @@ from langgraph.types import StreamMode as GraphStreamMode
 from pydantic import BaseModel, ValidationError
 
 from frames_agent.agent.config import AgentConfig
-from frames_agent.agent.configurable import (
+from frames_agent.agent.deadline import aiterate_within, await_within, call_within, iterate_within
+from frames_agent.agent.errors import AgentError
+from frames_agent.agent.graph import build_graph, build_nodes
+from frames_agent.agent.llm.spec import ModelSpec
+from frames_agent.agent.llm.timing import UsageTracker
+from frames_agent.agent.settings import (
     CONFIG_KEY,
     RUNTIME_FIELDS,
     RunSettings,
@@ -33,11 +38,6 @@ from frames_agent.agent.configurable import (
     components,
     run_settings,
 )
-from frames_agent.agent.deadline import aiterate_within, await_within, call_within, iterate_within
-from frames_agent.agent.errors import AgentError
-from frames_agent.agent.graph import build_graph, build_nodes
-from frames_agent.agent.llm.spec import ModelSpec
-from frames_agent.agent.llm.timing import UsageTracker
 from frames_agent.agent.state import (
     AgentInput,
     AgentResult,
@@ -98,39 +98,41 @@ def graph_args(kwargs: Mapping[str, Any], stream: bool = True) -> dict[str, Any]
 class Picker:
     """What a stream caller gets of the graph's stream (typed events or stream_mode's chunks), and the final state."""
 
-    def __init__(self, stream_mode: StreamMode, state: Mapping[str, Any], subgraphs: bool = False) -> None:
-        self.stream_mode, self.final, self.subgraphs = stream_mode, dict(state), subgraphs
-        wanted = ["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str) else stream_mode
+    def __init__(self, stream_mode: StreamMode, start: AgentInput, kwargs: Mapping[str, Any]) -> None:
+        self.stream_mode, self.start = stream_mode, start
+        self.final: dict[str, Any] = dict(start)
+        self.extra = graph_args(kwargs)  # the LangGraph arguments passed through
+        self.subgraphs = bool(self.extra.get("subgraphs"))
+        self.wanted = (["custom"] if stream_mode is None else [stream_mode] if isinstance(stream_mode, str)
+                       else stream_mode)
         # values, for the result; LangGraph checks the names it is given.
-        self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*wanted, "values"])))
+        self.modes = cast(list[GraphStreamMode], list(dict.fromkeys([*self.wanted, "values"])))
 
     def take(self, item: tuple) -> list[Any]:
         """What the caller gets of one stream item, (mode, chunk) or (namespace, mode, chunk): nothing or one item."""
         namespace, (mode, chunk) = (item[0], item[1:]) if self.subgraphs else ((), item)
         if mode == "values" and not namespace:
             self.final = chunk
-        if self.stream_mode is None:
-            return [chunk] if mode == "custom" else []
-        if isinstance(self.stream_mode, str):
-            if mode != self.stream_mode:
-                return []
-            return [(namespace, chunk)] if self.subgraphs else [chunk]
-        if mode not in self.stream_mode:
+        if mode not in self.wanted:
             return []
+        if self.stream_mode is None:
+            return [chunk]
+        if isinstance(self.stream_mode, str):
+            return [(namespace, chunk)] if self.subgraphs else [chunk]
         return [(namespace, mode, chunk)] if self.subgraphs else [(mode, chunk)]
 
     def finish(self, result: AgentResult) -> list[Any]:
         """The last item: the AnswerReady event for typed streams, nothing for LangGraph modes."""
         return [AnswerReady(answer=result.answer, result=result)] if self.stream_mode is None else []
 
-
-def _paused(final: Mapping[str, Any], start: AgentInput, extra: Mapping[str, Any]) -> str | None:
-    """What a run given breakpoints (interrupt_before/after) did when it ended before its answer, else None."""
-    points = [f"{name}={extra[name]!r}" for name in ("interrupt_before", "interrupt_after") if extra.get(name)]
-    if not points or start.get("skip_answer") or final.get("answer") or final.get("final"):
-        return None
-    return (f"stopped at a breakpoint ({', '.join(points)}) after {len(final.get('steps') or [])} step(s), before "
-            "the answer (build_graph with a checkpointer resumes a thread from its breakpoint)")
+    def paused(self) -> str | None:
+        """What a run given breakpoints (interrupt_before/after) did when it ended before its answer, else None."""
+        extra, final = self.extra, self.final
+        points = [f"{name}={extra[name]!r}" for name in ("interrupt_before", "interrupt_after") if extra.get(name)]
+        if not points or self.start.get("skip_answer") or final.get("answer") or final.get("final"):
+            return None
+        return (f"stopped at a breakpoint ({', '.join(points)}) after {len(final.get('steps') or [])} step(s), "
+                "before the answer (build_graph with a checkpointer resumes a thread from its breakpoint)")
 
 
 class FramesAgent(Runnable[str | AgentInput, AgentResult]):
@@ -244,16 +246,14 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         callbacks.add_handler(tracker, inherit=True)
         return patch_config(config, callbacks=callbacks, recursion_limit=_RECURSION_PER_STEP * self.config.n + 8)
 
-    def _run_name(self, config: RunnableConfig) -> str:
-        return config.get("run_name") or self.get_name()
-
     @contextmanager
     def _traced(self, config: RunnableConfig | None, state: AgentInput,
                 tracker: UsageTracker) -> Iterator[tuple[RunnableConfig, dict]]:
         """One chain run around the graph, so a tracer sees the agent with the caller's name, tags and metadata."""
         config = ensure_config(config)
         run = get_callback_manager_for_config(config).on_chain_start(
-            None, {"question": state["question"]}, name=self._run_name(config), run_id=config.pop("run_id", None))
+            None, {"question": state["question"]}, name=config.get("run_name") or self.get_name(),
+            run_id=config.pop("run_id", None))
         out: dict = {}
         try:
             yield self._child(config, run, tracker), out
@@ -268,7 +268,8 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         """Async _traced."""
         config = ensure_config(config)
         run = await get_async_callback_manager_for_config(config).on_chain_start(
-            None, {"question": state["question"]}, name=self._run_name(config), run_id=config.pop("run_id", None))
+            None, {"question": state["question"]}, name=config.get("run_name") or self.get_name(),
+            run_id=config.pop("run_id", None))
         out: dict = {}
         try:
             yield self._child(config, run, tracker), out
@@ -316,14 +317,12 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         """Typed events as they happen, or the graph's chunks of stream_mode; LangGraph's GRAPH_ARGS pass through."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        extra = graph_args(kwargs)
-        picker = Picker(stream_mode, state, bool(extra.get("subgraphs")))
+        picker = Picker(stream_mode, state, kwargs)
         with agent._traced(config, state, tracker) as (run, out):
-            for item in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes, **extra),
+            for item in iterate_within(agent.graph.stream(state, config=run, stream_mode=picker.modes, **picker.extra),
                                        agent.config.question_timeout):
                 yield from picker.take(item)
-            paused = _paused(picker.final, state, extra)
-            yield from picker.finish(self._result(picker.final, tracker, started, out, paused))
+            yield from picker.finish(self._result(picker.final, tracker, started, out, picker.paused()))
 
     async def astream(self, input: Question, config: RunnableConfig | None = None, *,  # type: ignore[override]
                       variables: dict[str, str] | None = None, answer: bool = True, stream_mode: StreamMode = None,
@@ -331,15 +330,13 @@ class FramesAgent(Runnable[str | AgentInput, AgentResult]):
         """Async stream."""
         started, agent = time.perf_counter(), self._configured(config)
         state, tracker = self._start(input, variables, answer)
-        extra = graph_args(kwargs)
-        picker = Picker(stream_mode, state, bool(extra.get("subgraphs")))
+        picker = Picker(stream_mode, state, kwargs)
         async with agent._atraced(config, state, tracker) as (run, out):
-            events = agent.graph.astream(state, config=run, stream_mode=picker.modes, **extra)
+            events = agent.graph.astream(state, config=run, stream_mode=picker.modes, **picker.extra)
             async for chunk in aiterate_within(events, agent.config.question_timeout):
                 for item in picker.take(chunk):
                     yield item
-            paused = _paused(picker.final, state, extra)
-            for item in picker.finish(self._result(picker.final, tracker, started, out, paused)):
+            for item in picker.finish(self._result(picker.final, tracker, started, out, picker.paused())):
                 yield item
 
     def transform(self, input: Iterator[Question], config: RunnableConfig | None = None,

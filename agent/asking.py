@@ -86,44 +86,37 @@ class AnswerCall:
     """The answer step's call: a structured {reasoning, answer} reply, else free text read by its "Answer:" line."""
 
     def __init__(self, llm: BaseChatModel, config: AgentConfig, prompt: Prompt) -> None:
-        self.llm, self.calculator, self.cap = llm, config.calculator, _cap(config.answer_max_tokens)
-        self.schema_shaped = accepts_json_schema(llm)
-        self.native = config.native_tools and not self.schema_shaped and native_structured(llm)
+        self.calculator, self.cap = config.calculator, _cap(config.answer_max_tokens)
+        schema_shaped = accepts_json_schema(llm)
+        self.native = config.native_tools and not schema_shaped and native_structured(llm)
         wanted = config.structured_answer
         twin = structured_twin(prompt) if wanted is not False else None
-        self.structured = twin is not None and (wanted if wanted is not None else self.schema_shaped or self.native)
+        self.structured = twin is not None and (wanted if wanted is not None else schema_shaped or self.native)
         self.prompt = twin if self.structured and twin is not None else prompt
         self.schema = answer_schema()
-
-    def _kwargs(self) -> dict:
-        if not (self.structured and self.schema_shaped):
-            return self.cap  # free text, or prompt JSON: the twin prompt asks for it, parse_structured repairs it
-        return {"response_format": response_format_for(AnswerReply, self.schema), **self.cap}
-
-    def _read_text(self, raw: str) -> tuple[str, FinalAnswer]:
-        if not self.structured:
-            return raw, parse_reply(raw, calculator=self.calculator)
-        return raw, read_structured(parse_structured(raw, AnswerReply, no_answer), self.calculator)
+        if self.structured and self.native:
+            self.runnable: Runnable = structured_runnable(llm, self.schema, self.cap)
+        elif self.structured and schema_shaped:
+            self.runnable = llm.bind(response_format=response_format_for(AnswerReply, self.schema), **self.cap)
+        else:  # free text, or prompt JSON: the twin prompt asks for it, parse_structured repairs it
+            self.runnable = llm.bind(**self.cap)
 
     def invoke(self, text: str, config: RunnableConfig) -> tuple[str, FinalAnswer]:
         """(the raw reply, the final answer read from it); provider failures and empty replies raise."""
-        if self.structured and self.native:
-            reply = structured_runnable(self.llm, self.schema, self.cap).invoke(_messages(text), config=config)
-            return self._read_native(reply)
-        reply = self.llm.invoke(text, config=config, **self._kwargs())
-        return self._read_text(message_text(reply.content))
+        return self._read(self.runnable.invoke(_messages(text), config=config))
 
     async def ainvoke(self, text: str, config: RunnableConfig) -> tuple[str, FinalAnswer]:
         """Async invoke."""
-        if self.structured and self.native:
-            reply = await structured_runnable(self.llm, self.schema, self.cap).ainvoke(_messages(text), config=config)
-            return self._read_native(reply)
-        reply = await self.llm.ainvoke(text, config=config, **self._kwargs())
-        return self._read_text(message_text(reply.content))
+        return self._read(await self.runnable.ainvoke(_messages(text), config=config))
 
-    def _read_native(self, out: Any) -> tuple[str, FinalAnswer]:
-        reply = read_native(out, AnswerReply, no_answer, str(self.schema.get("title", "AnswerReply")))
-        return reply.raw, read_structured(reply, self.calculator)
+    def _read(self, out: Any) -> tuple[str, FinalAnswer]:
+        if self.structured and self.native:
+            reply = read_native(out, AnswerReply, no_answer, str(self.schema.get("title", "AnswerReply")))
+            return reply.raw, read_structured(reply, self.calculator)
+        raw = message_text(out.content)
+        if not self.structured:
+            return raw, parse_reply(raw, calculator=self.calculator)
+        return raw, read_structured(parse_structured(raw, AnswerReply, no_answer), self.calculator)
 
 
 def _messages(text: str) -> list[BaseMessage]:

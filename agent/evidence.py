@@ -112,7 +112,8 @@ def entity_spans(text: str) -> list[str]:
                     opening = False
                 while words and (words[-1].lower() in FUNCTION_WORDS or words[-1].isdigit()):
                     words.pop()
-                if words and stem_terms(" ".join(words)) and not (opening and len(words) == 1) and not _is_date(words):
+                is_date = all(w.lower() in _CALENDAR or w.isdigit() for w in words)
+                if words and stem_terms(" ".join(words)) and not (opening and len(words) == 1) and not is_date:
                     spans.append(" ".join(words))
     return spans
 
@@ -122,10 +123,6 @@ def names(text: str) -> set[str]:
     # A bare year or number is a fact, not something to search by name.
     return {" ".join(sorted(key)) for span in entity_spans(text)
             if (key := substance(span)) and not all(word.isdigit() for word in key)}
-
-
-def _is_date(words: list[str]) -> bool:
-    return all(w.lower() in _CALENDAR or w.isdigit() for w in words)
 
 
 # A context sentence sharing fewer content words with the question matched a query word, not the question's subject.

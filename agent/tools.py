@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -85,12 +86,19 @@ class ResearchArgs(BaseModel):
 ToolErrors = bool | str | Callable[[ToolException], str]
 
 
-def _as_tool_exception(exc: Exception) -> ToolException:
+@contextmanager
+def _tool_errors(handle_tool_error: ToolErrors) -> Iterator[None]:
     """Any failure inside the agent as a ToolException with one line of text, the message the outer model reads."""
-    if isinstance(exc, ToolException):
-        return exc
-    first = str(exc).splitlines()[0] if str(exc).strip() else ""
-    return ToolException(first if isinstance(exc, FramesAgentError) else f"{type(exc).__name__}: {first}".rstrip(": "))
+    try:
+        yield
+    except ToolException:
+        raise
+    except Exception as exc:
+        if handle_tool_error is False:
+            raise
+        first = str(exc).splitlines()[0] if str(exc).strip() else ""
+        raise ToolException(first if isinstance(exc, FramesAgentError)
+                            else f"{type(exc).__name__}: {first}".rstrip(": ")) from exc
 
 
 def agent_tool(agent: Any, args_schema: type[BaseModel] | None = None, name: str | None = None,
@@ -98,21 +106,13 @@ def agent_tool(agent: Any, args_schema: type[BaseModel] | None = None, name: str
     """A FramesAgent as one LangChain tool (answer and top sources; the AgentResult its artifact)."""
     # Joining the caller's config and the tool run's callbacks nests the agent's trace under the tool call.
     def research(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
-        try:
+        with _tool_errors(handle_tool_error):
             result = agent.invoke(question, config=patch_config(config, callbacks=callbacks))
-        except Exception as exc:
-            if handle_tool_error is False:
-                raise
-            raise _as_tool_exception(exc) from exc
         return tool_text(result, sources), result.model_dump(mode="json")
 
     async def aresearch(question: str, config: RunnableConfig, callbacks: Any = None) -> tuple[str, dict]:
-        try:
+        with _tool_errors(handle_tool_error):
             result = await agent.ainvoke(question, config=patch_config(config, callbacks=callbacks))
-        except Exception as exc:
-            if handle_tool_error is False:
-                raise
-            raise _as_tool_exception(exc) from exc
         return tool_text(result, sources), result.model_dump(mode="json")
 
     return StructuredTool.from_function(
