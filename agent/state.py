@@ -25,7 +25,7 @@ class ToolCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-# Where a step's query came from: the sources of Nodes._step_queries (agent/graph.py), in their order.
+# Where a step's query came from: the sources of Nodes._step_queries (agent/nodes.py), in their order.
 QueryOrigin = Literal["model", "repeat", "proposer", "question", "fallback"]
 
 

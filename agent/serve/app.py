@@ -9,8 +9,8 @@ from fastapi import FastAPI, Request
 from pydantic import BaseModel, ConfigDict
 
 from frames_agent.agent.api import FramesAgent
-from frames_agent.agent.graph import PLAN_VARIABLES
 from frames_agent.agent.limits import Busy, InvalidRequest, check_text, status_of
+from frames_agent.agent.nodes import PLAN_VARIABLES
 from frames_agent.agent.prompts import available_prompts, load_prompt
 from frames_agent.agent.serve.chat import (
     MODEL_ID,

@@ -7,8 +7,8 @@ import pytest
 
 from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.config import AgentConfig
-from frames_agent.agent.graph import PLAN_VARIABLES
 from frames_agent.agent.llm.testing import ScriptedLLM, render_messages
+from frames_agent.agent.nodes import PLAN_VARIABLES
 from frames_agent.agent.prompts import load_prompt
 from frames_agent.eval.frames.datasets import Question
 from frames_agent.eval.tune.runner import Tuner, TuneSettings, candidate_sets, prompt_with_demos, split
