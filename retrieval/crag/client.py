@@ -13,8 +13,7 @@ import httpx
 
 from frames_agent.core.bounded import JSONOutOfBounds
 from frames_agent.core.http import bounded_transport
-from frames_agent.retrieval.crag.endpoints import ENDPOINTS, Endpoint
-from frames_agent.retrieval.crag.errors import CRAGError
+from frames_agent.retrieval.crag.endpoints import ENDPOINTS, CRAGError, Endpoint
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 # Only transient statuses are retried: the CRAG server answers 500 for deterministic failures (a year out of range).

@@ -10,8 +10,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from frames_agent.retrieval.crag.client import CRAGClient
-from frames_agent.retrieval.crag.endpoints import BY_NAME, DOMAINS, Endpoint, select_endpoints
-from frames_agent.retrieval.crag.errors import CRAGError
+from frames_agent.retrieval.crag.endpoints import BY_NAME, DOMAINS, CRAGError, Endpoint, select_endpoints
 from frames_agent.retrieval.crag.render import CAP, render
 from frames_agent.retrieval.types import Document
 
