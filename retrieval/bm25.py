@@ -36,8 +36,7 @@ def terms(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
 
 
 class OkapiBM25:
-    """Okapi BM25 over pre-tokenised documents; idf "okapi" is rank_bm25's (the CRAG finance search), "lucene" Lucene's,
-    never negative, so on a small collection a word in most documents still counts a little."""
+    """Okapi BM25 over pre-tokenised documents; idf "okapi" is rank_bm25's (CRAG finance search), "lucene" Lucene's."""
 
     def __init__(self, corpus: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75,
                  idf: Literal["okapi", "lucene"] = "okapi", epsilon: float = 0.25) -> None:

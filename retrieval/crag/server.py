@@ -48,10 +48,6 @@ def _grammy_year(body: dict[str, Any]) -> list | None:
     return None if body["query"] < 1957 or body["query"] > 2019 else []
 
 
-def _billboard_rank(body: dict[str, Any]) -> list:
-    return [[], []] if 1 <= body["rank"] <= 100 else [None, None]
-
-
 # What the official server answers when its knowledge graph has no match (see facebookresearch/CRAG mock_api).
 NO_MATCH: dict[str, Callable[[Any], Any]] = {  # the validated body (None for the route without one)
     "open_search_entity_by_name": lambda b: [],
@@ -60,7 +56,7 @@ NO_MATCH: dict[str, Callable[[Any], Any]] = {  # the validated body (None for th
     "movie_get_year_info": _year_info,
     "music_search_artist_entity_by_name": lambda b: [],
     "music_search_song_entity_by_name": lambda b: [],
-    "music_get_billboard_rank_date": _billboard_rank,
+    "music_get_billboard_rank_date": lambda b: [[], []] if 1 <= b["rank"] <= 100 else [None, None],
     "music_grammy_get_best_artist_by_year": _grammy_year,
     "music_grammy_get_best_song_by_year": _grammy_year,
     "music_grammy_get_best_album_by_year": _grammy_year,

@@ -14,8 +14,9 @@ from frames_agent.core.errors import InstallError
 
 _lock = threading.Lock()
 _started = False
-# pyjnius keeps a call's target on a method descriptor all instances share: concurrent calls could swap targets.
-_call_lock = threading.RLock()
+# Serialises jnius method calls: pyjnius keeps a call's target on a method descriptor all instances share, so
+# concurrent calls could swap targets (the JVM and jnius's class registry are per process).
+CALL_LOCK = threading.RLock()
 
 
 class JavaUnavailable(InstallError):
@@ -33,11 +34,6 @@ def anserini_jar() -> str:
     if not jars:
         raise JavaUnavailable("no Anserini fatjar inside the pyserini package; reinstall pyserini")
     return sorted(jars)[-1]
-
-
-def java_lock() -> threading.RLock:
-    """The lock that serialises jnius method calls (the JVM and jnius's class registry are per process)."""
-    return _call_lock
 
 
 @contextlib.contextmanager

@@ -29,9 +29,8 @@ class BM25Retriever:
 
     def __init__(self, index_dir: str | os.PathLike, *, name: str | None = None, threads: int = 4,
                  title_boost: float = DEFAULT_TITLE_BOOST, exact_title: bool = True):
-        """Open the index at index_dir (resolve_index for names); threads serve batch_search; title_boost weighs the
-        title field against the body (0: body only); exact_title puts the article a query names first in its hits."""
-        from frames_agent.retrieval.lucene.jvm import java_lock, start_jvm
+        """Open the index at index_dir (resolve_index for names); title_boost and exact_title are the agent's settings."""
+        from frames_agent.retrieval.lucene.jvm import CALL_LOCK, start_jvm
 
         self.index_dir = check_index_dir(Path(index_dir))
         self.manifest = read_manifest(self.index_dir)
@@ -47,7 +46,7 @@ class BM25Retriever:
         start_jvm()
         from jnius import JavaException, autoclass
 
-        self._lock = java_lock()
+        self._lock = CALL_LOCK
         self._java_error = JavaException
         self._array_list = autoclass("java.util.ArrayList")
         self._fields = field_weights(autoclass, self.manifest, self.title_boost)
@@ -200,8 +199,8 @@ class BM25Retriever:
         return self._hit_document(doc_id, 0.0, raw) if raw is not None else None
 
     def _hit_document(self, doc_id: str, score: float, raw: str | None) -> Document:
-        """A hit as the article it belongs to: its article_id is the article key; on an article index a copy's hit
-        becomes the kept article's document (with the copy's score), so id == article_id means a whole article."""
+        """A hit as the article it belongs to: its article_id is the article key, and id == article_id a whole article."""
+        # On an article index a copy's hit becomes the kept article's document (with the copy's score).
         if raw is None:
             return Document(id=doc_id, score=score, source=self.source, article_id=doc_id)
         data = json.loads(raw)
