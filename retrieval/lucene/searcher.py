@@ -1,4 +1,4 @@
-"""BM25 search over a Lucene index, calling Anserini's SimpleSearcher through jnius.
+"""BM25 search over a Lucene index, calling Anserini's SimpleSearcher through jnius, with one hit per article.
 Not through pyserini's Python layer: importing it pulls torch (~7 s) for Java classes that load in under a second."""
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from frames_agent.core.errors import RetrievalError, first_line
-from frames_agent.retrieval.lucene.collapse import article_key, collapse, fetch_depths
 from frames_agent.retrieval.lucene.fields import (
     DEFAULT_TITLE_BOOST,
     check_k,
@@ -22,6 +21,9 @@ from frames_agent.retrieval.lucene.fields import (
 from frames_agent.retrieval.lucene.layout import check_index_dir, content_fingerprint, hold_reader, read_manifest
 from frames_agent.retrieval.lucene.titles import TitleTable, normalize_title, read_title_table
 from frames_agent.retrieval.types import Document
+
+FETCH_FACTOR = 2  # first Lucene fetch of a collapsing search: 2k hits, then doubled while articles repeat
+MAX_FETCH_FACTOR = 32  # ... up to 32k hits: past that the query just keeps hitting the same few articles
 
 
 class BM25Retriever:
@@ -250,6 +252,41 @@ class BM25Retriever:
             if not self._table_read:
                 self._table, self._table_read = read_title_table(self.index_dir), True
             return self._table
+
+
+# -- one article, one hit: passages, copies kept by --keep-copies and foreign layouts split one --------------
+def article_key(table: TitleTable | None, doc_id: str, title: str, stored: str | None) -> str:
+    """The article key of a hit with this id, title and stored article id (None when the raw doc has none)."""
+    if table is None:
+        return stored or normalize_title(title) or doc_id
+    own = stored or doc_id
+    return table.aliases.get(own, own)
+
+
+def collapse(hits: list[Document], k: int) -> list[Document]:
+    """The first (best) hit of each article, in order, at most k."""
+    seen: set[str] = set()
+    kept: list[Document] = []
+    for hit in hits:
+        if hit.key not in seen:
+            seen.add(hit.key)
+            kept.append(hit)
+            if len(kept) == k:
+                break
+    return kept
+
+
+def fetch_depths(k: int, distinct: bool) -> Iterator[int]:
+    """How many Lucene hits to fetch, in turn, to find k distinct articles (just k where every document is one)."""
+    if distinct:
+        yield k
+        return
+    depth, cap = FETCH_FACTOR * k, MAX_FETCH_FACTOR * k
+    while True:
+        yield min(depth, cap)
+        if depth >= cap:
+            return
+        depth *= 2
 
 
 def _hit_tuple(hit: Any) -> tuple[str, float, str | None]:

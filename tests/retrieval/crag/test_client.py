@@ -10,9 +10,8 @@ import pytest
 
 from frames_agent import cli
 from frames_agent.retrieval.crag import CRAGClient, CRAGError, build_tools, select_endpoints
-from frames_agent.retrieval.crag.data import CompanyTable, load_recorded
 from frames_agent.retrieval.crag.endpoints import BY_NAME, ENDPOINTS
-from frames_agent.retrieval.crag.server import ServerProcess, free_port
+from frames_agent.retrieval.crag.server import CompanyTable, ServerProcess, free_port, load_recorded
 from tests.shared_data import CRAG_DATA, RECORDINGS, needs_crag, require
 
 RECORDED = json.loads(RECORDINGS.read_text())["calls"] if RECORDINGS.is_file() else []
