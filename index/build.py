@@ -20,6 +20,7 @@ from typing import Any
 from frames_agent.core.errors import RetrievalError
 from frames_agent.core.extras import require_extras
 from frames_agent.core.paths import indexes_dir, write_atomic
+from frames_agent.core.version import __version__
 from frames_agent.index.content import describe_file, short_id
 from frames_agent.index.corpus import (
     JSONL_SUFFIXES,
@@ -37,7 +38,6 @@ from frames_agent.index.corpus import (
     redirect_files,
 )
 from frames_agent.index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
-from frames_agent.retrieval.lucene.fields import TITLE_FIELD
 from frames_agent.retrieval.lucene.layout import (
     FORMAT_VERSION,
     MANIFEST_FILE,
@@ -47,7 +47,7 @@ from frames_agent.retrieval.lucene.layout import (
     read_manifest,
     resolve_index,
 )
-from frames_agent.retrieval.lucene.searcher import BM25Retriever
+from frames_agent.retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever
 from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_title, write_title_table
 
 UNITS = ("article", "passage")
@@ -362,17 +362,12 @@ def _run_anserini(collection: Path, index_dir: Path, total: int, threads: int, p
 
 
 def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import version
 
     from frames_agent.retrieval.lucene.jvm import anserini_jar
 
-    def installed(package: str) -> str | None:
-        try:
-            return version(package)
-        except PackageNotFoundError:
-            return None
-
-    return {"frames-agent": installed("frames-agent"), "pyserini": installed("pyserini"),
+    # A build runs pyserini's Anserini, so pyserini is installed here.
+    return {"frames-agent": __version__, "pyserini": version("pyserini"),
             "anserini_jar": Path(anserini_jar()).name, "python": platform.python_version()}
 
 

@@ -180,15 +180,12 @@ class CragBackend:
         self.recorded: dict[tuple[str, str], Any] = {}
         self.truncated: set[tuple[str, str]] = set()
         for ep, body, reply in load_recorded(data_dir / RECORDED_FILE):
-            key = (ep.name, _canonical(ep, self._validate(ep, body)))
+            model = self.models[ep.name]
+            key = (ep.name, _canonical(ep, None if model is None else model.model_validate(body).model_dump()))
             if reply.get("truncated"):
                 self.truncated.add(key)
             else:
                 self.recorded[key] = reply["result"]
-
-    def _validate(self, ep: Endpoint, body: dict[str, Any] | None) -> dict[str, Any] | None:
-        model = self.models[ep.name]
-        return None if model is None else model.model_validate(body).model_dump()
 
     def answer(self, ep: Endpoint, body: dict[str, Any] | None) -> Any:
         """The `result` value for a validated body."""

@@ -1,27 +1,29 @@
-"""BM25 search over a Lucene index, calling Anserini's SimpleSearcher through jnius, with one hit per article.
-Not through pyserini's Python layer: importing it pulls torch (~7 s) for Java classes that load in under a second."""
+"""BM25 search over a Lucene index (plain query text, a title field, one hit per article), calling Anserini's
+SimpleSearcher through jnius: pyserini's Python layer pulls torch (~7 s) for Java classes that load in under a second."""
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from frames_agent.core.errors import RetrievalError, first_line
-from frames_agent.retrieval.lucene.fields import (
-    DEFAULT_TITLE_BOOST,
-    check_k,
-    check_query,
-    exact_first,
-    field_weights,
-    plain_query,
-)
 from frames_agent.retrieval.lucene.layout import check_index_dir, content_fingerprint, hold_reader, read_manifest
 from frames_agent.retrieval.lucene.titles import TitleTable, normalize_title, read_title_table
 from frames_agent.retrieval.types import Document
 
+# Weight of the title field against the body (1.0) in the BM25F-style sum; chosen on FRAMES dev BM25-R recall.
+DEFAULT_TITLE_BOOST = 0.75
+TITLE_FIELD = "title"
+_TERM = re.compile(r"\w+")
+# Lucene refuses over 1,024 clauses (TooManyClauses), and with the title field each term is a clause twice.
+MAX_TERMS = 500
+_SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable input bytes; the JVM cannot encode them
+_log = logging.getLogger(__name__)
 FETCH_FACTOR = 2  # first Lucene fetch of a collapsing search: 2k hits, then doubled while articles repeat
 MAX_FETCH_FACTOR = 32  # ... up to 32k hits: past that the query just keeps hitting the same few articles
 
@@ -252,6 +254,63 @@ class BM25Retriever:
             if not self._table_read:
                 self._table, self._table_read = read_title_table(self.index_dir), True
             return self._table
+
+
+# -- query text: plain, capped and checked; the title as a field of its own; the exact-title path -------------
+def check_query(query: str) -> str:
+    """The query itself, or a RetrievalError when it has nothing to search for."""
+    if not isinstance(query, str) or not _TERM.search(query):
+        raise RetrievalError(f"empty query {query!r}: it needs at least one letter or digit")
+    return query
+
+
+def check_k(k: int) -> int:
+    """k itself, or a RetrievalError when it is not a positive integer."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise RetrievalError(f"k must be a positive integer, got {k!r}")
+    return k
+
+
+def plain_query(query: str) -> str:
+    """Query text for Lucene's tokenizer, which would keep "title:Paris" as one token (':' joins letters)."""
+    text, dropped = cap_terms(_SURROGATE.sub(" ", query.replace(":", " ")))
+    if dropped:
+        _log.warning("query has more than %d distinct terms: searched the first %d, dropped %d",
+                     MAX_TERMS, MAX_TERMS, dropped)
+    return text
+
+
+def field_weights(autoclass: Callable, manifest: dict | None, title_boost: float) -> Any:
+    """A Java Map {contents: 1, title: boost} for search_fields, or None for the body alone (no boost or no title)."""
+    if title_boost <= 0 or TITLE_FIELD not in (manifest or {}).get("fields", []):
+        return None
+    java_float = autoclass("java.lang.Float")
+    weights = autoclass("java.util.HashMap")()
+    weights.put("contents", java_float(1.0))
+    weights.put(TITLE_FIELD, java_float(float(title_boost)))
+    return weights
+
+
+def exact_first(hits: list[Document], k: int, article_id: str | None,
+                fetch: Callable[[str], Document | None]) -> list[Document]:
+    """hits with the article the query names (title or redirect) first and once; fetch reads it if BM25 missed it."""
+    if article_id is None or (hits and hits[0].key == article_id):
+        return hits
+    doc = fetch(article_id)
+    if doc is None or (hits and hits[0].key == doc.key):
+        return hits
+    top = doc.model_copy(update={"score": hits[0].score if hits else 0.0})
+    return [top, *(h for h in hits if h.key != top.key)][:k]
+
+
+def cap_terms(query: str, limit: int = MAX_TERMS) -> tuple[str, int]:
+    """(query keeping only its first `limit` distinct terms, how many distinct terms were dropped)."""
+    terms = _TERM.findall(query)
+    distinct = dict.fromkeys(t.casefold() for t in terms)
+    if len(distinct) <= limit:
+        return query, 0
+    kept = set(list(distinct)[:limit])
+    return " ".join(t for t in terms if t.casefold() in kept), len(distinct) - limit
 
 
 # -- one article, one hit: passages, copies kept by --keep-copies and foreign layouts split one --------------
