@@ -56,9 +56,6 @@ class OkapiBM25:
             floor = epsilon * (sum(raw.values()) / len(raw)) if raw else 0.0
             self.idf = {w: (floor if v < 0 else v) for w, v in raw.items()}
 
-    def __len__(self) -> int:
-        return len(self.doc_len)
-
     def scores(self, query: Sequence[str]) -> np.ndarray:
         """BM25 score of every document for the query terms (a repeated term counts again)."""
         out = np.zeros(len(self.doc_len))

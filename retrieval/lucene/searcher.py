@@ -102,7 +102,8 @@ class BM25Retriever:
             return None
         table = self._title_table()
         if table is None:  # foreign index without our title table: search, then compare titles
-            return self._title_by_search(key)
+            hit = next((h for h in self.search(key, 20) if normalize_title(h.title) == key), None)
+            return hit.model_copy(update={"score": 0.0}) if hit else None
         article_id = table.titles.get(key)
         if article_id is None:
             return None
@@ -242,12 +243,6 @@ class BM25Retriever:
             return None
         text = "\n".join(p.text for p in parts)
         return Document(id=article_id, title=parts[0].title, text=text, source=self.source, article_id=article_id)
-
-    def _title_by_search(self, key: str) -> Document | None:
-        for hit in self.search(key, 20):
-            if normalize_title(hit.title) == key:
-                return hit.model_copy(update={"score": 0.0})
-        return None
 
     def _title_table(self) -> TitleTable | None:
         with self._titles_lock:  # loaded once, on first use, by whichever thread gets here first
