@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from frames_agent.retrieval.lucene.fields import DEFAULT_TITLE_BOOST
+from frames_agent.retrieval.lucene.searcher import DEFAULT_TITLE_BOOST
 
 # Sized for the embedded 1.5B model on 2 cores. Measured: docs/measurements.md#budgets
 SMALL_MODEL_BUDGETS = {"plan_budget": 400, "answer_budget": 1600, "plan_doc_tokens": 60, "answer_doc_tokens": 400,

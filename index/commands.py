@@ -126,7 +126,7 @@ def run_search(args: argparse.Namespace) -> int:
     """Search one index and print the hits."""
     from frames_agent.core.terminal import plain
     from frames_agent.index.build import open_index
-    from frames_agent.retrieval.lucene.fields import check_query
+    from frames_agent.retrieval.lucene.searcher import check_query
 
     check_query(args.query)  # fail before building or opening anything
     with open_index(args.index, threads=1) as retriever:

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 from frames_agent.core.bounded import load_file
-from frames_agent.core.paths import indexes_dir
-from frames_agent.index.atomic import write_json
+from frames_agent.core.paths import indexes_dir, write_atomic
 
 MEMO_FILE = ".content-hashes.json"
 MEMO_MIN_BYTES = 16 << 20  # smaller files re-hash in well under 0.1 s: not worth a memo entry
@@ -53,6 +52,6 @@ def _write_memo(memo: dict[str, str]) -> None:
     """Best effort: a read-only or racing cache only costs a re-hash next time."""
     try:
         indexes_dir().mkdir(parents=True, exist_ok=True)
-        write_json(indexes_dir() / MEMO_FILE, memo)
+        write_atomic(indexes_dir() / MEMO_FILE, json.dumps(memo, indent=2) + "\n")
     except OSError:
         pass

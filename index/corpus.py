@@ -16,8 +16,8 @@ from xml.etree.ElementTree import ParseError, iterparse
 
 from frames_agent.core.bounded import MAX_JSON_BYTES, OutOfBounds, regular_file
 from frames_agent.core.bounded import loads as bounded_loads
+from frames_agent.core.errors import FramesAgentError
 from frames_agent.core.paths import shared_dir, shared_lookup
-from frames_agent.index.errors import CorpusError
 from frames_agent.index.wikitext import wikitext_to_text
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".jsonl.bz2")
@@ -28,6 +28,11 @@ _REDIRECT_TARGET = re.compile(r"\[\[\s*([^\]|#]+)")
 
 # An article line of a JSONL corpus or a redirects line; the longest Wikipedia article is ~1.5 MB of wikitext.
 MAX_LINE_CHARS = MAX_JSON_BYTES
+
+
+class CorpusError(FramesAgentError):
+    """A corpus file or dump cannot be read as documents."""
+
 
 Progress = Callable[[int], None]  # called with the number of input bytes consumed so far in the current file
 
@@ -177,8 +182,7 @@ def _parse_line(line: str, where: str) -> Article:
 
 def read_mediawiki_xml(path: Path, progress: Progress | None = None, workers: int = 1,
                        redirects: bool = False) -> Iterator[Article]:
-    """Main-namespace pages of a MediaWiki XML dump as plain text (wikitext parsed on `workers`); redirect pages
-    too, as text-less Articles with redirect_to, when redirects=True."""
+    """Main-namespace pages of a MediaWiki XML dump as plain text (and, with redirects, redirect pages)."""
     with open(_regular(path), "rb") as raw:
         pages = _article_pages(_open_binary(path, raw), raw, progress, redirects)
         try:

@@ -93,10 +93,9 @@ class MergePlan:
 
 def title_rows(articles: Iterable[tuple[str, str, int, int, bool]], copy_titles: Iterable[tuple[str, str]],
                redirects: Mapping[str, str]) -> tuple[list[tuple[str, str, int]], int]:
-    """Title-table rows and how many redirects joined it. articles: (title, id, units, length, is a kept copy);
-    copy_titles: (a merged copy's title, kept id); redirects: normalised alias -> normalised target. A title's first
-    row is the article it names (a preferred document before a kept copy, then the fullest); a copy's title and a
-    redirect join their article's row unless an article has that title."""
+    """Title-table rows and how many redirects joined it; articles: (title, id, units, length, is a kept copy)."""
+    # A title's first row is the article it names (a preferred document before a kept copy, then the fullest); a
+    # copy's title and a redirect join their article's row unless an article has that title.
     keyed = ((normalize_title(title), is_copy, -length, article_id, units)
              for title, article_id, units, length, is_copy in articles)
     ranked = sorted(row for row in keyed if row[0])

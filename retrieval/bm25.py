@@ -36,8 +36,7 @@ def terms(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
 
 
 class OkapiBM25:
-    """Okapi BM25 over pre-tokenised documents; idf "okapi" is rank_bm25's (the CRAG finance search), "lucene" Lucene's,
-    never negative, so on a small collection a word in most documents still counts a little."""
+    """Okapi BM25 over pre-tokenised documents; idf "okapi" is rank_bm25's (CRAG finance search), "lucene" Lucene's."""
 
     def __init__(self, corpus: Sequence[Sequence[str]], k1: float = 1.5, b: float = 0.75,
                  idf: Literal["okapi", "lucene"] = "okapi", epsilon: float = 0.25) -> None:
@@ -56,9 +55,6 @@ class OkapiBM25:
             raw = {w: float(np.log(n - len(p) + 0.5) - np.log(len(p) + 0.5)) for w, p in self.postings.items()}
             floor = epsilon * (sum(raw.values()) / len(raw)) if raw else 0.0
             self.idf = {w: (floor if v < 0 else v) for w, v in raw.items()}
-
-    def __len__(self) -> int:
-        return len(self.doc_len)
 
     def scores(self, query: Sequence[str]) -> np.ndarray:
         """BM25 score of every document for the query terms (a repeated term counts again)."""

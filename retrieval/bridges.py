@@ -53,9 +53,7 @@ def as_documents(docs: Iterable[Any], source: str = "langchain") -> list[Documen
 
 
 class LangChainRetriever:
-    """Any LangChain BaseRetriever (or a binding of one) behind our Retriever protocol: each query's hits are set as
-    its `search_kwargs["k"]` or `k` (own_k=True: its own k stands), searched under the run's config; doc() and
-    by_title() know the last `keep` documents it returned."""
+    """Any LangChain BaseRetriever (or a binding of one) behind our Retriever protocol (docs/library.md)."""
 
     traces_itself = True  # traced_batch_search leaves the reporting to LangChain's own retriever runs
 

@@ -103,14 +103,15 @@ class RenderedContext:
 
 
 def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], step: int) -> list[Document]:
-    """Add the (rank, document) pairs not yet in context, in place, per article (Document.key); return the new ones.
-    A new passage of a known article joins its entry; a whole article already read is a copy, not news."""
+    """Add the (rank, document) pairs not yet in context, in place, per article (Document.key); return the new ones."""
     by_key = {entry.key: entry for entry in context}
     seen_ids = {d.id for entry in context for d in entry.documents}
     added: list[Document] = []
     for rank, doc in found:
         known = by_key.get(doc.key)
-        if known is not None and (doc.id in seen_ids or doc.id == doc.key or _whole(known)):
+        # A new passage of a known article joins its entry; a whole article already read is a copy, not news.
+        whole = known is not None and any(d.id == known.key for d in known.documents)
+        if known is not None and (doc.id in seen_ids or doc.id == doc.key or whole):
             # Found again, maybe higher up for another query: that is a sign of use, so it moves up.
             known.rank = min(known.rank, rank)
             continue
@@ -126,19 +127,9 @@ def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], st
     return added
 
 
-def _whole(entry: ContextEntry) -> bool:
-    """The entry holds its whole article: no passage of it is news."""
-    return any(d.id == entry.key for d in entry.documents)
-
-
 def ordered(context: Sequence[ContextEntry]) -> list[ContextEntry]:
     """Best first: each query's best hit before any second-best, then earlier steps (queries' scores don't compare)."""
     return sorted(context, key=lambda e: (e.rank, e.step))
-
-
-def _lead(entry: ContextEntry, index: int, limit: int) -> str:
-    # Cut by characters first so that long articles are never tokenised whole.
-    return f"[{index}] {entry.title}\n{entry.text()}"[: limit * 8]
 
 
 def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty: str = "(no documents yet)",
@@ -152,7 +143,8 @@ def render(context: Sequence[ContextEntry], budget: int, doc_tokens: int, empty:
     remaining = budget
     for entry in ordered(context):
         room = remaining - SEPARATOR_TOKENS
-        head = _lead(entry, len(parts) + 1, doc_tokens)
+        # Cut by characters first so that long articles are never tokenised whole.
+        head = f"[{len(parts) + 1}] {entry.title}\n{entry.text()}"[: doc_tokens * 8]
         want = min(doc_tokens, count_tokens(head))
         if room < min(want, _MIN_PARTIAL_TOKENS):
             out.cut += 1
@@ -244,11 +236,6 @@ def _leads_fit(passages: Sequence[Sequence[str]], budget: int) -> bool:
     return sum(count_tokens(parts[0]) + SEPARATOR_TOKENS for parts in passages) <= budget // 2
 
 
-def _first_sentence(text: str) -> str:
-    match = _FIRST_SENTENCE.match(text.strip()[:600])
-    return match.group(1) if match else ""
-
-
 class _Budget:
     """Greedy filling, costing only the passages considered; with `lead` a shown article shows its lead if it fits."""
 
@@ -288,7 +275,8 @@ class _Budget:
         for a, shown in self.taken.items():
             if 0 in shown:
                 continue
-            sentence = _first_sentence(self.passages[a][0])
+            match = _FIRST_SENTENCE.match(self.passages[a][0].strip()[:600])
+            sentence = match.group(1) if match else ""
             cost = count_tokens(sentence) + SEPARATOR_TOKENS if sentence else 0
             if sentence and cost <= min(_FIRST_SENTENCE_TOKENS, self.remaining):
                 out[a] = sentence

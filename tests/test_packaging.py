@@ -46,7 +46,7 @@ def test_docs_state_the_limits_the_code_applies():
     from frames_agent.agent.calculator import MAX_BITS, MAX_LENGTH, MAX_NODES, MAX_ROUND_DIGITS
     from frames_agent.agent.limits import MAX_BODY_BYTES, MAX_QUESTION_CHARS, MAX_SEARCH_HITS
     from frames_agent.agent.llm import json_repair
-    from frames_agent.retrieval.lucene.fields import MAX_TERMS
+    from frames_agent.retrieval.lucene.searcher import MAX_TERMS
 
     docs = " ".join(" ".join((ROOT / "docs" / page).read_text() for page in ("errors.md", "serving.md")).split())
     assert f"a search of more than {MAX_TERMS} distinct terms keeps the first {MAX_TERMS}" in docs

@@ -5,10 +5,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frames_agent.retrieval.crag.errors import CRAGError
+from frames_agent.core.errors import FramesAgentError
 
 DOMAINS = ("open", "movie", "finance", "music", "sports")
 _MISSING = object()
+
+
+class CRAGError(FramesAgentError):
+    """A CRAG API call failed: server unreachable, bad arguments, server error, or a non-API reply."""
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,14 @@
 real server's recorded replies (else its no-match answers); and a helper that runs `crag-server` as a process."""
 from __future__ import annotations
 
+import ast
+import csv
 import inspect
 import json
 import os
+import re
 import socket
+import string
 import subprocess
 import sys
 import time
@@ -14,21 +18,97 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, create_model
 
 from frames_agent.core.errors import FramesAgentError
 from frames_agent.core.paths import project_root, shared_dir
-from frames_agent.retrieval.crag.data import (
-    COMPANY_FILE,
-    NORMALISED_SEARCHES,
-    RECORDED_FILE,
-    CompanyTable,
-    load_recorded,
-    normalize,
-)
-from frames_agent.retrieval.crag.endpoints import ENDPOINTS, Endpoint
+from frames_agent.retrieval.bm25 import OkapiBM25
+from frames_agent.retrieval.crag.endpoints import BY_NAME, ENDPOINTS, Endpoint
+
+COMPANY_FILE = "company_name.dict"
+RECORDED_FILE = "example_call_responses.json"
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+# Searches the official mock_api normalises before BM25: any query with the same normalised words gets the same reply.
+NORMALISED_SEARCHES = frozenset({"open_search_entity_by_name", "movie_get_person_info", "movie_get_movie_info",
+                                 "music_search_artist_entity_by_name", "music_search_song_entity_by_name",
+                                 "finance_get_company_name"})
+
+
+def normalize(text: str) -> str:
+    """The official server's name normalisation: lower case, no punctuation, single spaces."""
+    return " ".join(text.lower().replace("_", " ").translate(_PUNCT).split())
+
+
+class CompanyTable:
+    """Company name search and name -> ticker, as the official FinanceKG does them."""
+
+    def __init__(self, rows: list[tuple[str, str]], fuzzy_n: int = 10) -> None:
+        self.fuzzy_n = fuzzy_n
+        self.tickers: dict[str, str] = {}
+        for name, symbol in rows:  # like dict(df.values): a repeated name keeps its last ticker
+            self.tickers[name] = symbol
+        self.key_map: dict[str, list[str]] = {}
+        self.corpus: list[list[str]] = []
+        for name in self.tickers:
+            norm = normalize(name)
+            self.key_map.setdefault(norm, []).append(name)
+            self.corpus.append(norm.split())
+        self.bm25 = OkapiBM25(self.corpus)
+
+    @classmethod
+    def load(cls, path: Path) -> CompanyTable:
+        """Read the CSV `,Name,Symbol` table."""
+        try:
+            with open(path, newline="", encoding="utf-8") as f:
+                reader = csv.DictReader(f)
+                rows = [(r["Name"], r["Symbol"]) for r in reader if r.get("Name") and r.get("Symbol")]
+        except (OSError, KeyError, UnicodeDecodeError, csv.Error) as exc:
+            raise FramesAgentError(f"cannot read CRAG company table {path}: {exc}") from None
+        return cls(rows)
+
+    def search(self, query: str) -> list[str]:
+        """Up to 10 company names best matching the query (BM25 over normalised names)."""
+        scores = self.bm25.scores(normalize(query).split())
+        top = np.argsort(scores)[::-1][: self.fuzzy_n]
+        names: list[str] = []
+        for i in top:
+            if scores[i] != 0:
+                names += self.key_map[" ".join(self.corpus[i])]
+        return names[: self.fuzzy_n]
+
+    def ticker(self, name: str) -> str | None:
+        """The ticker of an exact company name."""
+        return self.tickers.get(name)
+
+
+def load_recorded(path: Path) -> list[tuple[Endpoint, dict[str, Any] | None, dict[str, Any]]]:
+    """(endpoint, body, reply) of every recorded call whose reply can be read; a cut-off one is marked `truncated`."""
+    try:
+        calls = json.loads(path.read_text(encoding="utf-8"))["calls"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FramesAgentError(f"cannot read recorded CRAG replies {path}: {exc}") from None
+    out: list[tuple[Endpoint, dict[str, Any] | None, dict[str, Any]]] = []
+    for call in calls:
+        ep = BY_NAME.get(call.get("client_method", ""))
+        if ep is None:
+            continue
+        reply = call.get("response")
+        if isinstance(reply, str):  # the notebook printed it as a Python repr, maybe cut with '...': the part shown
+            try:
+                reply = ast.literal_eval(re.sub(r",\s*\.\.\.\s*(\}+)\s*$", r"\1", reply.strip()))
+            except (ValueError, SyntaxError):
+                continue
+        if isinstance(reply, dict) and "result" in reply:
+            if call.get("truncated"):
+                reply = {**reply, "truncated": True}
+            out.append((ep, ep.body(dict(zip([p.name for p in ep.params], call.get("args") or []))), reply))
+    return out
+
 
 # The largest real request body is a few hundred bytes; anything near this limit is a mistake or an attack.
 MAX_BODY_BYTES = 64 * 1024
@@ -48,10 +128,6 @@ def _grammy_year(body: dict[str, Any]) -> list | None:
     return None if body["query"] < 1957 or body["query"] > 2019 else []
 
 
-def _billboard_rank(body: dict[str, Any]) -> list:
-    return [[], []] if 1 <= body["rank"] <= 100 else [None, None]
-
-
 # What the official server answers when its knowledge graph has no match (see facebookresearch/CRAG mock_api).
 NO_MATCH: dict[str, Callable[[Any], Any]] = {  # the validated body (None for the route without one)
     "open_search_entity_by_name": lambda b: [],
@@ -60,7 +136,7 @@ NO_MATCH: dict[str, Callable[[Any], Any]] = {  # the validated body (None for th
     "movie_get_year_info": _year_info,
     "music_search_artist_entity_by_name": lambda b: [],
     "music_search_song_entity_by_name": lambda b: [],
-    "music_get_billboard_rank_date": _billboard_rank,
+    "music_get_billboard_rank_date": lambda b: [[], []] if 1 <= b["rank"] <= 100 else [None, None],
     "music_grammy_get_best_artist_by_year": _grammy_year,
     "music_grammy_get_best_song_by_year": _grammy_year,
     "music_grammy_get_best_album_by_year": _grammy_year,
@@ -104,15 +180,12 @@ class CragBackend:
         self.recorded: dict[tuple[str, str], Any] = {}
         self.truncated: set[tuple[str, str]] = set()
         for ep, body, reply in load_recorded(data_dir / RECORDED_FILE):
-            key = (ep.name, _canonical(ep, self._validate(ep, body)))
+            model = self.models[ep.name]
+            key = (ep.name, _canonical(ep, None if model is None else model.model_validate(body).model_dump()))
             if reply.get("truncated"):
                 self.truncated.add(key)
             else:
                 self.recorded[key] = reply["result"]
-
-    def _validate(self, ep: Endpoint, body: dict[str, Any] | None) -> dict[str, Any] | None:
-        model = self.models[ep.name]
-        return None if model is None else model.model_validate(body).model_dump()
 
     def answer(self, ep: Endpoint, body: dict[str, Any] | None) -> Any:
         """The `result` value for a validated body."""

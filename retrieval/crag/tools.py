@@ -10,8 +10,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from frames_agent.retrieval.crag.client import CRAGClient
-from frames_agent.retrieval.crag.endpoints import BY_NAME, DOMAINS, Endpoint, select_endpoints
-from frames_agent.retrieval.crag.errors import CRAGError
+from frames_agent.retrieval.crag.endpoints import BY_NAME, DOMAINS, CRAGError, Endpoint, select_endpoints
 from frames_agent.retrieval.crag.render import CAP, render
 from frames_agent.retrieval.types import Document
 
@@ -31,12 +30,6 @@ def args_model(ep: Endpoint) -> type[BaseModel]:
     return create_model(f"{ep.name}_args", __config__=ConfigDict(coerce_numbers_to_str=True), **fields)
 
 
-def call_title(ep: Endpoint, args: dict[str, Any]) -> str:
-    """How a call reads: endpoint(name="value", ...)."""
-    shown = ", ".join(f"{p.name}={json.dumps(args.get(p.name), ensure_ascii=False)}" for p in ep.params)
-    return f"{ep.name}({shown})"
-
-
 def call_id(ep: Endpoint, body: dict[str, Any] | None) -> str:
     """crag:<endpoint>:<hash of the canonical request body>: equal calls get equal ids, so the context dedups them."""
     canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -46,7 +39,8 @@ def call_id(ep: Endpoint, body: dict[str, Any] | None) -> str:
 def result_document(ep: Endpoint, args: dict[str, Any], reply: dict[str, Any], cap: int = CAP) -> Document:
     """A tool result as a context Document (source crag:<endpoint>)."""
     doc_id = call_id(ep, ep.body(args))
-    return Document(id=doc_id, article_id=doc_id, title=call_title(ep, args), text=render(ep.name, reply.get("result"), cap),
+    shown = ", ".join(f"{p.name}={json.dumps(args.get(p.name), ensure_ascii=False)}" for p in ep.params)
+    return Document(id=doc_id, article_id=doc_id, title=f"{ep.name}({shown})", text=render(ep.name, reply.get("result"), cap),
                     source=f"crag:{ep.name}")
 
 
@@ -73,8 +67,7 @@ def crag_tools(client: CRAGClient, domains: str | Sequence[str] | None = "all", 
 
 
 def build_tools(spec: str, client: CRAGClient | None = None) -> tuple[bool, list]:
-    """(use the Wikipedia retriever?, CRAG tools) for a --tools spec: "wiki,crag", "crag:finance,crag:music",
-    "wiki,crag:finance_get_eps" or "none"; the client defaults to CRAG_SERVER."""
+    """(use the Wikipedia retriever?, CRAG tools) for a --tools spec (e.g. "wiki,crag:finance"); client: CRAG_SERVER's."""
     use_wiki = False
     crag: str | list[str] | None = None
     parts = [p.strip() for p in (spec or "").split(",") if p.strip()]

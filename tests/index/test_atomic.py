@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from frames_agent.index.atomic import build_lock
+from frames_agent.index.build import build_lock
 from frames_agent.index.corpus import CorpusError
 
 

@@ -7,8 +7,7 @@ import os
 import pytest
 
 from frames_agent.index import corpus
-from frames_agent.index.corpus import expand_corpus_paths, read_jsonl, read_mediawiki_xml, read_redirects
-from frames_agent.index.errors import CorpusError
+from frames_agent.index.corpus import CorpusError, expand_corpus_paths, read_jsonl, read_mediawiki_xml, read_redirects
 from frames_agent.index.wikitext import wikitext_to_text
 
 PAGE = ('<mediawiki><page><title>A</title><ns>0</ns><id>1</id><revision><text>[[b|Prose]] here.</text></revision>'

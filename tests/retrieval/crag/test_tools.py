@@ -9,10 +9,9 @@ from langchain_core.tools import ToolException
 from frames_agent.agent import AgentConfig, FramesAgent
 from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.retrieval.crag import CRAGClient, CRAGError, build_tools
-from frames_agent.retrieval.crag.data import load_recorded
 from frames_agent.retrieval.crag.endpoints import BY_NAME
 from frames_agent.retrieval.crag.render import compact, number, render
-from frames_agent.retrieval.crag.server import ServerProcess, free_port
+from frames_agent.retrieval.crag.server import ServerProcess, free_port, load_recorded
 from frames_agent.retrieval.crag.tools import CRAGToolError, call_id, crag_tools, result_document
 from tests.shared_data import CRAG_DATA, RECORDINGS, needs_crag, require
 

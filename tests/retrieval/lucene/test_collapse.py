@@ -2,8 +2,7 @@
 indexes), a copy's hit stands as the kept article, and merged indexes skip the over-fetch."""
 from __future__ import annotations
 
-from frames_agent.retrieval.lucene.collapse import article_key, collapse, fetch_depths
-from frames_agent.retrieval.lucene.searcher import BM25Retriever
+from frames_agent.retrieval.lucene.searcher import BM25Retriever, article_key, collapse, fetch_depths
 from frames_agent.retrieval.lucene.titles import TitleTable, canonical_redirects, canonical_title
 from frames_agent.retrieval.types import Document
 

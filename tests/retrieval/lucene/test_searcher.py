@@ -6,8 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from frames_agent.core.errors import RetrievalError
-from frames_agent.retrieval.lucene.fields import MAX_TERMS
-from frames_agent.retrieval.lucene.searcher import BM25Retriever
+from frames_agent.retrieval.lucene.searcher import MAX_TERMS, BM25Retriever
 from frames_agent.retrieval.lucene.titles import normalize_title
 from frames_agent.retrieval.types import Retriever
 
