@@ -1,17 +1,19 @@
 """HTTP client for the CRAG mock API (the official server or ours)."""
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 
 from frames_agent.core.bounded import JSONOutOfBounds
 from frames_agent.core.http import bounded_transport
-from frames_agent.retrieval.crag.endpoints import CRAGError, Endpoint
+from frames_agent.retrieval.crag.endpoints import ENDPOINTS, CRAGError, Endpoint
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 # Only transient statuses are retried: the CRAG server answers 500 for deterministic failures (a year out of range).
@@ -25,7 +27,7 @@ def _short(value: Any, limit: int = 120) -> str:
 
 
 class CRAGClient:
-    """A pooled, retrying client of one CRAG API server; post() returns an endpoint's whole {"result": ...} reply."""
+    """One method per endpoint, named like the official client; each returns the whole {"result": ...} reply."""
 
     def __init__(self, server: str | None = None, timeout: float = 30.0, retries: int = 2,
                  backoff: float = 0.25, http: httpx.Client | None = None) -> None:
@@ -123,3 +125,30 @@ def _validation_detail(reply: httpx.Response) -> str:
         return _short(first, 80)
     except (ValueError, AttributeError):
         return _short(reply.text, 80)
+
+
+def _make_method(ep: Endpoint) -> Callable[..., Any]:
+    """A client method with the official signature, e.g. music_get_billboard_rank_date(rank, date=None)."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    params += [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=p.type,
+                                 **({} if p.required else {"default": p.default})) for p in ep.params]
+    signature = inspect.Signature(params)
+
+    def method(self: CRAGClient, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            raise CRAGError(f"CRAG {ep.name}: {exc}") from None
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        values.pop("self")
+        return self.post(ep, ep.body(values))
+
+    method.__name__ = method.__qualname__ = ep.name
+    method.__signature__ = signature  # type: ignore[attr-defined]
+    method.__doc__ = f"POST {ep.path}: {ep.description}"
+    return method
+
+
+for _ep in ENDPOINTS:
+    setattr(CRAGClient, _ep.name, _make_method(_ep))

@@ -24,12 +24,6 @@ def server():
         yield proc.url
 
 
-def post(client, name, *args, **kwargs):
-    """One call as the official client makes it: arguments in the endpoint's order, the body it would post."""
-    ep = BY_NAME[name]
-    return client.post(ep, ep.body({**dict(zip([p.name for p in ep.params], args)), **kwargs}))
-
-
 @pytest.fixture()
 def client(server):
     with CRAGClient(server, timeout=30, retries=0) as c:
@@ -40,6 +34,7 @@ def client(server):
 def test_the_table_has_the_38_official_endpoints():
     assert len(ENDPOINTS) == 38 and len(BY_NAME) == 38
     assert {c["client_method"] for c in RECORDED} == set(BY_NAME)
+    assert all(callable(getattr(CRAGClient, e.name)) for e in ENDPOINTS)
 
 
 @needs_crag
@@ -52,7 +47,7 @@ def test_every_endpoint_answers_its_recorded_reply(client):
         seen.add(name)
         if call.get("truncated"):
             continue  # refused: see test_truncated_recordings_are_refused_not_served_as_complete
-        reply = post(client, name, *args)
+        reply = getattr(client, name)(*args)
         body = BY_NAME[name].body(dict(zip([p.name for p in BY_NAME[name].params], args)))
         expected = call["response"] if call["format"] == "parsed" else parsed[(name, json.dumps(body, sort_keys=True))]
         assert reply == expected, name
@@ -66,7 +61,7 @@ def test_truncated_recordings_are_refused_not_served_as_complete(client):
     assert {c["client_method"] for c in truncated} == {"movie_get_year_info", "finance_get_detailed_price_history"}
     for call in truncated:
         with pytest.raises(CRAGError, match=r"HTTP 501.*recorded reply truncated, not served as complete"):
-            post(client, call["client_method"], *call["args"])
+            getattr(client, call["client_method"])(*call["args"])
 
 
 @needs_crag
@@ -82,23 +77,21 @@ def test_truncated_recordings_are_refused_not_served_as_complete(client):
 def test_searches_normalise_the_query_like_the_official_server(client, name, query, recorded):
     """The official KGs lower-case the query and strip punctuation before BM25, so these get the recorded reply."""
     expected = next(c["response"] for c in RECORDED if c["client_method"] == name and c["args"] == [recorded])
-    assert post(client, name, query) == expected and expected["result"]
+    assert getattr(client, name)(query) == expected and expected["result"]
 
 
-def test_keyword_calls(client):
-    rank = post(client, "music_get_billboard_rank_date", rank=1, date="2024-02-28")
-    assert rank == {"result": [["Texas Hold 'Em"], ["Beyonce"]]}
-    assert post(client, "finance_get_ticker_by_name", query="Inflection Point Acquisition Corp. II Unit") == {"result": "IPXXU"}
-    games = post(client, "sports_nba_get_games_on_date", date="2022-10-11", team_name="Chicago Bulls")
-    assert games["result"]["wl_home"] == {"0": "W"}
+def test_keyword_calls_and_official_signatures(client):
+    assert client.music_get_billboard_rank_date(rank=1, date="2024-02-28") == {"result": [["Texas Hold 'Em"], ["Beyonce"]]}
+    assert client.finance_get_ticker_by_name(query="Inflection Point Acquisition Corp. II Unit") == {"result": "IPXXU"}
+    assert client.sports_nba_get_games_on_date(date="2022-10-11", team_name="Chicago Bulls")["result"]["wl_home"] == {"0": "W"}
 
 
 def test_company_search_and_tickers_use_the_real_table(client):
-    assert post(client, "finance_get_company_name", "tesla")["result"][0] == "Tesla Inc. Common Stock"
-    assert post(client, "finance_get_ticker_by_name", "Tesla Inc. Common Stock") == {"result": "TSLA"}
-    assert post(client, "finance_get_ticker_by_name", "No Such Company") == {"result": None}
-    assert post(client, "finance_get_company_name", "!!!") == {"result": []}
-    assert len(post(client, "finance_get_company_name", "bank")["result"]) == 10
+    assert client.finance_get_company_name("tesla")["result"][0] == "Tesla Inc. Common Stock"
+    assert client.finance_get_ticker_by_name("Tesla Inc. Common Stock") == {"result": "TSLA"}
+    assert client.finance_get_ticker_by_name("No Such Company") == {"result": None}
+    assert client.finance_get_company_name("!!!") == {"result": []}
+    assert len(client.finance_get_company_name("bank")["result"]) == 10
 
 
 @needs_crag
@@ -110,37 +103,42 @@ def test_company_search_matches_the_official_bm25_ranking():
 
 
 def test_unknown_arguments_get_the_official_no_match_shapes(client):
-    assert post(client, "open_get_entity", "No Such Entity") == {"result": None}
-    assert post(client, "open_search_entity_by_name", "qqqq") == {"result": []}
-    assert post(client, "movie_get_person_info", "Nobody Atall") == {"result": []}
-    assert post(client, "movie_get_year_info", "2000") == {"result": None}
-    assert post(client, "finance_get_eps", "ZZZZ") == {"result": None}
-    assert post(client, "music_get_billboard_rank_date", 5, "1999-01-01") == {"result": [[], []]}
-    assert post(client, "music_get_billboard_rank_date", 101) == {"result": [None, None]}
-    assert post(client, "music_grammy_get_best_song_by_year", 1900) == {"result": None}
-    assert post(client, "music_grammy_get_best_song_by_year", 2000) == {"result": []}
-    assert post(client, "music_grammy_get_award_count_by_artist", "Nobody") == {"result": 0}
-    assert post(client, "music_get_lifespan", "Nobody") == {"result": [None, None]}
-    assert post(client, "sports_nba_get_play_by_play_data_by_game_ids", ["1"]) == {"result": None}
+    assert client.open_get_entity("No Such Entity") == {"result": None}
+    assert client.open_search_entity_by_name("qqqq") == {"result": []}
+    assert client.movie_get_person_info("Nobody Atall") == {"result": []}
+    assert client.movie_get_year_info("2000") == {"result": None}
+    assert client.finance_get_eps("ZZZZ") == {"result": None}
+    assert client.music_get_billboard_rank_date(5, "1999-01-01") == {"result": [[], []]}
+    assert client.music_get_billboard_rank_date(101) == {"result": [None, None]}
+    assert client.music_grammy_get_best_song_by_year(1900) == {"result": None}
+    assert client.music_grammy_get_best_song_by_year(2000) == {"result": []}
+    assert client.music_grammy_get_award_count_by_artist("Nobody") == {"result": 0}
+    assert client.music_get_lifespan("Nobody") == {"result": [None, None]}
+    assert client.sports_nba_get_play_by_play_data_by_game_ids(["1"]) == {"result": None}
 
 
 def test_year_outside_range_is_an_http_500_error(client):
     with pytest.raises(CRAGError, match=r"movie_get_year_info: server error HTTP 500"):
-        post(client, "movie_get_year_info", "1980")
+        client.movie_get_year_info("1980")
 
 
 def test_malformed_body_is_an_http_422_error(client):
     with pytest.raises(CRAGError, match=r"bad arguments .*HTTP 422: query: Input should be a valid integer"):
-        post(client, "movie_get_movie_info_by_id", "abc")
+        client.movie_get_movie_info_by_id("abc")
     with pytest.raises(CRAGError, match="HTTP 422"):
-        post(client, "open_get_entity", None)
+        client.open_get_entity(None)
+
+
+def test_wrong_call_signature_is_a_crag_error(client):
+    with pytest.raises(CRAGError, match="finance_get_eps: missing a required argument"):
+        client.finance_get_eps()
 
 
 def test_connection_refused_is_one_clear_line():
     port = free_port()
     with CRAGClient(f"http://127.0.0.1:{port}", retries=1, backoff=0.01) as c:
         with pytest.raises(CRAGError) as err:
-            post(c, "finance_get_eps", "META")
+            c.finance_get_eps("META")
     message = str(err.value)
     assert "connection refused" in message and "crag-server" in message and "\n" not in message
     assert not CRAGClient(f"http://127.0.0.1:{port}").ping()
@@ -198,37 +196,37 @@ def scripted_server():
 def test_html_reply_is_a_clear_error(scripted_server):
     url, _ = scripted_server([(200, "text/html", "<html><body>Welcome to nginx</body></html>", 0)])
     with pytest.raises(CRAGError, match=r"reply is not JSON \(text/html: '<html><body>Welcome"):
-        post(CRAGClient(url, retries=0), "finance_get_eps", "META")
+        CRAGClient(url, retries=0).finance_get_eps("META")
 
 
 def test_json_without_result_is_a_clear_error(scripted_server):
     url, _ = scripted_server([(200, "application/json", '{"detail": "Not Found"}', 0)])
     with pytest.raises(CRAGError, match="no 'result' field"):
-        post(CRAGClient(url, retries=0), "finance_get_eps", "META")
+        CRAGClient(url, retries=0).finance_get_eps("META")
 
 
 def test_transient_503_is_retried_then_answered(scripted_server):
     url, handler = scripted_server([(503, "text/plain", "busy", 0), (503, "text/plain", "busy", 0),
                                     (200, "application/json", '{"result": 22.95}', 0)])
-    assert post(CRAGClient(url, retries=2, backoff=0.01), "finance_get_eps", "META") == {"result": 22.95}
+    assert CRAGClient(url, retries=2, backoff=0.01).finance_get_eps("META") == {"result": 22.95}
     assert handler.count == 3
 
 
 def test_retries_are_bounded_and_500_is_not_retried(scripted_server):
     url, handler = scripted_server([(503, "text/plain", "busy", 0)])
     with pytest.raises(CRAGError, match="HTTP 503"):
-        post(CRAGClient(url, retries=2, backoff=0.01), "finance_get_eps", "META")
+        CRAGClient(url, retries=2, backoff=0.01).finance_get_eps("META")
     assert handler.count == 3
     url, handler = scripted_server([(500, "text/plain", "Internal Server Error", 0)])
     with pytest.raises(CRAGError, match="HTTP 500"):
-        post(CRAGClient(url, retries=2, backoff=0.01), "finance_get_eps", "META")
+        CRAGClient(url, retries=2, backoff=0.01).finance_get_eps("META")
     assert handler.count == 1
 
 
 def test_timeout_is_a_clear_error(scripted_server):
     url, _ = scripted_server([(200, "application/json", '{"result": 1}', 1.0)])
     with pytest.raises(CRAGError, match=r"no reply from .* within 0.2s"):
-        post(CRAGClient(url, timeout=0.2, retries=0), "finance_get_eps", "META")
+        CRAGClient(url, timeout=0.2, retries=0).finance_get_eps("META")
 
 
 def test_the_tools_a_spec_selects():
@@ -281,7 +279,7 @@ def test_a_hostile_crag_server_is_one_line_within_the_timeout(case, words):
     started = time.monotonic()
     try:
         with pytest.raises(CRAGError, match=words):
-            post(client, "open_search_entity_by_name", "x")
+            client.open_search_entity_by_name("x")
     finally:
         fake.close()
     assert time.monotonic() - started < 4  # the timeout bounds the whole request, not each byte
