@@ -66,11 +66,6 @@ class _Backend(_Wrapped):
         return _Stream(self.inner.connect_tcp(host, port, _cut(timeout, self.core.ConnectTimeout), local_address,
                                               socket_options), self.core)
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None) -> Any:
-        return _Stream(self.inner.connect_unix_socket(path, _cut(timeout, self.core.ConnectTimeout), socket_options),
-                       self.core)
-
 
 class _AsyncStream(_Wrapped):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
@@ -90,11 +85,6 @@ class _AsyncBackend(_Wrapped):
                           socket_options: Iterable[Any] | None = None) -> Any:
         return _AsyncStream(await self.inner.connect_tcp(host, port, _cut(timeout, self.core.ConnectTimeout),
                                                          local_address, socket_options), self.core)
-
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Iterable[Any] | None = None) -> Any:
-        return _AsyncStream(await self.inner.connect_unix_socket(path, _cut(timeout, self.core.ConnectTimeout),
-                                                                 socket_options), self.core)
 
 
 # Encodings we ask for and decode ourselves, within the size bound (httpx would inflate a gzip bomb unbounded).
