@@ -2,9 +2,9 @@
 What most users import is re-exported here: `from frames_agent import FramesAgent, AgentConfig`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from frames_agent.core.lazy import lazy_exports
 from frames_agent.core.version import __version__
 
 if TYPE_CHECKING:
@@ -31,4 +31,11 @@ _EXPORTS = {
 }
 __all__ = ["AgentConfig", "AgentError", "AgentEvent", "AgentInput", "AgentOutput", "AgentResult", "AgentSettings",
            "Document", "FramesAgent", "FramesAgentError", "Retriever", "__version__", "build_graph"]
-__getattr__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: an export imported on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

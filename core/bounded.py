@@ -101,7 +101,6 @@ def loads(data: str | bytes, *, max_bytes: int = MAX_JSON_BYTES, max_depth: int 
     return json.loads(check_json(data, max_bytes=max_bytes, max_depth=max_depth))
 
 
-
 def regular_file(path: str | os.PathLike) -> None:
     """OutOfBounds unless path is a regular file (a link to /dev/zero or a FIFO never ends, or blocks on open)."""
     if not stat.S_ISREG(os.stat(path).st_mode):

@@ -3,6 +3,7 @@ a second cannot outlive it), and its response body is bounded in size and JSON n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import importlib
@@ -10,7 +11,7 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -65,11 +66,6 @@ class _Backend(_Wrapped):
         return _Stream(self.inner.connect_tcp(host, port, _cut(timeout, self.core.ConnectTimeout), local_address,
                                               socket_options), self.core)
 
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None) -> Any:
-        return _Stream(self.inner.connect_unix_socket(path, _cut(timeout, self.core.ConnectTimeout), socket_options),
-                       self.core)
-
 
 class _AsyncStream(_Wrapped):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
@@ -90,17 +86,6 @@ class _AsyncBackend(_Wrapped):
         return _AsyncStream(await self.inner.connect_tcp(host, port, _cut(timeout, self.core.ConnectTimeout),
                                                          local_address, socket_options), self.core)
 
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Iterable[Any] | None = None) -> Any:
-        return _AsyncStream(await self.inner.connect_unix_socket(path, _cut(timeout, self.core.ConnectTimeout),
-                                                                 socket_options), self.core)
-
-
-def _deadline(request: Any) -> float | None:
-    """now + the request's longest timeout (the SDKs give one number for all four): its total deadline."""
-    timeouts = [t for t in (request.extensions.get("timeout") or {}).values() if isinstance(t, (int, float))]
-    return time.monotonic() + max(timeouts) if timeouts else None
-
 
 # Encodings we ask for and decode ourselves, within the size bound (httpx would inflate a gzip bomb unbounded).
 ACCEPTED_ENCODINGS = "gzip, deflate"
@@ -108,20 +93,26 @@ _DECODED = {"gzip", "x-gzip", "deflate"}
 
 
 class _Body:
-    """Decodes (gzip, deflate) and counts a body's bytes and nesting as it is read; JSONOutOfBounds past either limit."""
+    """A response body, decoded here (the client sees plain bytes), counted in bytes and nesting as it is read."""
 
-    def __init__(self, max_bytes: int, max_depth: int, encoding: str = "") -> None:
-        self.max_bytes, self.size, self.guard = max_bytes, 0, DepthGuard(max_depth)
-        # wbits 47: a gzip or a zlib header, told apart by the decoder itself.
-        self.decoder = zlib.decompressobj(wbits=47) if encoding in _DECODED else None
+    def __init__(self, response: Any) -> None:
+        self.size, self.guard, self.decoder = 0, DepthGuard(bounded.MAX_DEPTH), None
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding in _DECODED:
+            del response.headers["content-encoding"]
+            response.headers.pop("content-length", None)
+            self.decoder = zlib.decompressobj(wbits=47)  # wbits 47: a gzip or a zlib header, told apart by zlib
+        elif encoding not in ("", "identity"):  # br, zstd, chains: not asked for, and not decoded within bounds
+            raise JSONOutOfBounds(f"a body in Content-Encoding {encoding[:40]!r}, which was not asked for")
 
     def check(self, chunk: bytes) -> bytes:
+        """The chunk decoded; JSONOutOfBounds past the size or nesting limit, or when it does not decode."""
         if self.decoder is None:
             return self._count(chunk)
         out = bytearray()
         try:
             while chunk:
-                out += self._count(self.decoder.decompress(chunk, self.max_bytes - self.size + 1))
+                out += self._count(self.decoder.decompress(chunk, bounded.MAX_JSON_BYTES - self.size + 1))
                 chunk = self.decoder.unconsumed_tail
         except zlib.error as exc:
             raise JSONOutOfBounds(f"a compressed body that does not decode ({exc})") from None
@@ -129,69 +120,40 @@ class _Body:
 
     def _count(self, chunk: bytes) -> bytes:
         self.size += len(chunk)
-        if self.size > self.max_bytes:
-            raise JSONOutOfBounds(f"a response body over the limit of {self.max_bytes:,} bytes")
+        if self.size > bounded.MAX_JSON_BYTES:
+            raise JSONOutOfBounds(f"a response body over the limit of {bounded.MAX_JSON_BYTES:,} bytes")
         self.guard.feed(chunk)
         return chunk
 
 
-def _body(response: Any, max_bytes: int, max_depth: int) -> _Body:
-    """The body checker of a response; its Content-Encoding is decoded here, so the client sees plain bytes."""
-    encoding = response.headers.get("content-encoding", "").strip().lower()
-    if encoding in ("", "identity"):
-        return _Body(max_bytes, max_depth)
-    if encoding not in _DECODED:  # br, zstd, chains: not asked for, and not decoded within bounds
-        raise JSONOutOfBounds(f"a body in Content-Encoding {encoding[:40]!r}, which was not asked for")
-    del response.headers["content-encoding"]
-    response.headers.pop("content-length", None)
-    return _Body(max_bytes, max_depth, encoding)
+@contextlib.contextmanager
+def _until(deadline: float | None) -> Iterator[None]:
+    """Every socket operation inside must end by deadline (around each read only: the caller's code between is free)."""
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
 
 
 def _iterate(inner: Any, deadline: float | None, body: _Body) -> Iterator[bytes]:
     chunks = iter(inner)
     while True:
-        token = _DEADLINE.set(deadline)  # around each read only: the caller's code between reads is free
-        try:
+        with _until(deadline):
             chunk = next(chunks, None)
-        finally:
-            _DEADLINE.reset(token)
         if chunk is None:
             return
         yield body.check(chunk)
 
 
 async def _aiterate(inner: Any, deadline: float | None, body: _Body) -> AsyncIterator[bytes]:
-    chunks = inner.__aiter__()
+    chunks = aiter(inner)
     while True:
-        token = _DEADLINE.set(deadline)
-        try:
-            chunk = await chunks.__anext__()
-        except StopAsyncIteration:
+        with _until(deadline):
+            chunk = await anext(chunks, None)
+        if chunk is None:
             return
-        finally:
-            _DEADLINE.reset(token)
         yield body.check(chunk)
-
-
-class _PerLoop:
-    """One async transport per event loop: an httpx connection pool is bound to the loop that opened it."""
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self.make, self.spare, self.lock = make, make(), threading.Lock()  # the first is made now: its checks run
-        self.by_loop: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-    def current(self) -> Any:
-        """The transport of the running loop."""
-        loop = asyncio.get_running_loop()
-        with self.lock:
-            if loop not in self.by_loop:
-                self.by_loop[loop], self.spare = self.spare or self.make(), None
-            return self.by_loop[loop]
-
-    def opened(self) -> Any:
-        """The running loop's transport if it has one (closing must not open a pool)."""
-        with self.lock:
-            return self.by_loop.get(asyncio.get_running_loop())
 
 
 @functools.cache
@@ -217,57 +179,60 @@ def _stream(http: ModuleType) -> type:
     return BoundedStream
 
 
+def _sent(request: Any) -> float | None:
+    """Ask for the encodings we decode; the request's total deadline is now + its longest timeout (SDKs give one)."""
+    request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
+    timeouts = [t for t in (request.extensions.get("timeout") or {}).values() if isinstance(t, (int, float))]
+    return time.monotonic() + max(timeouts) if timeouts else None
+
+
 @functools.cache
 def _transport(http: ModuleType) -> type:
     """BoundedTransport, sync and async, for one httpx-like module (httpx, or httpx2 under openai)."""
 
     class BoundedTransport(http.BaseTransport, http.AsyncBaseTransport):  # type: ignore[name-defined]
-        def __init__(self, max_bytes: int, max_depth: int, options: dict[str, Any], asynchronous: bool) -> None:
-            self.max_bytes, self.max_depth = max_bytes, max_depth
-            if asynchronous:
-                self.loops = _PerLoop(lambda: _wrap_backend(http.AsyncHTTPTransport(**options), _AsyncBackend))
-            else:
-                self.inner = _wrap_backend(http.HTTPTransport(**options), _Backend)
+        def __init__(self) -> None:
+            self.inner = _wrap_backend(http.HTTPTransport(), _Backend)  # made now: its checks run
+            # One async pool per event loop: an httpx connection pool is bound to the loop that opened it.
+            self.pools: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+            self.lock = threading.Lock()
+
+        def _bounded(self, response: Any, deadline: float | None) -> Any:
+            response.stream = _stream(http)(response.stream, deadline, _Body(response))
+            return response
 
         def handle_request(self, request: Any) -> Any:
-            request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
-            deadline = _deadline(request)
-            token = _DEADLINE.set(deadline)
-            try:
+            deadline = _sent(request)
+            with _until(deadline):
                 response = self.inner.handle_request(request)
-            finally:
-                _DEADLINE.reset(token)
             try:
-                body = _body(response, self.max_bytes, self.max_depth)
+                return self._bounded(response, deadline)
             except JSONOutOfBounds:
                 response.close()
                 raise
-            response.stream = _stream(http)(response.stream, deadline, body)
-            return response
 
         async def handle_async_request(self, request: Any) -> Any:
-            request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
-            deadline = _deadline(request)
-            token = _DEADLINE.set(deadline)
+            deadline, loop = _sent(request), asyncio.get_running_loop()
+            with self.lock:
+                if loop not in self.pools:
+                    self.pools[loop] = _wrap_backend(http.AsyncHTTPTransport(), _AsyncBackend)
+                pool = self.pools[loop]
+            with _until(deadline):
+                response = await pool.handle_async_request(request)
             try:
-                response = await self.loops.current().handle_async_request(request)
-            finally:
-                _DEADLINE.reset(token)
-            try:
-                body = _body(response, self.max_bytes, self.max_depth)
+                return self._bounded(response, deadline)
             except JSONOutOfBounds:
                 await response.aclose()
                 raise
-            response.stream = _stream(http)(response.stream, deadline, body)
-            return response
 
         def close(self) -> None:
             self.inner.close()
 
         async def aclose(self) -> None:
-            transport = self.loops.opened()
-            if transport is not None:
-                await transport.aclose()
+            with self.lock:  # closing must not open a pool
+                pool = self.pools.get(asyncio.get_running_loop())
+            if pool is not None:
+                await pool.aclose()
 
     return BoundedTransport
 
@@ -286,16 +251,9 @@ def _wrap_backend(transport: Any, wrapper: type) -> Any:
     return transport
 
 
-def bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,
-                      **options: Any) -> Any:
-    """http.HTTPTransport(**options) (httpx, or the openai SDK's httpx2) with a total deadline and a bounded body."""
-    return _transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options, False)
-
-
-def async_bounded_transport(http: ModuleType = httpx, *, max_bytes: int | None = None, max_depth: int | None = None,
-                            **options: Any) -> Any:
-    """The async bounded_transport."""
-    return _transport(http)(max_bytes or bounded.MAX_JSON_BYTES, max_depth or bounded.MAX_DEPTH, options, True)
+def bounded_transport(http: ModuleType = httpx) -> Any:
+    """A sync and async transport of http (httpx, or the openai SDK's httpx2) with a total deadline and a bounded body."""
+    return _transport(http)()
 
 
 def in_chain(exc: BaseException | None, kind: type[E]) -> E | None:

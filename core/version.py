@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-DISTRIBUTION = "frames-agent"
-
 try:
-    __version__ = version(DISTRIBUTION)
+    __version__ = version("frames-agent")
 except PackageNotFoundError:  # a checkout run without installing it: no metadata to read
     __version__ = "0+unknown"

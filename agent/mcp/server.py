@@ -16,12 +16,11 @@ from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.config import AgentConfig
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.limits import MAX_QUESTION_CHARS, MAX_SEARCH_HITS, check_hits, check_text
-from frames_agent.agent.state import AgentResult, TokenUsage, progress_line
+from frames_agent.agent.state import TokenUsage, progress_line
 from frames_agent.agent.tools import tool_text
 from frames_agent.core.errors import FramesAgentError
 from frames_agent.core.terminal import valid_data, valid_text
 from frames_agent.core.version import __version__
-from frames_agent.retrieval.types import Document
 
 _SNIPPET_CHARS = 600
 _SOURCES = 5
@@ -78,22 +77,6 @@ class Hits(BaseModel):
     hits: list[Source]
 
 
-def research_of(result: AgentResult) -> Research:
-    """The structured content of one agent result."""
-    return Research(
-        question=result.question, answer=result.answer, llm_calls=result.llm_calls, tokens=result.tokens,
-        seconds=round(result.seconds, 3), error=result.error,
-        sources=[Source(id=d.id, title=d.title, score=d.score) for d in result.documents[:_SOURCES]],
-        steps=[StepSummary(step=s.step, queries=s.queries, new_doc_ids=s.new_doc_ids) for s in result.steps])
-
-
-def render_hits(hits: list[Document]) -> str:
-    """Search hits as text: title, id and the start of each article."""
-    if not hits:
-        return "no results"
-    return "\n\n".join(f"## {d.title} [{d.id}]\n{d.text[:_SNIPPET_CHARS]}" for d in hits)
-
-
 def tool_result(text: str, structured: BaseModel) -> CallToolResult:
     """A tool's reply as text and structured content, valid whatever text the model or the index gave."""
     return CallToolResult(content=[TextContent(type="text", text=valid_text(text))],
@@ -129,7 +112,12 @@ def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
                 done = total if event.kind == "answer" else done + 1
                 await ctx.report_progress(done, total, valid_text(progress_line(event).strip() or "answered"))
             result = event.result  # the last event is the answer
-        return tool_result(tool_text(result, sources=_SOURCES), research_of(result))
+        research = Research(
+            question=result.question, answer=result.answer, llm_calls=result.llm_calls, tokens=result.tokens,
+            seconds=round(result.seconds, 3), error=result.error,
+            sources=[Source(id=d.id, title=d.title, score=d.score) for d in result.documents[:_SOURCES]],
+            steps=[StepSummary(step=s.step, queries=s.queries, new_doc_ids=s.new_doc_ids) for s in result.steps])
+        return tool_result(tool_text(result, sources=_SOURCES), research)
 
     @server.tool(name="search_wikipedia", title="Search Wikipedia",
                  annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True))
@@ -145,6 +133,7 @@ def build_server(agent: FramesAgent, name: str = "frames-agent") -> MCPServer:
                 raise AgentError("this server has no Wikipedia index (started with --tools without wiki)")
             hits = await asyncio.to_thread(agent.retriever.search, query, k)
         found = Hits(hits=[Source(id=d.id, title=d.title, score=d.score, text=d.text[:_SNIPPET_CHARS]) for d in hits])
-        return tool_result(render_hits(hits), found)
+        text = "\n\n".join(f"## {d.title} [{d.id}]\n{d.text[:_SNIPPET_CHARS]}" for d in hits)
+        return tool_result(text or "no results", found)
 
     return server

@@ -2,6 +2,7 @@
 request of the wrong shape gets a JSON-RPC error with its id (the SDK would drop it, and the client wait forever)."""
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -11,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, BinaryIO, cast
 
 import anyio
+import mcp_types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
@@ -65,7 +67,15 @@ def _shape_error(message: Any) -> dict[str, Any] | None:
     return error_reply(request_id, INVALID_REQUEST, "Invalid Request")
 
 
-def screen(frame: bytes, sdk_accepts: Any = None) -> tuple[bytes | None, dict[str, Any] | None]:
+def _sdk_accepts(message: Any) -> bool:
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+    except Exception:  # noqa: BLE001 - any refusal means the SDK would drop the frame unanswered
+        return False
+    return True
+
+
+def screen(frame: bytes) -> tuple[bytes | None, dict[str, Any] | None]:
     """(the frame to hand to the SDK or None, the error reply to send or None) for one line from the client."""
     if not frame.strip():
         return None, None
@@ -82,7 +92,7 @@ def screen(frame: bytes, sdk_accepts: Any = None) -> tuple[bytes | None, dict[st
     if isinstance(message, dict) and "method" in message and "id" in message and not _valid_id(message["id"]):
         # true, 9.5 or null: the SDK would coerce or drop it, and the client could not match any answer
         return None, error_reply(None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
-    if sdk_accepts is None or sdk_accepts(message):
+    if _sdk_accepts(message):
         return frame, None
     return None, _shape_error(message)
 
@@ -106,41 +116,21 @@ class _Wire:
         await self.flush()
 
 
-def _sdk_accepts(message: Any) -> bool:
-    import mcp_types
-
-    try:
-        mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
-    except Exception:  # noqa: BLE001 - any refusal means the SDK would drop the frame unanswered
-        return False
-    return True
-
-
-class _Frames:
+async def _frames(file: BinaryIO, wire: _Wire) -> AsyncIterator[str]:
     """The input the SDK reads: screened lines only; bad ones are answered on the wire."""
-
-    def __init__(self, file: BinaryIO, wire: _Wire) -> None:
-        self.file, self.wire = file, wire
-
-    async def _line(self) -> bytes:
-        return await anyio.to_thread.run_sync(self.file.readline, MAX_FRAME_BYTES + 1, abandon_on_cancel=True)
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._frames()
-
-    async def _frames(self) -> AsyncIterator[str]:
-        while line := await self._line():
-            if len(line) > MAX_FRAME_BYTES and not line.endswith(b"\n"):
-                while (rest := await self._line()) and not rest.endswith(b"\n"):
-                    pass  # the rest of the oversized line, read and dropped in bounded pieces
-                await self.wire.reply(error_reply(None, INVALID_REQUEST,
-                                                  f"Invalid Request: a frame over {MAX_FRAME_BYTES:,} bytes"))
-                continue
-            passed, reply = screen(line, _sdk_accepts)
-            if reply is not None:
-                await self.wire.reply(reply)
-            if passed is not None:
-                yield passed.decode("utf-8", "replace")
+    read = functools.partial(anyio.to_thread.run_sync, file.readline, MAX_FRAME_BYTES + 1, abandon_on_cancel=True)
+    while line := await read():
+        if len(line) > MAX_FRAME_BYTES and not line.endswith(b"\n"):
+            while (rest := await read()) and not rest.endswith(b"\n"):
+                pass  # the rest of the oversized line, read and dropped in bounded pieces
+            await wire.reply(error_reply(None, INVALID_REQUEST,
+                                         f"Invalid Request: a frame over {MAX_FRAME_BYTES:,} bytes"))
+            continue
+        passed, reply = screen(line)
+        if reply is not None:
+            await wire.reply(reply)
+        if passed is not None:
+            yield passed.decode("utf-8", "replace")
 
 
 async def serve_stdio(build: Callable[[], MCPServer]) -> None:
@@ -157,7 +147,7 @@ async def serve_stdio(build: Callable[[], MCPServer]) -> None:
             server = build()
             print("frames-agent MCP server ready on stdio", file=sys.stderr, flush=True)
             wire = _Wire(writer)
-            async with stdio_server(stdin=cast(Any, _Frames(reader, wire)), stdout=cast(Any, wire)) as (read, write):
+            async with stdio_server(stdin=cast(Any, _frames(reader, wire)), stdout=cast(Any, wire)) as (read, write):
                 lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, on our streams
                 await lowlevel.run(read, write, lowlevel.create_initialization_options())
         finally:

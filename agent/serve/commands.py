@@ -48,9 +48,9 @@ def run_serve(args: argparse.Namespace) -> int:
     """Bind the port, build the agent once, then serve it until interrupted."""
     from pydantic import ValidationError
 
-    from frames_agent.agent.serve import ServeSettings, create_app
+    from frames_agent.agent.serve.app import create_app
     from frames_agent.agent.serve.connections import server_options
-    from frames_agent.agent.serve.guard import is_loopback
+    from frames_agent.agent.serve.guard import ServeSettings, is_loopback
     from frames_agent.agent.settings import AgentSettings
     from frames_agent.core.errors import UsageError
     from frames_agent.core.sockets import bind, serve_on, url_of

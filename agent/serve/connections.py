@@ -52,12 +52,9 @@ def server_options(request_timeout: float, shutdown_grace: float) -> dict[str, A
     return {"http": protocol, "timeout_graceful_shutdown": shutdown_grace}
 
 
-LOGGER = "frames_agent.serve.access"
-
-
 def access_logger() -> logging.Logger:
     """The access logger: INFO lines to stderr, set up once, not passed to the root logger."""
-    logger = logging.getLogger(LOGGER)
+    logger = logging.getLogger("frames_agent.serve.access")
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%dT%H:%M:%S"))

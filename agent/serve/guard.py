@@ -21,7 +21,6 @@ from frames_agent.core.terminal import valid_data
 TOKEN_VARIABLE = "FRAMES_AGENT_TOKEN"
 M = TypeVar("M", bound=BaseModel)
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "ip6-localhost"})
-JSON_TYPES = ("application/json",)
 
 
 def host_name(host: str) -> str:
@@ -65,8 +64,8 @@ class BrowserGuard:
 
     def __init__(self, app: Callable[..., Awaitable[None]], hosts: frozenset[str] | None,
                  origins: Iterable[str] = ()) -> None:
-        self.app, self.hosts = app, hosts
-        self.origins = frozenset(normal_origin(o) for o in origins if o.strip())
+        """origins: as ServeSettings normalises them."""
+        self.app, self.hosts, self.origins = app, hosts, frozenset(origins)
 
     def check(self, scope: dict) -> tuple[int, str] | None:
         """(status, reason) when the request must be refused, else None."""
@@ -78,7 +77,7 @@ class BrowserGuard:
         if origin is not None and not self._allowed(origin, host):
             return 403, "cross-origin requests are refused (serve --allow-origin allows an origin)"
         if scope["method"] == "POST" and headers.get("content-type", "").partition(";")[0].strip().lower() \
-                not in JSON_TYPES:
+                != "application/json":
             return 415, "request bodies must be Content-Type: application/json"
         return None
 
@@ -88,15 +87,11 @@ class BrowserGuard:
         return same or "*" in self.origins or origin in self.origins
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        refused = self.check(scope)
+        refused = self.check(scope) if scope["type"] == "http" else None
         if refused is None:
             await self.app(scope, receive, send)
-            return
-        status, detail = refused
-        await JSONResponse({"detail": detail}, status)(scope, receive, send)
+        else:
+            await JSONResponse({"detail": refused[1]}, refused[0])(scope, receive, send)
 
 
 class ServeSettings(BaseModel):

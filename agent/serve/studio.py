@@ -2,7 +2,6 @@
 a run's settings from its `configurable` (docs/serving.md)."""
 # No postponed annotations: LangGraph Server loads this file outside sys.modules, where pydantic can't resolve them.
 import asyncio
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -13,7 +12,8 @@ from typing_extensions import TypedDict
 from frames_agent.agent.api import Variants
 from frames_agent.agent.config import AgentConfig
 
-_KEPT_GRAPHS = 4  # graphs kept by settings: Studio asks for the schema and every run with the same settings
+# Graphs kept by settings, one store per server process: Studio asks for the schema and every run with the same settings.
+_GRAPHS = Variants(4)
 
 
 def _described(name: str) -> Any:
@@ -33,32 +33,19 @@ class StudioSettings(TypedDict, total=False):
     prompt: Annotated[str, _described("prompt")]
 
 
-class GraphFactory:
-    """Compiled agent graphs by their settings, the last few kept; models and indexes a run may choose besides its own."""
+def graph_for(config: RunnableConfig | None = None) -> CompiledStateGraph:
+    """The graph for a run's config (blocking: reads files, opens the index and the model)."""
+    from frames_agent.agent.graph import build_graph
+    from frames_agent.agent.settings import AgentSettings
 
-    def __init__(self, kept: int = _KEPT_GRAPHS, *, models: Sequence[str] = (), indexes: Sequence[str] = ()) -> None:
-        self._graphs, self.models, self.indexes = Variants(kept), list(models), list(indexes)
+    settings = AgentSettings.from_runnable_config(config)
 
-    def build(self, config: RunnableConfig | None = None) -> CompiledStateGraph:
-        """The graph for a run's config (blocking: reads files, opens the index and the model)."""
-        from frames_agent.agent.graph import build_graph
-        from frames_agent.agent.settings import AgentSettings
+    def compile_graph() -> CompiledStateGraph:
+        agent = settings.build_agent()
+        return build_graph(agent.llm, agent.retriever, agent.tools, agent.config, nodes=agent.nodes,
+                           context_schema=StudioSettings, name="frames_agent")
 
-        settings = AgentSettings.from_runnable_config(config, models=self.models, indexes=self.indexes)
-
-        def compile_graph() -> CompiledStateGraph:
-            agent = settings.build_agent()
-            return build_graph(agent.llm, agent.retriever, agent.tools, agent.config, nodes=agent.nodes,
-                               context_schema=StudioSettings, name="frames_agent")
-
-        return self._graphs.get(settings.model_dump_json(), compile_graph)
-
-    async def make(self, config: RunnableConfig | None = None) -> CompiledStateGraph:
-        """build() in a worker thread, so the server's event loop never blocks on it."""
-        return await asyncio.to_thread(self.build, config)
-
-
-_FACTORY = GraphFactory()  # the composition root LangGraph Server loads: one per server process
+    return _GRAPHS.get(settings.model_dump_json(), compile_graph)
 
 
 def make_graph(config: RunnableConfig) -> Any:
@@ -66,5 +53,5 @@ def make_graph(config: RunnableConfig) -> Any:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return _FACTORY.build(config)
-    return _FACTORY.make(config)
+        return graph_for(config)
+    return asyncio.to_thread(graph_for, config)

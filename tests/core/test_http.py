@@ -12,7 +12,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from frames_agent.core.errors import InstallError
-from frames_agent.core.http import async_bounded_transport, bounded_transport
+from frames_agent.core.http import bounded_transport
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,18 +24,25 @@ def test_the_installed_httpcore_is_a_release_pyproject_pins_with_an_upper_bound(
     assert pin.specifier.contains(httpcore.__version__)
 
 
-def test_every_socket_of_both_transports_goes_through_the_bounding_backend():
-    sync, asynchronous = bounded_transport(), async_bounded_transport()
-    assert type(sync.inner._pool._network_backend).__name__ == "_Backend"
-    assert type(asynchronous.loops.spare._pool._network_backend).__name__ == "_AsyncBackend"
-    sync.close()
-    asyncio.run(asynchronous.aclose())
+def test_every_socket_of_the_transport_goes_through_the_bounding_backend():
+    transport = bounded_transport()
+
+    async def served_pool_backend() -> str:
+        with pytest.raises(httpx.ConnectError):  # nothing listens on port 9: the pool is opened, then refused
+            await transport.handle_async_request(httpx.Request("GET", "http://127.0.0.1:9/"))
+        (pool,) = transport.pools.values()
+        await transport.aclose()
+        return type(pool._pool._network_backend).__name__
+
+    assert type(transport.inner._pool._network_backend).__name__ == "_Backend"
+    assert asyncio.run(served_pool_backend()) == "_AsyncBackend"
+    transport.close()
 
 
 def test_closing_on_a_loop_the_transport_never_served_opens_no_pool():
-    transport = async_bounded_transport()
+    transport = bounded_transport()
     asyncio.run(transport.aclose())
-    assert len(transport.loops.by_loop) == 0 and transport.loops.spare is not None
+    assert len(transport.pools) == 0
 
 
 def test_a_pool_without_a_network_backend_is_refused(monkeypatch):

@@ -19,7 +19,7 @@ from pydantic import PrivateAttr, SecretStr
 from frames_agent.agent.llm import errors as E
 from frames_agent.agent.llm.retry import RetriedChat, RetryPolicy, request_timeout, timed_out
 from frames_agent.core.bounded import JSONOutOfBounds
-from frames_agent.core.http import async_bounded_transport, bounded_transport, in_chain
+from frames_agent.core.http import bounded_transport, in_chain
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 # The SDK itself reads this one too; tests and proxies point it at another host.
@@ -158,7 +158,7 @@ class GeminiModel(BaseChatModel):
             # Our transports: each request's timeout is its total deadline, each reply bounded in size and nesting.
             options = types.HttpOptions(timeout=int(self.timeout * 1000), base_url=self.base_url,
                                         client_args={"transport": bounded_transport(httpx)},
-                                        async_client_args={"transport": async_bounded_transport(httpx)})
+                                        async_client_args={"transport": bounded_transport(httpx)})
             self._client = genai.Client(api_key=self.api_key.get_secret_value(), http_options=options)
         return self._client
 

@@ -20,7 +20,7 @@ from frames_agent.agent.llm import errors as E
 from frames_agent.agent.llm.calls import message_text
 from frames_agent.agent.llm.retry import RetriedChat, RetryPolicy, request_timeout, retry_after_seconds, timed_out
 from frames_agent.core.bounded import JSONOutOfBounds
-from frames_agent.core.http import async_bounded_transport, bounded_transport, in_chain
+from frames_agent.core.http import bounded_transport, in_chain
 
 # A local server (llama.cpp, vLLM, Ollama) ignores the key but the client insists on one.
 PLACEHOLDER_KEY = "not-needed"
@@ -198,7 +198,7 @@ class OpenAICompatChat(RetriedChat, ChatOpenAI):
         if isinstance(root, openai.AsyncOpenAI):
             own_async: dict[str, Any] = {} if self.http_async_client is not None else {"http_client": (
                 openai.DefaultAsyncHttpxClient(timeout=root.timeout, event_hooks={"response": [_anumbers_bounded]},
-                                               transport=async_bounded_transport(_http_module())))}
+                                               transport=bounded_transport(_http_module())))}
             root = root.with_options(max_retries=0, **own_async)
             self.root_async_client, self.async_client = root, root.chat.completions
         return self

@@ -17,7 +17,6 @@ from frames_agent.agent.mcp.stdio import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
-    _sdk_accepts,
     screen,
     top_level_id,
 )
@@ -64,10 +63,10 @@ def test_every_malformed_request_is_answered_and_the_server_goes_on(tmp_path, ti
 
 def test_ids_that_no_answer_could_match_and_numbers_past_the_digit_limit():
     for bad_id in ("true", "9.5", "null"):
-        passed, reply = screen(f'{{"jsonrpc":"2.0","id":{bad_id},"method":"tools/list"}}'.encode(), _sdk_accepts)
+        passed, reply = screen(f'{{"jsonrpc":"2.0","id":{bad_id},"method":"tools/list"}}'.encode())
         assert passed is None and reply["id"] is None and "id must be" in reply["error"]["message"]
     huge = b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"arguments":{"k":' + b"9" * 5000 + b"}}}"
-    passed, reply = screen(huge, _sdk_accepts)
+    passed, reply = screen(huge)
     assert passed is None and reply["id"] == 8 and reply["error"]["code"] == PARSE_ERROR
 
 
@@ -78,9 +77,9 @@ def test_the_id_of_a_frame_too_deep_to_parse_is_the_outer_one():
 
 def test_a_lone_surrogate_escape_is_answered_not_dropped():
     frame = b'{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"arguments":{"question":"\\udc00"}}}'
-    passed, reply = screen(frame, _sdk_accepts)
+    passed, reply = screen(frame)
     assert passed is None and reply["id"] == "q" and reply["error"]["code"] == INVALID_REQUEST
-    assert screen(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\\ud83d\\ude00"}}', _sdk_accepts)[1] is None
+    assert screen(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\\ud83d\\ude00"}}')[1] is None
 
 
 def _not_json(size: int, member: bytes) -> bytes:
@@ -93,7 +92,7 @@ def _seconds(frame: bytes) -> float:
     best = float("inf")
     for _ in range(2):
         started = time.perf_counter()
-        screen(frame, _sdk_accepts)
+        screen(frame)
         best = min(best, time.perf_counter() - started)
     return best
 
@@ -102,7 +101,7 @@ def _seconds(frame: bytes) -> float:
 def test_a_frame_full_of_ids_costs_what_a_plain_frame_of_its_size_costs():
     # 4 MiB, where a quadratic screen would cost thousands of times a linear one; a small frame is timer noise.
     hostile, plain = _not_json(4 << 20, b'"id"'), _not_json(4 << 20, b'"ix"')  # every "id" nested, none the frame's own
-    assert screen(hostile, _sdk_accepts)[1]["error"]["code"] == PARSE_ERROR
+    assert screen(hostile)[1]["error"]["code"] == PARSE_ERROR
     assert _seconds(hostile) < 4 * _seconds(plain)
 
 
@@ -119,7 +118,7 @@ requests = st.fixed_dictionaries({"jsonrpc": st.just("2.0"), "id": st.integers()
                  requests.map(lambda v: json.dumps(v).encode()),
                  st.integers(1, 3000).map(lambda n: b'{"id":1,"method":"a","params":' + b"[" * n)))
 def test_no_frame_raises_out_of_the_screen(frame):
-    passed, reply = screen(frame, _sdk_accepts)
+    passed, reply = screen(frame)
     assert passed is None or reply is None
     if reply is not None:
         json.dumps(reply)

@@ -10,7 +10,8 @@ from langchain_core.vectorstores import InMemoryVectorStore
 
 from frames_agent.agent import AgentConfig, FramesAgent
 from frames_agent.agent.llm.testing import ScriptedLLM
-from frames_agent.agent.serve import ServeSettings, create_app
+from frames_agent.agent.serve.app import create_app
+from frames_agent.agent.serve.guard import ServeSettings
 
 pytest.importorskip("langchain_openai")
 

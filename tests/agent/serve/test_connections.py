@@ -16,8 +16,9 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from frames_agent.agent.serve import ServeSettings, create_app
+from frames_agent.agent.serve.app import create_app
 from frames_agent.agent.serve.connections import access_logger
+from frames_agent.agent.serve.guard import ServeSettings
 from tests.agent.serve.conftest import ROOT, free_port, in_process, scripted_agent
 
 pytestmark = pytest.mark.slow  # servers as processes

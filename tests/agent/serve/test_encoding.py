@@ -6,8 +6,8 @@ import asyncio
 
 import httpx
 
-from frames_agent.agent.serve import ServeSettings, create_app
-from frames_agent.agent.serve.guard import Gate, GatedStream
+from frames_agent.agent.serve.app import create_app
+from frames_agent.agent.serve.guard import Gate, GatedStream, ServeSettings
 from tests.agent.serve.conftest import in_process
 from tests.agent.serve.conftest import scripted_agent as agent
 

@@ -73,7 +73,8 @@ def test_the_names_a_bound_address_serves():
 def test_an_allowed_origin_as_written_by_hand_passes_the_guard_and_cors_alike():
     from fastapi.testclient import TestClient
 
-    from frames_agent.agent.serve import ServeSettings, create_app
+    from frames_agent.agent.serve.app import create_app
+    from frames_agent.agent.serve.guard import ServeSettings
     from tests.agent.serve.conftest import scripted_agent
 
     settings = ServeSettings(access_log=False, allow_origins=["HTTP://LocalHost:3000/"])
