@@ -191,7 +191,8 @@ class RunDir(Generic[R]):
             except (ValueError, TypeError) as exc:
                 if torn and number == len(lines):
                     notes.append(f"dropped the last line of {self.results} (cut off by a kill); that item runs again")
-                    self._truncate(len(data) - len(line))
+                    with self.results.open("r+b") as handle:
+                        handle.truncate(len(data) - len(line))
                     break
                 raise EvalError(f"{self.results} line {number}: {_why(exc)}; the file is left as it is: fix or "
                                 "delete that line") from None
@@ -204,10 +205,6 @@ class RunDir(Generic[R]):
                 with self.results.open("ab") as handle:  # a complete last record that lacks its newline
                     handle.write(b"\n")
         return records, notes
-
-    def _truncate(self, size: int) -> None:
-        with self.results.open("r+b") as handle:
-            handle.truncate(size)
 
     def append(self, record: BaseModel) -> None:
         """One finished record, written and flushed at once so a kill cannot lose it; stamped with the run's id."""
