@@ -106,8 +106,8 @@ def _shown(figure: dict | None, scale: float, unit: str) -> str:
         return "–"
     low, high = (v * scale for v in figure["ci"])
     test = "no test" if figure["p"] is None else f"p={p_text(figure['p'], 2)}"
-    return (f"{figure['diff'] * scale:+.1f}{unit} [{low:+.1f}, {high:+.1f}] {test} (n={figure['n']})"
-            if unit else f"{figure['diff']:+.3f} [{low:+.3f}, {high:+.3f}] {test} (n={figure['n']})")
+    digits = 1 if unit else 3
+    return f"{figure['diff'] * scale:+.{digits}f}{unit} [{low:+.{digits}f}, {high:+.{digits}f}] {test} (n={figure['n']})"
 
 
 def effects_table(found: list[dict]) -> str:

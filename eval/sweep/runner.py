@@ -16,7 +16,6 @@ from frames_agent.eval.rundir import MAX_RESULTS_BYTES, RESULTS_FILE, write_atom
 from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
 
 SWEEP_FILE = "sweep.json"
-Echo = Callable[[str], None]
 
 
 @dataclass
@@ -30,12 +29,6 @@ class Sweep:
     baseline: Cell
 
 
-def default_root(base: FramesRunSettings, axes: list[Axis]) -> Path:
-    """runs/sweep-<keys>-<model>[-retrieval]."""
-    parts = ["sweep", *(a.key.replace("_", "-") for a in axes), slug(base.model)]
-    return Path("runs") / "-".join(parts + (["retrieval"] if base.retrieval_only else []))
-
-
 def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None = None,
                make_config: Callable[[FramesRunSettings], object] | None = None) -> Sweep:
     """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
@@ -43,7 +36,9 @@ def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None =
     from frames_agent.eval.frames.systems import SYSTEMS
 
     check_sets(axes, base)
-    root = Path(base.out) if base.out else default_root(base, axes)
+    # Default: runs/sweep-<keys>-<model>[-retrieval].
+    parts = ["sweep", *(a.key.replace("_", "-") for a in axes), slug(base.model)]
+    root = Path(base.out) if base.out else Path("runs") / "-".join(parts + (["retrieval"] if base.retrieval_only else []))
     grid = cells(axes)
     jobs = []
     for cell in grid:
@@ -102,7 +97,7 @@ def _done_ids(out: Path) -> set[str]:
     return ids
 
 
-def run_sweep(sweep: Sweep, executor: InProcess | RayCluster, build: Build, echo: Echo) -> list[RunOutcome]:
+def run_sweep(sweep: Sweep, executor: InProcess | RayCluster, build: Build, echo: Callable[[str], None]) -> list[RunOutcome]:
     """Write SWEEP_DIR/sweep.json (the grid, the baseline, each cell's values), then run (or resume) every cell."""
     try:
         sweep.root.mkdir(parents=True, exist_ok=True)
