@@ -37,11 +37,8 @@ def _flatten(value: object, prefix: str = "") -> dict[str, object]:
 
 def file_fingerprint(path: Path) -> str:
     """sha256 of a file's bytes (short form), the identity of a dataset whatever its path."""
-    digest = hashlib.sha256()
     with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return "sha256:" + digest.hexdigest()[:16]
+        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()[:16]
 
 
 def read_config(path: Path) -> dict | None:

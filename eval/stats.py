@@ -72,10 +72,7 @@ def _percentile_ci(values: np.ndarray) -> tuple[float, float]:
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     """Percentile CI of mean(b) - mean(a), resampling questions (pairs stay together)."""
-    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    if diffs.size == 0:
-        return 0.0, 0.0
-    return _percentile_ci(diffs)
+    return bootstrap_ci(np.asarray(b, dtype=float) - np.asarray(a, dtype=float)) or (0.0, 0.0)
 
 
 def compare_paired(a: Sequence[bool], b: Sequence[bool]) -> PairedComparison:

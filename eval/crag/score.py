@@ -44,7 +44,7 @@ def _deterministic(pred: str, truth: str) -> tuple[str, str] | None:
 
 
 def score_prediction(question: str, prediction: str, answer: str, judge: BaseChatModel | None = None,
-                     template: Any = None, judge_name: str = "") -> Verdict:
+                     judge_name: str = "") -> Verdict:
     """Score one prediction against the ground truth (the row's main answer, as the official script does)."""
     shown = truncate_tokens(prediction or "", MAX_PREDICTION_TOKENS).strip()  # the judge sees its case as it is
     pred = shown.lower()
@@ -56,11 +56,9 @@ def score_prediction(question: str, prediction: str, answer: str, judge: BaseCha
         return verdict.model_copy(update={"outcome": decided[0], "method": decided[1]})
     if judge is None:
         return unrated(judge_name, pred)
-    if template is None:
-        from frames_agent.agent.prompts import load_prompt
+    from frames_agent.agent.prompts import load_prompt
 
-        template = load_prompt("crag_judge")
-    prompt = template.render(question=question, ground_truth=answer.strip(), prediction=shown)
+    prompt = load_prompt("crag_judge").render(question=question, ground_truth=answer.strip(), prediction=shown)
     try:
         reply = message_text(judge.invoke([HumanMessage(content=prompt)]).content)
     except Exception as exc:  # a failing judge call is recorded like an unparsable reply

@@ -29,8 +29,7 @@ class Sweep:
     baseline: Cell
 
 
-def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None = None,
-               make_config: Callable[[FramesRunSettings], object] | None = None) -> Sweep:
+def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None = None) -> Sweep:
     """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
     from frames_agent.eval.frames.split import SPLITS
     from frames_agent.eval.frames.systems import SYSTEMS
@@ -48,7 +47,7 @@ def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None =
             raise UsageError(f"--grid {bad[0]}={bad[1]}: choose from {', '.join(bad[2])}")
         try:
             check_settings(settings)
-            jobs.append((settings, make_config(settings) if make_config else settings.agent().config))
+            jobs.append((settings, settings.agent().config))
         except FramesAgentError as exc:
             raise type(exc)(f"cell {cell.name}: {exc}") from None
     return Sweep(root=root, axes=axes, cells=grid, jobs=jobs, baseline=find_baseline(baseline, grid, axes))
