@@ -42,11 +42,6 @@ class CragSettings:
     timeout: float | None = None  # per LLM request; None: the model's default
     question_timeout: float | None = None  # per row; None: the model's default
 
-    @property
-    def agent_loop(self) -> bool:
-        """Whether the planning loop runs (task 2 needs it to call tools)."""
-        return self.task == 2 or self.k is not None or self.n is not None
-
 
 def crag_agent_config(settings: CragSettings) -> AgentConfig:
     """AgentConfig with the CRAG prompts and budgets sized for the model."""
@@ -88,7 +83,7 @@ def answer_row(row: CragRow, llm: BaseChatModel, tools: Sequence[BaseTool], sett
     retriever = ChunkRetriever(docs)
     agent = FramesAgent(llm, retriever, tools, config)
     variables = {"query_time": row.query_time or NO_TIME}
-    if settings.agent_loop:
+    if settings.task == 2 or settings.k is not None or settings.n is not None:  # the planning loop (tools need it)
         result = agent.invoke(row.query, variables=variables)
     else:
         # Context-wide selection ranks every chunk of the five pages and fills the answer budget; without passages

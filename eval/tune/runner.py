@@ -137,9 +137,6 @@ class TuneOutcome:
     demos: list[Demo]
 
 
-AgentFactory = Callable[[str], FramesAgent]  # prompt file path -> agent using it
-
-
 def split(questions: Sequence[Question], settings: TuneSettings) -> tuple[list[Question], list[Question]]:
     """(bootstrap, held-out) questions: a seeded shuffle of the first `budget`-sized draw, cut by held_out."""
     usable = [q for q in questions if q.gold_titles]
@@ -154,7 +151,7 @@ def split(questions: Sequence[Question], settings: TuneSettings) -> tuple[list[Q
 class Tuner:
     """Runs the phases against a work directory; the agent factory and retriever are injected."""
 
-    def __init__(self, make_agent: AgentFactory, retriever: Retriever, settings: TuneSettings, work: Path,
+    def __init__(self, make_agent: Callable[[str], FramesAgent], retriever: Retriever, settings: TuneSettings, work: Path,
                  progress: bool = True) -> None:
         self.make_agent, self.retriever, self.settings = make_agent, retriever, settings
         self.run_dir, self.progress = RunDir(work, TuneRun.model_validate, lambda run: run.id), progress
