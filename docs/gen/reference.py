@@ -134,24 +134,6 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> the package modules it imports by name, in functions and under TYPE_CHECKING too; `from P import
-    name` is an edge to P.name when that is a module, else to P; parent packages' __init__ are not edges."""
-    known = modules()
-    graph: dict[str, set[str]] = {}
-    for module, path in known.items():
-        targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for alias in node.names:
-                    sub = f"{node.module}.{alias.name}"
-                    targets.add(sub if sub in known else node.module)
-            elif isinstance(node, ast.Import):
-                targets.update(alias.name for alias in node.names)
-        graph[module] = {t for t in targets if t in known and t != module}
-    return graph
-
-
 def _package(module: str, known: dict[str, Path]) -> str:
     return module if known[module].name == "__init__.py" else module.rpartition(".")[0]
 
@@ -160,10 +142,20 @@ def layers_page() -> str:
     """Packages in layers: each imports only packages in layers below it (its own sub-packages aside)."""
     known = modules()
     edges: dict[str, set[str]] = {}
-    for module, targets in import_graph().items():
+    for module, path in known.items():
+        # Imports in functions and under TYPE_CHECKING count; `from P import name` is P.name when that is a module.
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    targets.add(sub if sub in known else node.module)
+            elif isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
         source = _package(module, known)
         edges.setdefault(source, set())
-        edges[source] |= {p for t in targets if not ((p := _package(t, known)) + ".").startswith(source + ".")}
+        edges[source] |= {p for t in targets & set(known)
+                          if not ((p := _package(t, known)) + ".").startswith(source + ".")}
     level: dict[str, int] = {}
 
     def depth(package: str, seen: tuple[str, ...] = ()) -> int:
