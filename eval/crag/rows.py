@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from frames_agent.core.errors import FramesAgentError
 from frames_agent.retrieval.bm25 import OkapiBM25, terms
@@ -47,6 +47,14 @@ class RowError:
     message: str
 
 
+def _open(path: Path) -> BinaryIO:
+    if path.suffix == ".bz2":
+        return bz2.open(path, "rb")  # type: ignore[return-value]
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
 def parse_row(index: int, data: Any, warnings: list[str] | None = None) -> CragRow | RowError:
     """A CragRow from one decoded JSON line, or a RowError naming the missing field."""
     warnings = list(warnings or [])
@@ -72,7 +80,7 @@ def iter_rows(path: str | Path) -> Iterator[CragRow | RowError]:
         raise FramesAgentError(f"no CRAG data file {path}")
     index = 0
     try:
-        with {".bz2": bz2.open, ".gz": gzip.open}.get(path.suffix, open)(path, "rb") as f:
+        with _open(path) as f:
             for line in f:
                 if not line.strip():
                     continue

@@ -39,7 +39,7 @@ def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None =
     parts = ["sweep", *(a.key.replace("_", "-") for a in axes), slug(base.model)]
     root = Path(base.out) if base.out else Path("runs") / "-".join(parts + (["retrieval"] if base.retrieval_only else []))
     grid = cells(axes)
-    jobs = []
+    jobs: list[Job] = []
     for cell in grid:
         settings = cell.settings(base, root)
         if settings.system not in SYSTEMS or settings.split not in SPLITS:
