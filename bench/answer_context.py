@@ -15,20 +15,16 @@ if TYPE_CHECKING:
     from frames_agent.agent.config import AgentConfig
 
 
-def _value(text: str) -> object:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def grid(specs: list[str]) -> list[dict]:
-    """Every combination of KEY=V1,V2 specs (AgentConfig fields), as override dicts."""
+    """Every combination of KEY=V1,V2 specs (AgentConfig fields, values read as --set reads them), as override dicts."""
+    from frames_agent.agent.config import AgentConfig
+    from frames_agent.agent.settings import parse_settings
+
     axes = []
     for spec in specs:
         key, _, values = spec.partition("=")
-        axes.append([(key.strip(), _value(v)) for v in values.split(",") if v.strip()])
-    return [dict(combo) for combo in itertools.product(*axes)] if axes else [{}]
+        axes.append([f"{key}={v}" for v in values.split(",") if v.strip()])
+    return [parse_settings(list(combo), set(AgentConfig.model_fields)) for combo in itertools.product(*axes)]
 
 
 def recorded_config(settings: dict, **override: object) -> AgentConfig:
@@ -65,14 +61,6 @@ def rebuild(record: dict, system: str, agent_cfg: dict, retriever) -> tuple[list
     return context, queries
 
 
-def _covered_recall(record: dict, held: set[str]) -> float | None:
-    """Share of the record's covered gold titles that the rebuilt context holds (`held`: its normalised titles)."""
-    from frames_agent.eval.frames.datasets import normalize_title
-
-    covered = record.get("covered_titles") or []
-    return sum(normalize_title(t) in held for t in covered) / len(covered) if covered else None
-
-
 def load_run(run: Path) -> tuple[dict, list[dict]]:
     """A recorded run's config.json and its records that did not fail (a later line for an id wins), read bounded."""
     from frames_agent.core.bounded import load_file, loads, read_file
@@ -102,8 +90,9 @@ def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
         contexts = [rebuild(r, system, agent_cfg, retriever) for r in records]
         # Normalised titles of each rebuilt context, once: every setting below reads them.
         helds = [{normalize_title(e.title) for e in context} for context, _ in contexts]
-        covered = [_covered_recall(r, held) for r, held in zip(records, helds)]
-        covered = [c for c in covered if c is not None]
+        # Share of each record's covered gold titles that its rebuilt context holds.
+        covered = [sum(normalize_title(t) in held for t in r["covered_titles"]) / len(r["covered_titles"])
+                   for r, held in zip(records, helds) if r.get("covered_titles")]
         for override in overrides:
             cfg = recorded_config(agent_cfg, **override)
             nodes = FramesAgent(ScriptedLLM([]), retriever, config=cfg).nodes

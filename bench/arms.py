@@ -45,13 +45,6 @@ def measure(agent: FramesAgent, question, answer: bool) -> dict:
             "recall": recall(found_steps(question.gold_titles, result), question.gold_titles) or 0.0}
 
 
-def row(qid: str, arm: str, m: dict) -> str:
-    """One printed line."""
-    return (f"q{qid:<5} {arm:<10} {m['seconds']:7.1f} s  {m['calls']} calls  prompt {m['prompt']:5d} (read "
-            f"{m['read']:5d})  out {m['out']:4d}  read {m['prompt_tps']:5.1f} tok/s  gen {m['gen_tps']:5.1f} tok/s  "
-            f"recall {m['recall']:.2f}")
-
-
 def summary(seen: dict[str, list[dict]], split: str) -> list[str]:
     """Per arm: seconds, ratio to the first arm, mean calls and tokens, recall and its paired difference from it."""
     first = next(iter(seen))
@@ -101,8 +94,11 @@ def main() -> int:
     seen: dict[str, list[dict]] = {name: [] for name in agents}
     for question in questions:
         for name, agent in agents.items():
-            seen[name].append(measure(agent, question, answer=args.answer))
-            print(row(question.id, name, seen[name][-1]), flush=True)
+            m = measure(agent, question, answer=args.answer)
+            seen[name].append(m)
+            print(f"q{question.id:<5} {name:<10} {m['seconds']:7.1f} s  {m['calls']} calls  prompt {m['prompt']:5d} (read "
+                  f"{m['read']:5d})  out {m['out']:4d}  read {m['prompt_tps']:5.1f} tok/s  gen {m['gen_tps']:5.1f} "
+                  f"tok/s  recall {m['recall']:.2f}", flush=True)
     for name, llm in llms.items():
         print(f"{name:<10} threads (generation, prompt) {getattr(getattr(llm, 'runtime', None), 'threads', None)}")
     for pool in pools:

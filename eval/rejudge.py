@@ -25,13 +25,6 @@ class Rejudged:
     summary: object
 
 
-def run_kind(config: dict | None, path: Path) -> str:
-    """"crag" or "frames", from config.json; a directory without one is not a run."""
-    if config is None:
-        raise EvalError(f"{path} is not a run directory (no config.json)")
-    return "crag" if config.get("kind") == "crag" else "frames"
-
-
 def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], concurrency: int = 1,
             echo: Callable[[str], None] = lambda s: print(s, file=sys.stderr)) -> Rejudged:
     """Rate every unrated answer in the run at `path` with the judge `spec`; refresh its summary."""
@@ -41,11 +34,14 @@ def rejudge(path: Path, spec: str, make_judge: Callable[[str, str], Judge], conc
 
     if spec in ("", "none", "same"):
         raise EvalError(f"rejudge needs a judge model spec (e.g. openai:gpt-4o-mini), not {spec!r}")
-    kind = run_kind(read_config(path), path)
+    before = read_config(path)
+    if before is None:  # refused before the lock, which would create the directory
+        raise EvalError(f"{path} is not a run directory (no config.json)")
+    kind = "crag" if before.get("kind") == "crag" else "frames"
     run_dir = crag_run_dir(path) if kind == "crag" else frames_run_dir(path)
     with run_dir.locked():
         config = run_dir.read_config()
-        if config is None:  # read a moment ago by run_kind; gone since
+        if config is None:  # gone since
             raise EvalError(f"{path} is not a run directory (no config.json)")
         records, notes = run_dir.load_records()
         for note in notes:

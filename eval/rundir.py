@@ -37,11 +37,8 @@ def _flatten(value: object, prefix: str = "") -> dict[str, object]:
 
 def file_fingerprint(path: Path) -> str:
     """sha256 of a file's bytes (short form), the identity of a dataset whatever its path."""
-    digest = hashlib.sha256()
     with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return "sha256:" + digest.hexdigest()[:16]
+        return "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()[:16]
 
 
 def read_config(path: Path) -> dict | None:
@@ -191,7 +188,8 @@ class RunDir(Generic[R]):
             except (ValueError, TypeError) as exc:
                 if torn and number == len(lines):
                     notes.append(f"dropped the last line of {self.results} (cut off by a kill); that item runs again")
-                    self._truncate(len(data) - len(line))
+                    with self.results.open("r+b") as handle:
+                        handle.truncate(len(data) - len(line))
                     break
                 raise EvalError(f"{self.results} line {number}: {_why(exc)}; the file is left as it is: fix or "
                                 "delete that line") from None
@@ -204,10 +202,6 @@ class RunDir(Generic[R]):
                 with self.results.open("ab") as handle:  # a complete last record that lacks its newline
                     handle.write(b"\n")
         return records, notes
-
-    def _truncate(self, size: int) -> None:
-        with self.results.open("r+b") as handle:
-            handle.truncate(size)
 
     def append(self, record: BaseModel) -> None:
         """One finished record, written and flushed at once so a kill cannot lose it; stamped with the run's id."""

@@ -72,10 +72,7 @@ def _percentile_ci(values: np.ndarray) -> tuple[float, float]:
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     """Percentile CI of mean(b) - mean(a), resampling questions (pairs stay together)."""
-    diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    if diffs.size == 0:
-        return 0.0, 0.0
-    return _percentile_ci(diffs)
+    return bootstrap_ci(np.asarray(b, dtype=float) - np.asarray(a, dtype=float)) or (0.0, 0.0)
 
 
 def compare_paired(a: Sequence[bool], b: Sequence[bool]) -> PairedComparison:
@@ -112,16 +109,13 @@ class PairedMeans:
 
     def sentence(self, name_a: str, name_b: str, what: str = "recall") -> str:
         """One line a user can act on."""
-        test = (f"sign-flip permutation p = {self.p_value:.3g} ({_flips(self.n)}): {verdict(self.p_value)}"
+        # Exact over every sign pattern where they fit in the resamples, else random ones.
+        flips = ("exact, every sign pattern" if 2 ** self.n <= BOOTSTRAP_RESAMPLES
+                 else f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}")
+        test = (f"sign-flip permutation p = {self.p_value:.3g} ({flips}): {verdict(self.p_value)}"
                 if self.p_value is not None else NO_TEST)
         return (f"{name_b} vs {name_a}: {self.diff:+.3f} {what} ({self.mean_b:.3f} vs {self.mean_a:.3f}) on {self.n} "
                 f"paired questions, 95% CI [{self.ci_low:+.3f}, {self.ci_high:+.3f}] (paired bootstrap); {test}")
-
-
-def _flips(n: int) -> str:
-    """How the sign-flip p was found: every sign pattern where they fit in the resamples, else random ones."""
-    return ("exact, every sign pattern" if 2 ** n <= BOOTSTRAP_RESAMPLES
-            else f"{BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}")
 
 
 def _abs_mean(d: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -162,8 +156,7 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
     if data.size == 0:
         return None
     if np.all((data == 0) | (data == 1)):
-        # A bootstrap of 0 of 2 is [0, 0] and of 3 of 3 [1, 1]: no uncertainty shown where it is largest. Wilson's is
-        # what the per-type plots draw, so the report, the compare page, the terminal and the plots agree.
+        # A bootstrap of 0 of 2 is [0, 0]: no uncertainty shown where it is largest; the per-type plots draw Wilson's.
         return wilson_ci(float(data.sum()), int(data.size))
     low, high = _percentile_ci(data)
     if high - low <= 1e-12 and np.all((data >= 0) & (data <= 1)):  # every resample alike: one value, or all equal
@@ -173,7 +166,6 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float] | None:
 
 def wilson_ci(successes: float, n: int, *, z: float = 1.959964) -> tuple[float, float] | None:
     """Wilson score 95% interval of a proportion (None when n is 0)."""
-    # Unlike the bootstrap it stays honest for small n and at 0% or 100% (a bootstrap of 3/3 is [1, 1]).
     if n <= 0:
         return None
     p, spread = successes / n, z * z / n

@@ -28,11 +28,6 @@ def _code(text: object) -> str:
 
 
 # -- AgentConfig ------------------------------------------------------------------------------------------------------
-def _type_name(annotation: Any) -> str:
-    name = annotation.__name__ if isinstance(annotation, type) else str(annotation)
-    return name.replace("typing.", "").replace("NoneType", "None")
-
-
 def _bounds(metadata: list[Any]) -> str:
     symbols = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
     parts = [f"{symbols[key]} {getattr(item, key)}" for item in metadata for key in symbols
@@ -49,7 +44,9 @@ def config_page() -> str:
     rows = []
     for name, field in AgentConfig.model_fields.items():
         default = field.default_factory() if field.default is PydanticUndefined and field.default_factory else field.default  # type: ignore[call-arg]
-        rows.append(f"| `{name}` | {_code(_type_name(field.annotation))} | {_code(repr(default))} | "
+        kind = field.annotation.__name__ if isinstance(field.annotation, type) else str(field.annotation)
+        kind = kind.replace("typing.", "").replace("NoneType", "None")
+        rows.append(f"| `{name}` | {_code(kind)} | {_code(repr(default))} | "
                     f"{_cell(_bounds(field.metadata)) or '–'} | {_cell(field.description or '')} |")
     return (HEADER + "\n# Configuration: `AgentConfig`\n\n"
             f"{_cell(AgentConfig.__doc__)} Every field is set in code (`AgentConfig(k=3, ...)`, "
@@ -70,11 +67,8 @@ def _flag_row(action: argparse.Action, formatter: argparse.HelpFormatter) -> str
     else:
         value = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
     shown = f"{names} {value}".strip()
-    default = action.default
-    if default in (None, False, [], argparse.SUPPRESS) or action.nargs == 0:
-        default_cell = "–"
-    else:
-        default_cell = _code(default)
+    unset = action.default in (None, False, [], argparse.SUPPRESS) or action.nargs == 0
+    default_cell = "–" if unset else _code(action.default)
     help_text = formatter._expand_help(action) if action.help else ""  # noqa: SLF001 (%(default)s as --help shows it)
     return f"| {_code(shown)} | {default_cell} | {_cell(help_text)} |"
 
@@ -91,11 +85,6 @@ def _commands(parser: argparse.ArgumentParser, path: list[str]) -> list[tuple[li
     return found
 
 
-def _anchor(words: list[str]) -> str:
-    """The heading id of a command: its words joined by hyphens."""
-    return "-".join(words)
-
-
 def cli_page() -> str:
     """Every command: its help line, usage and flags, from the parsers cli.py builds."""
     from frames_agent.cli import build_parser
@@ -107,12 +96,12 @@ def cli_page() -> str:
              "`frames-agent COMMAND ...` once installed, or `python cli.py COMMAND ...` in a checkout; every command "
              "takes `--help`. Bad input is one line on stderr and exit 2 ([Errors and limits](../errors.md)).\n",
              "| command | what it does |", "|---|---|"]
-    lines += [f"| [`{' '.join(words)}`](#{_anchor(words)}) | {_cell(help_line)} |" for words, _, help_line in commands]
+    lines += [f"| [`{' '.join(words)}`](#{'-'.join(words)}) | {_cell(help_line)} |" for words, _, help_line in commands]
     for words, sub, help_line in commands:
         sub.prog = "frames-agent " + " ".join(words)
         formatter = sub._get_formatter()  # noqa: SLF001
         usage = " ".join(sub.format_usage().split())
-        lines += ["", f"## `{' '.join(words)}` {{#{_anchor(words)}}}", ""]
+        lines += ["", f"## `{' '.join(words)}` {{#{'-'.join(words)}}}", ""]
         description = sub.description or help_line
         if description:
             lines += [_cell(description), ""]
@@ -145,24 +134,6 @@ def modules() -> dict[str, Path]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> the package modules it imports by name, in functions and under TYPE_CHECKING too; `from P import
-    name` is an edge to P.name when that is a module, else to P; parent packages' __init__ are not edges."""
-    known = modules()
-    graph: dict[str, set[str]] = {}
-    for module, path in known.items():
-        targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for alias in node.names:
-                    sub = f"{node.module}.{alias.name}"
-                    targets.add(sub if sub in known else node.module)
-            elif isinstance(node, ast.Import):
-                targets.update(alias.name for alias in node.names)
-        graph[module] = {t for t in targets if t in known and t != module}
-    return graph
-
-
 def _package(module: str, known: dict[str, Path]) -> str:
     return module if known[module].name == "__init__.py" else module.rpartition(".")[0]
 
@@ -171,10 +142,20 @@ def layers_page() -> str:
     """Packages in layers: each imports only packages in layers below it (its own sub-packages aside)."""
     known = modules()
     edges: dict[str, set[str]] = {}
-    for module, targets in import_graph().items():
+    for module, path in known.items():
+        # Imports in functions and under TYPE_CHECKING count; `from P import name` is P.name when that is a module.
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    targets.add(sub if sub in known else node.module)
+            elif isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
         source = _package(module, known)
         edges.setdefault(source, set())
-        edges[source] |= {p for t in targets if not ((p := _package(t, known)) + ".").startswith(source + ".")}
+        edges[source] |= {p for t in targets & set(known)
+                          if not ((p := _package(t, known)) + ".").startswith(source + ".")}
     level: dict[str, int] = {}
 
     def depth(package: str, seen: tuple[str, ...] = ()) -> int:

@@ -73,13 +73,6 @@ def parse_row(index: int, data: Any, warnings: list[str] | None = None) -> CragR
                    query_time=str(data.get("query_time") or ""), pages=pages, warnings=warnings, **text)
 
 
-def _decode(line: bytes) -> tuple[str, list[str]]:
-    try:
-        return line.decode("utf-8"), []
-    except UnicodeDecodeError:
-        return line.decode("utf-8", errors="replace"), ["non-UTF-8 bytes replaced by U+FFFD"]
-
-
 def iter_rows(path: str | Path) -> Iterator[CragRow | RowError]:
     """Rows in file order; a broken line or a truncated/corrupt compressed file yields a RowError, never raises."""
     path = Path(path)
@@ -91,7 +84,10 @@ def iter_rows(path: str | Path) -> Iterator[CragRow | RowError]:
             for line in f:
                 if not line.strip():
                     continue
-                text, warnings = _decode(line)
+                try:
+                    text, warnings = line.decode("utf-8"), []
+                except UnicodeDecodeError:
+                    text, warnings = line.decode("utf-8", errors="replace"), ["non-UTF-8 bytes replaced by U+FFFD"]
                 try:
                     data = json.loads(text)
                 except json.JSONDecodeError as exc:
@@ -191,11 +187,12 @@ def page_articles(chunks: Sequence[Document]) -> list[Document]:
 class ChunkRetriever:
     """Okapi BM25 over one row's chunks, in memory (implements retrieval.types.Retriever)."""
 
-    def __init__(self, documents: Sequence[Document], name: str = "crag-pages", k1: float = 1.2, b: float = 0.75) -> None:
-        self.name, self.k1, self.b = name, k1, b
+    name = "crag-pages"
+
+    def __init__(self, documents: Sequence[Document]) -> None:
         self.documents = list(documents)
         self._by_id = {d.id: d for d in self.documents}
-        self._bm25 = OkapiBM25([terms(f"{d.title} {d.text}") for d in self.documents], k1=k1, b=b, idf="lucene")
+        self._bm25 = OkapiBM25([terms(f"{d.title} {d.text}") for d in self.documents], k1=1.2, b=0.75, idf="lucene")
 
     def search(self, query: str, k: int = 10) -> list[Document]:
         """Top-k chunks for the query (chunks sharing no term with it are never returned)."""

@@ -42,11 +42,6 @@ class CragSettings:
     timeout: float | None = None  # per LLM request; None: the model's default
     question_timeout: float | None = None  # per row; None: the model's default
 
-    @property
-    def agent_loop(self) -> bool:
-        """Whether the planning loop runs (task 2 needs it to call tools)."""
-        return self.task == 2 or self.k is not None or self.n is not None
-
 
 def crag_agent_config(settings: CragSettings) -> AgentConfig:
     """AgentConfig with the CRAG prompts and budgets sized for the model."""
@@ -88,7 +83,7 @@ def answer_row(row: CragRow, llm: BaseChatModel, tools: Sequence[BaseTool], sett
     retriever = ChunkRetriever(docs)
     agent = FramesAgent(llm, retriever, tools, config)
     variables = {"query_time": row.query_time or NO_TIME}
-    if settings.agent_loop:
+    if settings.task == 2 or settings.k is not None or settings.n is not None:  # the planning loop (tools need it)
         result = agent.invoke(row.query, variables=variables)
     else:
         # Context-wide selection ranks every chunk of the five pages and fills the answer budget; without passages
@@ -155,14 +150,11 @@ def run(data: str | Path, out: str | Path, llm: BaseChatModel, judge: BaseChatMo
         for note in notes:
             log(f"note: {note}")
         config = run_dir.write_config(config)
-        summary = _run_rows(items, records, run_dir, llm, judge, tools, settings, agent_config, log)
-        summary.data, summary.judge, summary.kg = str(data), judge_label(settings.judge, config), config["info"]["kg"]
-        run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
-    return summary
+        return _run_rows(items, records, run_dir, config, llm, judge, tools, settings, agent_config, log)
 
 
-def _run_rows(items, records: dict[str, CragRecord], run_dir: RunDir, llm, judge: Judge, tools, settings,
-              config: AgentConfig, log):
+def _run_rows(items, records: dict[str, CragRecord], run_dir: RunDir, recorded: dict, llm, judge: Judge, tools,
+              settings, config: AgentConfig, log):
     selected: list[str] = []
     ids: dict[str, int] = {}
     repeated, skipped, started = [], 0, time.perf_counter()
@@ -188,17 +180,21 @@ def _run_rows(items, records: dict[str, CragRecord], run_dir: RunDir, llm, judge
         run_dir.append(record)
         records[key] = record
         log(_progress(len(selected), record))
-    return summarize_run([records[k] for k in dict.fromkeys(selected)], settings, resumed=skipped,
-                         repeated=repeated, seconds=time.perf_counter() - started)
+    return summarize_run([records[k] for k in dict.fromkeys(selected)], settings, recorded, run_dir,
+                         resumed=skipped, repeated=repeated, seconds=time.perf_counter() - started)
 
 
-def summarize_run(records: list[CragRecord], settings: CragSettings, *, resumed: int = 0,
-                  repeated: Sequence[str] = (), seconds: float = 0.0, data: str = "") -> CragSummary:
-    """The typed summary of a CRAG run over its records."""
-    return CragSummary(**figures(records).model_dump(), data=data, task=settings.task, model=settings.model,
-                       judge=settings.judge, settings=asdict(settings), rows=len(records), resumed=resumed,
-                       unscorable=[r.error for r in records if r.outcome is None],
-                       repeated_ids=sorted(set(repeated)), seconds=round(seconds, 1))
+def summarize_run(records: list[CragRecord], settings: CragSettings, config: dict, run_dir: RunDir, *,
+                  resumed: int = 0, repeated: Sequence[str] = (), seconds: float = 0.0) -> CragSummary:
+    """The typed summary of a CRAG run over its records (its data, judges and KG from config.json), written."""
+    info = config.get("info", {})
+    summary = CragSummary(**figures(records).model_dump(), data=info.get("data", ""), task=settings.task,
+                          model=settings.model, judge=judge_label(settings.judge, config),
+                          kg=info.get("kg") or kg_label(settings, None), settings=asdict(settings), rows=len(records),
+                          resumed=resumed, unscorable=[r.error for r in records if r.outcome is None],
+                          repeated_ids=sorted(set(repeated)), seconds=round(seconds, 1))
+    run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+    return summary
 
 
 def kg_label(settings: CragSettings, kg: str | None) -> str:
@@ -212,12 +208,7 @@ def refresh_summary(run_dir: RunDir[CragRecord], config: dict) -> CragSummary:
     """Summarize every record of a finished run directory again (after rejudge, or for `report`)."""
     settings = CragSettings(**{f.name: config[f.name] for f in fields(CragSettings) if f.name in config})
     records, _ = run_dir.load_records()
-    info = config.get("info", {})
-    summary = summarize_run(sorted(records.values(), key=lambda r: r.row), settings, data=info.get("data", ""))
-    summary.judge = judge_label(settings.judge, config)
-    summary.kg = info.get("kg") or kg_label(settings, None)
-    run_dir.write(SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
-    return summary
+    return summarize_run(sorted(records.values(), key=lambda r: r.row), settings, config, run_dir)
 
 
 def _progress(i: int, record: CragRecord) -> str:

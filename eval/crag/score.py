@@ -16,7 +16,6 @@ from frames_agent.eval.judge import RATED, Judge, Outcome, Verdict, unrated
 from frames_agent.retrieval.tokens import truncate_tokens
 
 MAX_PREDICTION_TOKENS = 75
-OUTCOMES = RATED  # accurate | incorrect | missing; "unrated" waits for a judge
 _BLOCK = re.compile(r"{([^}]*)}")
 _SCORE = re.compile(r'"score"\s*:\s*(\d+)')
 _EXPLANATION = re.compile(r'"explanation"\s*:\s*"(.+)"')
@@ -33,14 +32,6 @@ def parse_judge_reply(reply: str) -> tuple[int | None, str]:
     return int(found.group(1)), explanation.group(1) if explanation else text
 
 
-def _ask_judge(judge: BaseChatModel, template: Any, question: str, truth: str, prediction: str) -> str:
-    prompt = template.render(question=question, ground_truth=truth, prediction=prediction)
-    try:
-        return message_text(judge.invoke([HumanMessage(content=prompt)]).content)
-    except Exception as exc:  # a failing judge call is recorded like an unparsable reply
-        return f"(judge call failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
-
-
 def _deterministic(pred: str, truth: str) -> tuple[str, str] | None:
     """(outcome, method) the official rules give without a judge for one ground truth, else None."""
     if pred == truth:
@@ -53,7 +44,7 @@ def _deterministic(pred: str, truth: str) -> tuple[str, str] | None:
 
 
 def score_prediction(question: str, prediction: str, answer: str, judge: BaseChatModel | None = None,
-                     template: Any = None, judge_name: str = "") -> Verdict:
+                     judge_name: str = "") -> Verdict:
     """Score one prediction against the ground truth (the row's main answer, as the official script does)."""
     shown = truncate_tokens(prediction or "", MAX_PREDICTION_TOKENS).strip()  # the judge sees its case as it is
     pred = shown.lower()
@@ -65,11 +56,13 @@ def score_prediction(question: str, prediction: str, answer: str, judge: BaseCha
         return verdict.model_copy(update={"outcome": decided[0], "method": decided[1]})
     if judge is None:
         return unrated(judge_name, pred)
-    if template is None:
-        from frames_agent.agent.prompts import load_prompt
+    from frames_agent.agent.prompts import load_prompt
 
-        template = load_prompt("crag_judge")
-    reply = _ask_judge(judge, template, question, answer.strip(), shown)
+    prompt = load_prompt("crag_judge").render(question=question, ground_truth=answer.strip(), prediction=shown)
+    try:
+        reply = message_text(judge.invoke([HumanMessage(content=prompt)]).content)
+    except Exception as exc:  # a failing judge call is recorded like an unparsable reply
+        reply = f"(judge call failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
     score, explanation = parse_judge_reply(reply)
     update = {"method": "judge_unparsable"} if score is None else {"method": "judge", "explanation": explanation}
     return verdict.model_copy(update={**update, "replies": [reply], "calls": 1,
@@ -104,11 +97,11 @@ class Metrics(BaseModel):
 
 def metrics(outcomes: list[str]) -> Metrics:
     """Counts and rates of a list of outcomes (accurate, incorrect, missing, unrated)."""
-    counts = {o: outcomes.count(o) for o in OUTCOMES}
+    counts = {o: outcomes.count(o) for o in RATED}  # "unrated" waits for a judge
     rated = sum(counts.values())
     if not rated:
         return Metrics(n=len(outcomes), unrated=len(outcomes))
-    rate = {o: counts[o] / rated for o in OUTCOMES}
+    rate = {o: counts[o] / rated for o in RATED}
     return Metrics(n=len(outcomes), rated=rated, unrated=len(outcomes) - rated, **counts,
                    accuracy=rate["accurate"], hallucination=rate["incorrect"], missing_rate=rate["missing"],
                    score=rate["accurate"] - rate["incorrect"])

@@ -57,12 +57,11 @@ def run_sweep_command(args: argparse.Namespace) -> int:
     axes = parse_grid(args.grid, systems)
     sweep = plan_sweep(FramesRunSettings.from_args(args), axes, args.baseline)
     executor = make_executor(args)
-    if not args.plan:  # a plan runs nothing; a run needs what every cell needs, checked before the first starts
-        for settings, _ in sweep.jobs:
-            check_extras(settings)
     if args.plan:
         print("\n".join(describe(sweep, executor)))
         return 0
+    for settings, _ in sweep.jobs:  # what every cell needs, checked before the first starts
+        check_extras(settings)
     outcomes = run_sweep(sweep, executor, build_components, lambda s: print(s, file=sys.stderr))
     text, written = write_report(sweep)
     print(text)

@@ -75,13 +75,10 @@ def table(rows: list[dict]) -> str:
 def effect(base: CellRun, other: CellRun) -> dict:
     """B minus the baseline on paired questions: accuracy (McNemar) and covered recall (sign-flip)."""
     out: dict = {}
-    test = paired_accuracy(base.records, other.records)  # compare's pairing: finished and rated in both
-    if test is not None:
-        out["accuracy"] = {"diff": test.diff, "ci": [test.ci_low, test.ci_high], "p": test.p_value, "n": test.n}
-    means = paired_recall(base.records, other.records, lambda r: r.covered_recall)
-    if means is not None:
-        out["covered_recall"] = {"diff": means.diff, "ci": [means.ci_low, means.ci_high], "p": means.p_value,
-                                 "n": means.n}
+    for key, test in (("accuracy", paired_accuracy(base.records, other.records)),  # compare's pairing
+                      ("covered_recall", paired_recall(base.records, other.records, lambda r: r.covered_recall))):
+        if test is not None:
+            out[key] = {"diff": test.diff, "ci": [test.ci_low, test.ci_high], "p": test.p_value, "n": test.n}
     return out
 
 
@@ -106,8 +103,8 @@ def _shown(figure: dict | None, scale: float, unit: str) -> str:
         return "–"
     low, high = (v * scale for v in figure["ci"])
     test = "no test" if figure["p"] is None else f"p={p_text(figure['p'], 2)}"
-    return (f"{figure['diff'] * scale:+.1f}{unit} [{low:+.1f}, {high:+.1f}] {test} (n={figure['n']})"
-            if unit else f"{figure['diff']:+.3f} [{low:+.3f}, {high:+.3f}] {test} (n={figure['n']})")
+    digits = 1 if unit else 3
+    return f"{figure['diff'] * scale:+.{digits}f}{unit} [{low:+.{digits}f}, {high:+.{digits}f}] {test} (n={figure['n']})"
 
 
 def effects_table(found: list[dict]) -> str:

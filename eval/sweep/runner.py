@@ -16,7 +16,6 @@ from frames_agent.eval.rundir import MAX_RESULTS_BYTES, RESULTS_FILE, write_atom
 from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
 
 SWEEP_FILE = "sweep.json"
-Echo = Callable[[str], None]
 
 
 @dataclass
@@ -30,22 +29,17 @@ class Sweep:
     baseline: Cell
 
 
-def default_root(base: FramesRunSettings, axes: list[Axis]) -> Path:
-    """runs/sweep-<keys>-<model>[-retrieval]."""
-    parts = ["sweep", *(a.key.replace("_", "-") for a in axes), slug(base.model)]
-    return Path("runs") / "-".join(parts + (["retrieval"] if base.retrieval_only else []))
-
-
-def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None = None,
-               make_config: Callable[[FramesRunSettings], object] | None = None) -> Sweep:
+def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None = None) -> Sweep:
     """Every cell's settings and agent config, checked before anything runs (a bad cell is one line naming it)."""
     from frames_agent.eval.frames.split import SPLITS
     from frames_agent.eval.frames.systems import SYSTEMS
 
     check_sets(axes, base)
-    root = Path(base.out) if base.out else default_root(base, axes)
+    # Default: runs/sweep-<keys>-<model>[-retrieval].
+    parts = ["sweep", *(a.key.replace("_", "-") for a in axes), slug(base.model)]
+    root = Path(base.out) if base.out else Path("runs") / "-".join(parts + (["retrieval"] if base.retrieval_only else []))
     grid = cells(axes)
-    jobs = []
+    jobs: list[Job] = []
     for cell in grid:
         settings = cell.settings(base, root)
         if settings.system not in SYSTEMS or settings.split not in SPLITS:
@@ -53,7 +47,7 @@ def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None =
             raise UsageError(f"--grid {bad[0]}={bad[1]}: choose from {', '.join(bad[2])}")
         try:
             check_settings(settings)
-            jobs.append((settings, make_config(settings) if make_config else settings.agent().config))
+            jobs.append((settings, settings.agent().config))
         except FramesAgentError as exc:
             raise type(exc)(f"cell {cell.name}: {exc}") from None
     return Sweep(root=root, axes=axes, cells=grid, jobs=jobs, baseline=find_baseline(baseline, grid, axes))
@@ -102,7 +96,7 @@ def _done_ids(out: Path) -> set[str]:
     return ids
 
 
-def run_sweep(sweep: Sweep, executor: InProcess | RayCluster, build: Build, echo: Echo) -> list[RunOutcome]:
+def run_sweep(sweep: Sweep, executor: InProcess | RayCluster, build: Build, echo: Callable[[str], None]) -> list[RunOutcome]:
     """Write SWEEP_DIR/sweep.json (the grid, the baseline, each cell's values), then run (or resume) every cell."""
     try:
         sweep.root.mkdir(parents=True, exist_ok=True)

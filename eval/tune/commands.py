@@ -35,17 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     tune.set_defaults(handler=run_tune_command)
 
 
-def settings_from(args: argparse.Namespace):
-    """TuneSettings from the flags; bad values become one-line errors."""
-    from frames_agent.core.errors import UsageError
-    from frames_agent.eval.tune.runner import TuneSettings
-
-    if args.budget < 2 or args.candidates < 1 or args.demos < 0 or not 0 < args.held_out < 1:
-        raise UsageError("tune needs --budget >= 2, --candidates >= 1, --demos >= 0 and 0 < --held-out < 1")
-    return TuneSettings(prompt=args.prompt, budget=args.budget, seed=args.seed, candidates=args.candidates,
-                        demos=args.demos, held_out=args.held_out)
-
-
 def run_tune_command(args: argparse.Namespace) -> int:
     """Tune, write the prompt, and print what each candidate scored."""
     from dataclasses import asdict
@@ -53,9 +42,12 @@ def run_tune_command(args: argparse.Namespace) -> int:
     from frames_agent.agent.settings import AgentSettings
     from frames_agent.core.errors import UsageError
     from frames_agent.eval.frames.datasets import load_questions
-    from frames_agent.eval.tune.runner import Tuner
+    from frames_agent.eval.tune.runner import Tuner, TuneSettings
 
-    settings = settings_from(args)
+    if args.budget < 2 or args.candidates < 1 or args.demos < 0 or not 0 < args.held_out < 1:
+        raise UsageError("tune needs --budget >= 2, --candidates >= 1, --demos >= 0 and 0 < --held-out < 1")
+    settings = TuneSettings(prompt=args.prompt, budget=args.budget, seed=args.seed, candidates=args.candidates,
+                            demos=args.demos, held_out=args.held_out)
     refuse_check(args.split, "tune")
     dataset = load_questions(args.train, split=args.split)
     agent = AgentSettings.from_flags(vars(args))

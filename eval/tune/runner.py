@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -82,39 +81,29 @@ def candidate_sets(demos: Sequence[Demo], count: int, size: int, seed: int) -> l
     return sets[:max(1, count)]
 
 
-def _safe(text: str) -> str:
-    """Text that cannot be read as a prompt {variable}."""
-    return re.sub(r"[{}]", lambda m: "(" if m.group() == "{" else ")", text)
-
-
-def render_demos(demos: Sequence[Demo]) -> str:
-    """The demonstration block, in the planning prompt's own example format."""
-    lines = [DEMO_HEADER]
-    for n, demo in enumerate(demos, start=1):
-        lines += ["", f"Training example {n}", f"Question: {_safe(' '.join(demo.question.split()))}"]
-        for step in demo.steps:
-            if step.thought:
-                lines.append(f"Step {step.step} thought: {_safe(step.thought)}")
-            lines.append(f"Step {step.step} queries: {_safe(json.dumps(list(step.queries), ensure_ascii=False))}")
-    return "\n".join(lines)
+# Braces turned to parentheses: demonstration text cannot be read as a prompt {variable}.
+_SAFE = str.maketrans("{}", "()")
 
 
 def prompt_with_demos(base: str, demos: Sequence[Demo]) -> str:
-    """The base prompt with the demonstrations placed before its reply format or per-question part."""
+    """The base prompt with the demonstrations, in its own example format, before its reply format or question."""
     if not demos:
         return base
-    block = render_demos(demos) + "\n\n"
+    lines = [DEMO_HEADER]
+    for n, demo in enumerate(demos, start=1):
+        lines += ["", f"Training example {n}", f"Question: {' '.join(demo.question.split()).translate(_SAFE)}"]
+        for step in demo.steps:
+            if step.thought:
+                lines.append(f"Step {step.step} thought: {step.thought.translate(_SAFE)}")
+            queries = json.dumps(list(step.queries), ensure_ascii=False).translate(_SAFE)
+            lines.append(f"Step {step.step} queries: {queries}")
+    block = "\n".join(lines) + "\n\n"
     for anchor in ("Reply with one JSON object", "{tools}", "Question: {question}", "{question}"):
         at = base.find(anchor)
         if at >= 0:
             line_start = base.rfind("\n", 0, at) + 1
             return base[:line_start] + block + base[line_start:]
     return block + base
-
-
-def best_set(scores: dict[int, float], sets: Sequence[tuple[int, ...]]) -> int:
-    """The candidate with the highest held-out recall; ties go to fewer demos, then the earlier candidate."""
-    return min(scores, key=lambda i: (-scores[i], len(sets[i]), i))
 
 
 class TuneRun(BaseModel):
@@ -148,9 +137,6 @@ class TuneOutcome:
     demos: list[Demo]
 
 
-AgentFactory = Callable[[str], FramesAgent]  # prompt file path -> agent using it
-
-
 def split(questions: Sequence[Question], settings: TuneSettings) -> tuple[list[Question], list[Question]]:
     """(bootstrap, held-out) questions: a seeded shuffle of the first `budget`-sized draw, cut by held_out."""
     usable = [q for q in questions if q.gold_titles]
@@ -165,7 +151,7 @@ def split(questions: Sequence[Question], settings: TuneSettings) -> tuple[list[Q
 class Tuner:
     """Runs the phases against a work directory; the agent factory and retriever are injected."""
 
-    def __init__(self, make_agent: AgentFactory, retriever: Retriever, settings: TuneSettings, work: Path,
+    def __init__(self, make_agent: Callable[[str], FramesAgent], retriever: Retriever, settings: TuneSettings, work: Path,
                  progress: bool = True) -> None:
         self.make_agent, self.retriever, self.settings = make_agent, retriever, settings
         self.run_dir, self.progress = RunDir(work, TuneRun.model_validate, lambda run: run.id), progress
@@ -219,7 +205,8 @@ class Tuner:
                     agent = self.make_agent(self._prompt_file(i, text))
                     runs = [self._run(f"eval:{i}:{q.id}", agent, q, done, bar) for q in held]
                     scores[i] = sum(r.recall for r in runs) / len(runs)
-        chosen = best_set(scores, sets)
+        # The highest held-out recall; ties go to fewer demos, then the earlier candidate.
+        chosen = min(scores, key=lambda i: (-scores[i], len(sets[i]), i))
         text = prompt_with_demos(self.base, [demos[j] for j in sets[chosen]])
         return TuneOutcome(text=text, chosen=chosen, scores=scores, sets=sets, demos=demos)
 
