@@ -1,9 +1,10 @@
 """frames-agent's agent: FRAMES multi-step retrieval as a LangGraph state machine; AgentError is its error."""
 from frames_agent.agent.api import FramesAgent
 from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.configurable import CONFIG_KEY, RunSettings
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.graph import build_graph
-from frames_agent.agent.settings import CONFIG_KEY, AgentSettings, RunSettings
+from frames_agent.agent.settings import AgentSettings
 from frames_agent.agent.state import AgentEvent, AgentInput, AgentOutput, AgentResult
 from frames_agent.core.errors import FramesAgentError
 from frames_agent.core.version import __version__

@@ -24,12 +24,7 @@ from langgraph.types import StreamMode as GraphStreamMode
 from pydantic import BaseModel, ValidationError
 
 from frames_agent.agent.config import AgentConfig
-from frames_agent.agent.deadline import aiterate_within, await_within, call_within, iterate_within
-from frames_agent.agent.errors import AgentError
-from frames_agent.agent.graph import build_graph, build_nodes
-from frames_agent.agent.llm.spec import ModelSpec
-from frames_agent.agent.llm.timing import UsageTracker
-from frames_agent.agent.settings import (
+from frames_agent.agent.configurable import (
     CONFIG_KEY,
     RUNTIME_FIELDS,
     RunSettings,
@@ -38,6 +33,11 @@ from frames_agent.agent.settings import (
     components,
     run_settings,
 )
+from frames_agent.agent.deadline import aiterate_within, await_within, call_within, iterate_within
+from frames_agent.agent.errors import AgentError
+from frames_agent.agent.graph import build_graph, build_nodes
+from frames_agent.agent.llm.spec import ModelSpec
+from frames_agent.agent.llm.timing import UsageTracker
 from frames_agent.agent.state import (
     AgentInput,
     AgentResult,

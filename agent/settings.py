@@ -1,5 +1,4 @@
-"""The agent's settings: AgentSettings, the one assembly point from flags or a RunnableConfig to a FramesAgent, and
-RunSettings, what one run of a built agent may change under `configurable["frames_agent"]`."""
+"""The agent's settings: AgentSettings, the one assembly point from flags or a RunnableConfig to a FramesAgent."""
 from __future__ import annotations
 
 import json
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from frames_agent.agent.config import AgentConfig
+from frames_agent.agent.configurable import CONFIG_KEY, check_listed
 from frames_agent.agent.errors import AgentError
 from frames_agent.agent.llm.spec import DEFAULT_MODEL
 from frames_agent.agent.prompts import run_prompt
@@ -20,79 +20,6 @@ if TYPE_CHECKING:
 
     from frames_agent.agent.api import FramesAgent
     from frames_agent.retrieval.types import Retriever
-
-# The one `configurable` key the agent reads: an app's own keys (model, k, prompt, thread_id, ...) stay the app's.
-CONFIG_KEY = "frames_agent"
-
-# What a run may change without a new model, index or tools (those are the agent's own; see agent/serve/studio.py).
-RUNTIME_FIELDS = ("k", "n", "n_docs", "prompt", "answer_prompt")
-
-
-def _bounded(name: str) -> Any:
-    """An optional field with an AgentConfig field's description and bounds (ge, le): schemas show the limits."""
-    return Field(None, description=AgentConfig.model_fields[name].description, **AgentConfig.bounds(name))
-
-
-class RunSettings(BaseModel):
-    """What a run may set under `configurable["frames_agent"]`; None (or absent) keeps the agent's own."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    k: int | None = _bounded("k")
-    n: int | None = _bounded("n")
-    n_docs: int | None = _bounded("n_docs")
-    prompt: str | None = Field(None, description="planning prompt: a shipped name or the template text")
-    answer_prompt: str | None = Field(None, description="answer prompt: a shipped name or the template text")
-    model: str | None = Field(None, description="model spec for this run, e.g. gemini:gemini-2.5-flash (default: "
-                              "the agent's own model)")
-    index: str | None = Field(None, description="index name or directory for this run (default: the agent's own "
-                              "retriever)")
-
-
-def run_settings(run: RunnableConfig | None, prompt_dirs: Sequence[str] = ()) -> RunSettings:
-    """The run's `configurable["frames_agent"]` (a mapping or RunSettings), checked (a one-line error if bad)."""
-    raw = ((run or {}).get("configurable") or {}).get(CONFIG_KEY)
-    if raw is None:
-        return RunSettings()
-    try:
-        settings = raw if isinstance(raw, RunSettings) else RunSettings.model_validate(raw)
-    except ValidationError as exc:
-        where, message = validation_error(exc)
-        raise AgentError(f"configurable.{CONFIG_KEY}{'.' + where if where else ''}: {message}") from None
-    prompts = {name: run_prompt(value, prompt_dirs, name) for name in ("prompt", "answer_prompt")
-               if (value := getattr(settings, name)) is not None}
-    return settings.model_copy(update=prompts) if prompts else settings
-
-
-def component_changes(settings: RunSettings, model: str, index: str | None) -> dict[str, str]:
-    """The model and index a run's settings name other than the agent's own (its spec, its index name)."""
-    own = {"model": model, "index": index}
-    return {name: str(value) for name in own
-            if (value := getattr(settings, name)) and str(value) != own[name]}
-
-
-def check_listed(changes: Mapping[str, str], listed: Mapping[str, Sequence[str]]) -> None:
-    """AgentError unless every model and index a run names is listed; nothing is opened, so paths do not leak."""
-    for name, value in changes.items():
-        if value not in listed.get(name, ()):
-            allowed = ", ".join(listed.get(name, ())) or "none besides its own"
-            raise AgentError(f"{name} {value[:80]!r}: a run may only choose a{'n' if name == 'index' else ''} {name} "
-                             f"the server's owner listed (listed: {allowed})")
-
-
-def components(changes: dict[str, str], config: AgentConfig, llm: Any, retriever: Any) -> tuple[Any, Any]:
-    """(model, retriever) with the run's changes applied (the agent's BM25 options); a failure is one line."""
-    if changes.get("model"):
-        from frames_agent.agent.llm import resolve_model
-
-        llm = resolve_model(changes["model"], timeout=config.timeout)
-    if changes.get("index"):
-        from frames_agent.index.build import open_index
-
-        retriever = open_index(changes["index"], title_boost=config.title_boost, exact_title=config.exact_title,
-                               progress=False)
-    return llm, retriever
-
 
 # The agent flags (agent.commands.add_agent_flags) that are AgentConfig fields; --set KEY=VALUE reaches any other.
 CONFIG_FLAGS = ("k", "n", "n_docs", "prompt", "timeout", "question_timeout", "answer_prompt",

@@ -18,8 +18,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from frames_agent.agent import AgentConfig, AgentError, AgentResult, FramesAgent, FramesAgentError, build_graph
+from frames_agent.agent.configurable import RunSettings
 from frames_agent.agent.llm.testing import ScriptedLLM
-from frames_agent.agent.settings import RunSettings
 from frames_agent.core.errors import UsageError
 from tests.retrieval.test_bridges import store_retriever  # noqa: F401 - the fixture: a LangChain vector store's retriever
 
