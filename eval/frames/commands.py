@@ -102,7 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--out", default=None, metavar="DIR",
                         help="write the comparison of the FRAMES runs here (the runs' own report.md, summary.json "
                              "and plots are not rewritten): recall_overlay.png (gold recall after "
-                             "each step, 95%% bootstrap bands), comparison.md, comparison.csv and comparison.json (the first run "
+                             "each step, 95%% bands), comparison.md, comparison.csv and comparison.json (the first run "
                              "is the baseline)")
     report.add_argument("--baseline", default=None, metavar="BM25_DIR",
                         help="a BM25-R run of the same questions (--system bm25 --n-docs 100 --retrieval-only): print "

@@ -10,7 +10,7 @@ from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.figures import num, pct, with_ci
 from frames_agent.eval.frames.metrics import RunSummary, judged_by, run_summary
-from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, used_model, write_plots
+from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, run_label, write_plots
 from frames_agent.eval.frames.provenance import origin_lines
 from frames_agent.eval.frames.records import REPORT_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.judge import judge_label
@@ -67,18 +67,6 @@ def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, 
 
 
 # --- markdown ---------------------------------------------------------------------------------------------------
-def _title(config: dict) -> str:
-    agent = config.get("agent", {})
-    what = config.get("system", "?")
-    if what == "multistep":
-        what += (f" ({agent.get('prompt')}, k={agent.get('k')} queries/step, n={agent.get('n')} steps, "
-                 f"n_docs={agent.get('n_docs')})")
-    elif what == "bm25":
-        what += f" (n_docs={agent.get('n_docs')})"
-    model = f" with {config.get('model')}" if used_model(config) else " (no model)"
-    return f"# FRAMES run: {what}{model}" + (" — retrieval only" if config.get("retrieval_only") else "")
-
-
 def _coverage_line(config: dict, s: RunSummary) -> str:
     if s.coverage is None:
         return "- Coverage: unknown (no index to check the gold articles against)."
@@ -230,7 +218,7 @@ def _seen_lines(s: RunSummary) -> list[str]:
 
 def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], plots: Sequence[str]) -> str:
     """The whole report.md."""
-    lines = [_title(config), "",
+    lines = [f"# FRAMES run: {run_label(config)}", "",
              (f"- Questions: {s.n} finished ({s.failed} failed), data `{config.get('info', {}).get('data')}` "
               f"({config.get('data_fingerprint')}); index fingerprint `{config.get('index_fingerprint')}`."),
              _coverage_line(config, s), _judge_line(s),
