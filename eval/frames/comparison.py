@@ -18,13 +18,6 @@ TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparis
 Scored = tuple[str, RunSummary, list[QuestionRecord]]  # a run without its config
 
 
-def _interval(low_high: tuple[float, float] | None, percent: bool) -> str:
-    if low_high is None:
-        return "–"
-    low, high = low_high
-    return f"[{low * 100:.0f}–{high * 100:.0f}]" if percent else f"[{low:.2f}–{high:.2f}]"
-
-
 def rows(runs: Sequence[Scored]) -> list[dict]:
     """One row of figures per run: questions, failed, rated, accuracy and recall with 95% CIs, cost per question."""
     out = []
@@ -42,16 +35,23 @@ def rows(runs: Sequence[Scored]) -> list[dict]:
     return out
 
 
+def _runs_table(runs: Sequence[Scored]) -> list[str]:
+    """The runs' figures side by side as a Markdown table: comparison.md's, and what the terminal prints."""
+    lines = ["| run | questions | failed | rated | unrated | accuracy (rated) [95% CI] | recall [95% CI] | "
+             "covered recall | calls/q | tokens/q | s/q |", "|---|" + "---:|" * 10]
+    for row in rows(runs):
+        acc_ci, (rec_low, rec_high) = row["accuracy_ci"], row["recall_ci"] or (None, None)
+        lines.append(f"| {row['run']} | {row['questions']} | {row['failed']} | {row['rated']} | {row['unrated']} | "
+                     f"{pct(row['accuracy'])} {_ci(*(acc_ci or (None, None))).replace('+', '')} | "
+                     f"{num(row['recall'])} {_ci(rec_low, rec_high, 1, 2).replace('+', '')} | "
+                     f"{num(row['covered_recall'])} | {row['calls_per_question']:.1f} | "
+                     f"{row['tokens_per_question']:.0f} | {row['seconds_per_question']:.1f} |")
+    return lines
+
+
 def comparison(runs: Sequence[Scored]) -> str:
     """Side-by-side table of runs (name, summary, records) and paired tests of each run against the first."""
-    header = (f"{'run':<28} {'questions':>9} {'failed':>6} {'rated':>6} {'accuracy':>9} {'95% CI':>9} "
-              f"{'recall':>7} {'95% CI':>11} {'cov.rec':>8} {'calls/q':>8} {'tokens/q':>9}")
-    lines = [header, "-" * len(header)]
-    for row in rows(runs):
-        lines.append(f"{row['run'][:28]:<28} {row['questions']:>9} {row['failed']:>6} {row['rated']:>6} "
-                     f"{pct(row['accuracy']):>9} {_interval(row['accuracy_ci'], True):>9} {num(row['recall']):>7} "
-                     f"{_interval(row['recall_ci'], False):>11} {num(row['covered_recall']):>8} "
-                     f"{row['calls_per_question']:>8.1f} {row['tokens_per_question']:>9.0f}")
+    lines = _runs_table(runs)
     if any(s.unrated for _, s, _ in runs):
         lines.append("accuracy is over rated answers only; unrated answers (no judge) are left out")
     if any(s.failed for _, s, _ in runs):
@@ -179,15 +179,7 @@ def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], ov
     lines = ["# FRAMES runs compared", "", f"Baseline: `{base}` (the first run named); every difference is run − "
              "baseline, over the questions both finished (and, for accuracy, both rated).", ""]
     lines += [f"- `{name}`: {labels[name]}; {judged_by(s)}" for name, _, s, _ in runs]
-    lines += ["", "## Runs", "", "| run | questions | failed | rated | unrated | accuracy (rated) [95% CI] | "
-              "recall [95% CI] | covered recall | calls/q | tokens/q | s/q |", "|---|" + "---:|" * 10]
-    for row in rows([(n, s, r) for n, _, s, r in runs]):
-        acc_ci, (rec_low, rec_high) = row["accuracy_ci"], row["recall_ci"] or (None, None)
-        lines.append(f"| {row['run']} | {row['questions']} | {row['failed']} | {row['rated']} | {row['unrated']} | "
-                     f"{pct(row['accuracy'])} {_ci(*(acc_ci or (None, None))).replace('+', '')} | "
-                     f"{num(row['recall'])} {_ci(rec_low, rec_high, 1, 2).replace('+', '')} | "
-                     f"{num(row['covered_recall'])} | {row['calls_per_question']:.1f} | "
-                     f"{row['tokens_per_question']:.0f} | {row['seconds_per_question']:.1f} |")
+    lines += ["", "## Runs", "", *_runs_table([(n, s, r) for n, _, s, r in runs])]
     lines += ["", "Unrated answers (no judge, or no readable verdict) are left out of accuracy, never counted wrong; "
               "failed questions count as wrong in a run's accuracy and are left out of every paired test.", ""]
     if paired:
