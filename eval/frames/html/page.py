@@ -18,6 +18,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from frames_agent.core import bounded
+from frames_agent.core.paths import write_atomic
 from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT, run_label
 from frames_agent.eval.frames.records import QUERY_CAP, REPORT_FILE, QuestionRecord, mark, truncated_queries
@@ -116,10 +117,9 @@ def _verdict(verdict) -> dict | None:
             "judge": verdict.judge, "error": verdict.error}
 
 
-def trace(record: QuestionRecord, aliases: Mapping[str, str] | None = None) -> dict:
+def trace(record: QuestionRecord) -> dict:
     """Everything the trace view shows of one question in one run."""
     gold = {normalize_title(t) for t in record.gold_titles}
-    gold |= {normalize_title(v) for v in (aliases or {}).values()}
     shown = set(record.gold_shown or [])
     context = record.answer_context or {}
     return {
@@ -271,9 +271,7 @@ def render(runs: Sequence[RunPage], title: str, preface_html: str = "") -> str:
 def write_page(path: Path, runs: Sequence[RunPage], title: str, preface_html: str = "") -> Path:
     """Write the page to path (atomically: a reader never sees half a page); returns path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(render(runs, title, preface_html), encoding="utf-8")
-    partial.replace(path)
+    write_atomic(path, render(runs, title, preface_html))
     return path
 
 
