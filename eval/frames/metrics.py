@@ -11,8 +11,9 @@ from frames_agent.agent.llm.timing import NodeTiming, by_node
 from frames_agent.agent.state import AgentResult, TokenUsage
 from frames_agent.eval.frames.autorater import agreement
 from frames_agent.eval.frames.datasets import REASONING_TYPES
-from frames_agent.eval.frames.provenance import articles_by_step, gold_arrivals, origin_summary, provenance_fields
+from frames_agent.eval.frames.provenance import articles_by_step, gold_arrivals, origin_summary
 from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.stats import mean_ci, wilson_ci
 
 
 def found_steps(gold_titles: Sequence[str], result: AgentResult,
@@ -45,7 +46,9 @@ def retrieval_figures(gold_titles: Sequence[str], covered: Sequence[str] | None,
         "covered_recall": recall(found, covered_list) if covered_list is not None else None,
         "recall_by_step": [recall(found, gold_titles, s) for s in range(1, steps + 1)],
         "coverage": (len(covered_list) / len(gold_titles)) if covered_list is not None and gold_titles else None,
-        **provenance_fields(arrived, by_step),
+        "found_at": {t: a.read if a else None for t, a in arrived.items()},
+        "found_origin": {t: a.origin if a else None for t, a in arrived.items()},
+        "articles_by_step": by_step,
     }
 
 
@@ -95,7 +98,7 @@ class RunSummary(BaseModel):
     rated: int = 0
     unrated: int = 0
     accuracy: float | None = None
-    accuracy_ci: tuple[float, float] | None = None  # 95% Wilson score interval (stats.mean_ci)
+    accuracy_ci: tuple[float, float] | None = None  # 95% Wilson score interval
     exact_matches: int = 0
     by_reasoning_type: dict[str, Accuracy] = {}
     recall: float | None = None
@@ -183,14 +186,10 @@ def step_values(records: list[QuestionRecord], gold: bool = True) -> list[list[f
     return out
 
 
-def _intervals(records: list[QuestionRecord]) -> dict:
-    """95% intervals (stats.mean_ci) of accuracy (rated answers, failed as wrong) and of recall (finished questions)."""
-    from frames_agent.eval.stats import mean_ci
-
+def _intervals(records: list[QuestionRecord], overall: Accuracy) -> dict:
+    """95% intervals of accuracy (Wilson's, over rated answers, failed as wrong) and of recall (finished questions)."""
     done = [r for r in records if not r.failed]
-    asked = any(r.verdict is not None for r in records)
-    rated = [float(bool(r.correct)) for r in records if asked and (r.failed or r.verdict is not None) and not r.unrated]
-    return {"accuracy_ci": mean_ci(rated),
+    return {"accuracy_ci": wilson_ci(overall.right, overall.rated),
             "recall_ci": mean_ci([r.recall for r in done if r.recall is not None]),
             "covered_recall_ci": mean_ci([r.covered_recall for r in done if r.covered_recall is not None]),
             "recall_by_step_ci": [mean_ci(v) for v in step_values(done)]}
@@ -207,8 +206,6 @@ def _oracle_missing(records: list[QuestionRecord]) -> dict[str, int]:
 
 def _seen(records: list[QuestionRecord]) -> dict:
     """Means and intervals of what the answer saw; failures split by whether the answer was in the prompt."""
-    from frames_agent.eval.stats import mean_ci
-
     recall_seen = [r.answer_context_recall for r in records if r.answer_context_recall is not None]
     in_prompt = [float(r.answer_in_prompt) for r in records if r.answer_in_prompt is not None]
     wrong = [r for r in records if r.correct is False]
@@ -245,7 +242,7 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
         tokens=TokenUsage(prompt=sum(r.tokens.prompt for r in records),
                       completion=sum(r.tokens.completion for r in records)),
         seconds=round(sum(r.seconds for r in records), 3), judge_calls=sum(r.judge_calls for r in records),
-        timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records),
+        timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records, overall),
         oracle_missing=_oracle_missing(records), **_seen(done), **_articles(done), **origin_summary(done),
         failures=[{"id": r.id, "error": r.error} for r in records if r.failed])
 

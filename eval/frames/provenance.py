@@ -51,13 +51,6 @@ def gold_arrivals(gold_titles: Sequence[str], result: AgentResult,
     return {t: first.get(aliases.get(normalize_title(t), normalize_title(t))) for t in gold_titles}, by_step
 
 
-def provenance_fields(found: Mapping[str, Arrival | None], by_step: list[int]) -> dict:
-    """The record fields: found_at (articles read when each gold article arrived), found_origin, articles_by_step."""
-    return {"found_at": {t: a.read if a else None for t, a in found.items()},
-            "found_origin": {t: a.origin if a else None for t, a in found.items()},
-            "articles_by_step": by_step}
-
-
 def articles_by_step(record: QuestionRecord) -> list[int]:
     """Distinct articles read after each step; for records written before it was recorded, new documents summed."""
     if record.articles_by_step:
