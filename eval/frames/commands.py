@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any
 
@@ -195,10 +194,6 @@ def run_frames_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prompt_slug(prompt: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.]+", "-", Path(prompt).stem).strip("-") or "prompt"
-
-
 def run_compare_command(args: argparse.Namespace) -> int:
     """Each planning prompt on the same questions (own OUT subdir each, resumable), then the paired table."""
     import sys
@@ -207,26 +202,26 @@ def run_compare_command(args: argparse.Namespace) -> int:
     from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.comparison import comparison, write_compared
     from frames_agent.eval.frames.executors import make_executor
-    from frames_agent.eval.frames.runner import FramesRunSettings, default_out, frames_run_dir
+    from frames_agent.eval.frames.runner import FramesRunSettings, default_out, frames_run_dir, slug
 
     base = FramesRunSettings.from_args(args)
     check_extras(base)
     if base.system != "multistep":
         raise FramesAgentError("compare varies the planning prompt, which only --system multistep uses")
-    slugs = [_prompt_slug(p) for p in args.prompts]
+    slugs = [slug(Path(p).stem) for p in args.prompts]
     if len(set(slugs)) != len(slugs):
         raise FramesAgentError(f"--prompts names two variants the same way ({', '.join(slugs)}); rename a file")
     root = Path(base.out) if base.out else Path("runs") / ("compare-" + default_out(base).name.split("-", 2)[-1])
-    settings = [replace(base, prompt=prompt, out=str(root / slug)) for prompt, slug in zip(args.prompts, slugs)]
+    settings = [replace(base, prompt=prompt, out=str(root / name)) for prompt, name in zip(args.prompts, slugs)]
     outcomes = make_executor(args).run([(s, s.agent().config) for s in settings], build_components,
                                        lambda s: print(s, file=sys.stderr))
     runs = []
-    for slug, outcome in zip(slugs, outcomes):
+    for name, outcome in zip(slugs, outcomes):
         check_not_all_failed(outcome.summary, outcome.out)
         run_dir = frames_run_dir(outcome.out)
         records, _ = run_dir.load_records()
-        runs.append((slug, run_dir.read_config() or {}, outcome.summary, list(records.values()), outcome.out))
-    print(comparison([(slug, summary, records) for slug, _, summary, records, _ in runs]))
+        runs.append((name, run_dir.read_config() or {}, outcome.summary, list(records.values()), outcome.out))
+    print(comparison([(name, summary, records) for name, _, summary, records, _ in runs]))
     for written in write_compared(runs, root):  # the baseline (first prompt) first, as compare was given them
         print(f"wrote {written}")
     print(f"runs: {root}")

@@ -101,14 +101,14 @@ class _Seen:
     slower: float | None = None
 
 
-def record_rates(model: str, calls: Iterable, slower: float | None = None) -> None:
-    """Keep a local model's measured rates as on an idle machine (times `slower`, the load met), the faster kept."""
+def record_rates(model: str, calls: Iterable) -> None:
+    """Keep a local model's measured rates as on an idle machine (times the load met), the faster kept."""
     calls = [c for c in calls if c.prompt_seconds and c.generation_seconds]
     read, read_s = sum(c.read_tokens for c in calls), sum(c.prompt_seconds for c in calls)
     out, out_s = sum(c.completion_tokens for c in calls), sum(c.generation_seconds for c in calls)
-    if not (read and read_s and out and out_s):
-        return
-    slower, _Seen.slower = slower or _Seen.slower or load()[0], None
+    if not (ModelSpec.of(model).local and read and read_s and out and out_s):
+        return  # only a local model's rates depend on this machine
+    slower, _Seen.slower = _Seen.slower or load()[0], None
     rates, kept, path = _read_rates(), measured_rates(model) or (0.0, 0.0), cache_dir() / RATES_FILE
     try:
         rates[model] = {"prompt_tps": round(max(kept[0], slower * read / read_s), 1),

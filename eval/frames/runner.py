@@ -88,7 +88,8 @@ class RunOutcome:
     summary: RunSummary
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """text as part of a directory name: runs of other characters as one "-", at most 60 characters."""
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:60] or "x"
 
 
@@ -96,13 +97,13 @@ def default_out(settings: FramesRunSettings) -> Path:
     """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-<split>][-idx<index>] under the cwd."""
     parts = [settings.system]
     if settings.system == "multistep":
-        parts += [_slug(Path(settings.prompt).stem), f"k{settings.k}", f"n{settings.n}", f"d{settings.n_docs}"]
+        parts += [slug(Path(settings.prompt).stem), f"k{settings.k}", f"n{settings.n}", f"d{settings.n_docs}"]
     elif settings.system == "bm25":
         parts.append(f"d{settings.n_docs}")
-    parts.append(_slug(settings.model))
+    parts.append(slug(settings.model))
     parts += ["retrieval"] if settings.retrieval_only else []
     parts += [settings.split] if settings.split != "all" else []
-    parts += [f"idx{_slug(Path(settings.index).name)}"] if settings.index != "default" else []
+    parts += [f"idx{slug(Path(settings.index).name)}"] if settings.index != "default" else []
     return Path("runs") / "-".join(parts)
 
 
@@ -393,13 +394,6 @@ def run_frames(settings: FramesRunSettings, agent_config, *,
                                 steps=agent_config.n if settings.system == "multistep" else None))
         finally:  # also after Ctrl-C: the summary covers every finished question
             outcome = run.finish()
-            _keep_rates(settings, [run.records[q.id] for q in run.todo if q.id in run.records])
+            done = [run.records[q.id] for q in run.todo if q.id in run.records]
+            record_rates(settings.model, [c for r in done for c in r.calls if c.node in ("plan", "answer")])
     return outcome
-
-
-def _keep_rates(settings: FramesRunSettings, done: list[QuestionRecord]) -> None:
-    """A local model's rates measured by this run, for the next run's estimate."""
-    from frames_agent.agent.llm.spec import ModelSpec
-
-    if ModelSpec.of(settings.model).local:
-        record_rates(settings.model, [c for r in done for c in r.calls if c.node in ("plan", "answer")])
