@@ -1,19 +1,91 @@
-"""Per-question retrieval figures and the run summary (accuracy, recall, coverage, cost)."""
+"""Per-question retrieval figures, where each gold article came from (step, articles read, query origin), and the
+run summary (accuracy, recall, coverage, provenance, cost)."""
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from statistics import mean
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from frames_agent.agent.llm.timing import NodeTiming, by_node
 from frames_agent.agent.state import AgentResult, TokenUsage
 from frames_agent.eval.frames.autorater import agreement
-from frames_agent.eval.frames.datasets import REASONING_TYPES
-from frames_agent.eval.frames.provenance import articles_by_step, gold_arrivals, origin_summary
+from frames_agent.eval.frames.datasets import REASONING_TYPES, normalize_title
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.stats import mean_ci, wilson_ci
+
+ORIGINS = ("model", "proposer", "question", "fallback", "repeat", "tool")
+
+
+class Arrival(NamedTuple):
+    """When an article entered the context: its step (0 = up front), the articles read by then, the query's origin."""
+
+    step: int
+    read: int
+    origin: str | None
+
+
+def gold_arrivals(gold_titles: Sequence[str], result: AgentResult,
+                  aliases: Mapping[str, str] | None = None) -> tuple[dict[str, Arrival | None], list[int]]:
+    """Each gold title's Arrival (None: never read; a redirect counts its target), and articles read per step."""
+    by_id = {d.id: d for d in result.documents}
+    stepped = [(doc_id, record.step, record.new_doc_origins[i] if i < len(record.new_doc_origins) else None)
+               for record in result.steps for i, doc_id in enumerate(record.new_doc_ids)]
+    listed = {doc_id for doc_id, _, _ in stepped}
+    upfront = [(d.id, 0, None) for d in result.documents if d.id not in listed]
+    articles: set[str] = set()
+    first: dict[str, Arrival] = {}
+    after: dict[int, int] = {}
+    for doc_id, step, origin in sorted(upfront + stepped, key=lambda item: item[1]):
+        doc = by_id.get(doc_id)
+        if doc is None:
+            continue
+        articles.add(doc.key)
+        after[step] = len(articles)
+        key = normalize_title(doc.title)
+        if key and key not in first:
+            first[key] = Arrival(step, len(articles), origin)
+    steps, read = max((s.step for s in result.steps), default=0), after.get(0, 0)
+    by_step = []
+    for step in range(1, steps + 1):
+        read = after.get(step, read)
+        by_step.append(read)
+    aliases = aliases or {}
+    return {t: first.get(aliases.get(normalize_title(t), normalize_title(t))) for t in gold_titles}, by_step
+
+
+def articles_by_step(record: QuestionRecord) -> list[int]:
+    """Distinct articles read after each step; for records written before it was recorded, new documents summed."""
+    if record.articles_by_step:
+        return list(record.articles_by_step)
+    total, out = 0, []
+    for step in record.steps:
+        total += len(step.get("new_doc_ids") or []) or int(step.get("new_docs") or 0)
+        out.append(total)
+    return out
+
+
+def origin_summary(records: Iterable[QuestionRecord]) -> dict:
+    """Per origin: queries run, new articles, gold articles found (also per step), over finished questions."""
+    queries: Counter = Counter()
+    articles: Counter = Counter()
+    gold: Counter = Counter()
+    by_step: dict[str, Counter] = {}
+    for r in records:
+        for step in r.steps:
+            origins = step.get("origins") or []
+            queries.update(origins or [])
+            articles.update(step.get("new_doc_origins") or ["unknown"] * len(step.get("new_doc_ids") or []))
+        for title, found in r.found_step.items():
+            if found is None:
+                continue
+            origin = r.found_origin.get(title) or ("given" if found == 0 else "unknown")
+            gold[origin] += 1
+            by_step.setdefault(str(found), Counter())[origin] += 1
+    return {"queries_by_origin": dict(queries), "articles_by_origin": dict(articles), "gold_by_origin": dict(gold),
+            "gold_by_step_origin": {s: dict(c) for s, c in sorted(by_step.items(), key=lambda kv: int(kv[0]))}}
 
 
 def found_steps(gold_titles: Sequence[str], result: AgentResult,
@@ -110,7 +182,7 @@ class RunSummary(BaseModel):
     covered_recall_by_step: list[float | None] = []
     articles_read: float | None = None  # mean distinct articles in the context at the end
     articles_by_step: list[float] = []  # mean distinct articles read after each step
-    # eval/frames/provenance.py: per query origin (model, proposer, question, fallback, repeat, tool)
+    # per query origin (ORIGINS)
     queries_by_origin: dict[str, int] = {}
     articles_by_origin: dict[str, int] = {}
     gold_by_origin: dict[str, int] = {}  # gold articles found, credited to the query that first brought them

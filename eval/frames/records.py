@@ -37,7 +37,7 @@ class QuestionRecord(BaseModel):
     truncated_queries: list[str] = []
     covered_titles: list[str] | None = None
     found_step: dict[str, int | None] = {}
-    # eval/frames/provenance.py: articles read when each gold title entered, its query's origin; read per step
+    # metrics.gold_arrivals: articles read when each gold title entered, its query's origin; read per step
     found_at: dict[str, int | None] = {}
     found_origin: dict[str, str | None] = {}
     articles_by_step: list[int] = []

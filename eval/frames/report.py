@@ -9,9 +9,8 @@ from frames_agent.core.bounded import load_file
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.figures import num, pct, with_ci
-from frames_agent.eval.frames.metrics import RunSummary, judged_by, run_summary
+from frames_agent.eval.frames.metrics import ORIGINS, RunSummary, judged_by, run_summary
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, run_label, write_plots
-from frames_agent.eval.frames.provenance import origin_lines
 from frames_agent.eval.frames.records import REPORT_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.judge import judge_label
 from frames_agent.eval.rundir import SUMMARY_FILE
@@ -168,6 +167,27 @@ def _timing_lines(s: RunSummary) -> list[str]:
     return [f"- Time in {node}: {t.calls} call(s), {t.seconds:.0f} s; {t.read_tokens} of {t.prompt_tokens} prompt "
             f"tokens read (the rest from the prompt cache) at {rate(t.prompt_tps)} tok/s, {t.completion_tokens} "
             f"generated at {rate(t.generation_tps)} tok/s" for node, t in s.timing.items()]
+
+
+def origin_lines(s: RunSummary) -> list[str]:
+    """report.md's "Where the gold came from" section (a RunSummary with origin totals), or nothing."""
+    if not s.gold_by_origin and not s.queries_by_origin:
+        return []
+    names = [o for o in (*ORIGINS, "given", "unknown") if o in {*s.queries_by_origin, *s.articles_by_origin,
+                                                                   *s.gold_by_origin}]
+    rows = ["## Where the gold came from", "",
+            "Gold articles found, by the origin of the query that first brought them (new articles are credited to "
+            "the first query, in query order, whose hits held them).", "",
+            "| origin | queries | new articles | gold found | gold per 100 new articles |", "|---|---:|---:|---:|---:|"]
+    for name in names:
+        new, found = s.articles_by_origin.get(name, 0), s.gold_by_origin.get(name, 0)
+        rows.append(f"| {name} | {s.queries_by_origin.get(name, 0)} | {new} | {found} | "
+                    f"{num(100 * found / new if new else None, 1)} |")
+    steps = s.gold_by_step_origin
+    if steps:
+        rows += ["", "| step | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
+        rows += [f"| {step} | " + " | ".join(str(counts.get(n, 0)) for n in names) + " |" for step, counts in steps.items()]
+    return rows + [""]
 
 
 def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSummary) -> list[str]:
