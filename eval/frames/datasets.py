@@ -307,7 +307,11 @@ def _parse_rows(rows: Iterable[dict], source: str, fingerprint: str, limit: int 
         if question is None or not in_split(question.prompt, split):
             continue
         if question.id in seen:
-            renamed = _unique(f"{question.id}-{number}", seen)
+            base = renamed = f"{question.id}-{number}"
+            suffix = 1
+            while renamed in seen:  # the first free "-2", "-3", ... when another question holds it
+                suffix += 1
+                renamed = f"{base}-{suffix}"
             dataset.warnings.append(f"question id {question.id} repeats; the later row is kept as {renamed}")
             question = question.model_copy(update={"id": renamed})
         seen.add(question.id)
@@ -319,15 +323,6 @@ def _parse_rows(rows: Iterable[dict], source: str, fingerprint: str, limit: int 
     if not dataset.questions:
         raise DataError(f"{source}: no usable questions ({'; '.join(dataset.warnings[:3])})")
     return dataset
-
-
-def _unique(qid: str, seen: set[str]) -> str:
-    """qid, or qid with the first free "-2", "-3", ... when another question already holds it."""
-    taken, suffix = qid, 1
-    while taken in seen:
-        suffix += 1
-        taken = f"{qid}-{suffix}"
-    return taken
 
 
 def _row_id(row: dict, number: int) -> str:

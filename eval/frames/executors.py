@@ -63,7 +63,11 @@ class RayCluster:
 
     def run(self, jobs: Sequence[Job], build: Build, echo: Echo) -> list[RunOutcome]:
         """Every run's questions as tasks on the cluster at once; a run's records are appended as they arrive."""
-        ray = _ray()
+        try:
+            import ray
+        except ImportError:
+            raise MissingExtraError("--executor ray needs Ray: pip install 'frames-agent[ray]' "
+                                    "(or pip install 'ray>=2.40')") from None
         started_here = self._connect(ray)
         try:
             with contextlib.ExitStack() as stack:
@@ -198,15 +202,6 @@ def _sigterm_noted() -> Iterator[None]:
 def ray_temp_dir() -> Path:
     """Where a local Ray cluster started here keeps its sessions: this user's own, short enough for Ray's sockets."""
     return Path(tempfile.gettempdir()) / f"frames-agent-ray-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
-
-
-def _ray():
-    try:
-        import ray
-    except ImportError:
-        raise MissingExtraError("--executor ray needs Ray: pip install 'frames-agent[ray]' "
-                                "(or pip install 'ray>=2.40')") from None
-    return ray
 
 
 def _portable(settings: FramesRunSettings, agent_config) -> tuple[FramesRunSettings, object]:
