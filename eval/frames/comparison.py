@@ -219,10 +219,6 @@ def _delta(figures: dict, scale: float, digits: int) -> str:
     return f"{figures['delta'] * scale:+.{digits}f} {_ci(figures['ci_low'], figures['ci_high'], scale, digits)}"
 
 
-def _bound(ci: Sequence[float] | None, side: int) -> float | None:
-    return None if ci is None else ci[side]
-
-
 def table_csv(runs: Sequence[Run], paired: list[dict]) -> str:
     """comparison.csv: one line per run, its figures and its paired figures against the baseline."""
     by_run = {p["run"]: p for p in paired}
@@ -235,10 +231,11 @@ def table_csv(runs: Sequence[Run], paired: list[dict]) -> str:
     for row in rows([(n, s, r) for n, _, s, r in runs]):
         p = by_run.get(row["run"], {})
         a, r = p.get("accuracy") or {}, p.get("recall") or {}
+        acc_low, acc_high = row["accuracy_ci"] or (None, None)
+        rec_low, rec_high = row["recall_ci"] or (None, None)
         table.append({
-            **{k: row[k] for k in fields if k in row}, "baseline": runs[0][0],
-            "accuracy_ci_low": _bound(row["accuracy_ci"], 0), "accuracy_ci_high": _bound(row["accuracy_ci"], 1),
-            "recall_ci_low": _bound(row["recall_ci"], 0), "recall_ci_high": _bound(row["recall_ci"], 1),
+            **{k: row[k] for k in fields if k in row}, "baseline": runs[0][0], "accuracy_ci_low": acc_low,
+            "accuracy_ci_high": acc_high, "recall_ci_low": rec_low, "recall_ci_high": rec_high,
             "paired_n": a.get("n"), "accuracy_delta": a.get("delta"), "accuracy_delta_ci_low": a.get("ci_low"),
             "accuracy_delta_ci_high": a.get("ci_high"), "mcnemar_p": a.get("p"), "wins": a.get("wins"),
             "losses": a.get("losses"), "recall_paired_n": r.get("n"), "recall_delta": r.get("delta"),

@@ -95,15 +95,13 @@ class QuestionRecord(BaseModel):
 
     def with_verdicts(self, verdict: Verdict | None, verdict2: Verdict | None = None) -> QuestionRecord:
         """A copy rated by (new) verdicts, their judge cost added to the record's."""
-        calls = sum(v.calls for v in (verdict, verdict2) if v is not None)
-        prompt = sum(v.prompt_tokens for v in (verdict, verdict2) if v is not None)
-        completion = sum(v.completion_tokens for v in (verdict, verdict2) if v is not None)
+        given = [v for v in (verdict, verdict2) if v is not None]
         return self.model_copy(update={
             "verdict": verdict, "verdict2": verdict2 if verdict2 is not None else self.verdict2,
-            "judge_calls": self.judge_calls + calls,
-            "calls": [*self.calls, *(t for v in (verdict, verdict2) if v is not None for t in v.timings)],
-            "judge_tokens": TokenUsage(prompt=self.judge_tokens.prompt + prompt,
-                                   completion=self.judge_tokens.completion + completion)})
+            "judge_calls": self.judge_calls + sum(v.calls for v in given),
+            "calls": [*self.calls, *(t for v in given for t in v.timings)],
+            "judge_tokens": TokenUsage(prompt=self.judge_tokens.prompt + sum(v.prompt_tokens for v in given),
+                                   completion=self.judge_tokens.completion + sum(v.completion_tokens for v in given))})
 
 
 def truncated_queries(steps: list[dict]) -> list[str]:

@@ -28,8 +28,8 @@ def _natural(qid: str) -> tuple:
 
 
 def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: bool = True,
-                  files: bool = True) -> RunSummary:
-    """summary.json, report.md, plots and report.html of run_dir's records (files=False: only computed)."""
+                  files: bool = True) -> tuple[RunSummary, list[QuestionRecord]]:
+    """summary.json, report.md, plots and report.html of run_dir's records (files=False: only computed); both read."""
     loaded, _ = run_dir.load_records()
     records = [loaded[k] for k in sorted(loaded, key=_natural)]
     judge = judge_label(config["judge"], config) if config.get("judge") is not None else None
@@ -44,7 +44,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
         from frames_agent.eval.frames.html.page import write_run_html
 
         write_run_html(run_dir.path, config, records)
-    return summary
+    return summary, records
 
 
 def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, RunSummary, list[QuestionRecord]]:
@@ -60,9 +60,8 @@ def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, 
         except (OSError, ValueError, AttributeError, TypeError):
             warnings = []
     with run_dir.locked():
-        summary = write_outputs(run_dir, config, warnings=warnings, html=html, files=files)
-        records, _ = run_dir.load_records()
-    return config, summary, [records[k] for k in sorted(records, key=_natural)]
+        summary, records = write_outputs(run_dir, config, warnings=warnings, html=html, files=files)
+    return config, summary, records
 
 
 # --- markdown ---------------------------------------------------------------------------------------------------

@@ -174,7 +174,7 @@ class OpenRun:
 
         if not self.todo:  # nothing ran: record the config as it is (a finished run re-rendered)
             self.config = self.run_dir.write_config(self.config)
-        summary = write_outputs(self.run_dir, self.config, warnings=self.dataset.warnings)
+        summary, _ = write_outputs(self.run_dir, self.config, warnings=self.dataset.warnings)
         return RunOutcome(out=self.out, ran=len(self.todo) if self.started else 0, summary=summary)
 
 
