@@ -189,7 +189,24 @@ def origin_lines(s: RunSummary) -> list[str]:
     return rows + [""]
 
 
-def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSummary) -> list[str]:
+def visibility_lines(config: dict, records: list[QuestionRecord], s: RunSummary) -> list[str]:
+    """report.md's "What the answer could see": gold passages shown, format followed, answer-context recall."""
+    lines = _passage_lines(config, records)
+    if s.format_ok is not None:
+        lines.append(f"- Answer format followed (format_ok: a usable structured reply, or the 'Answer:' line): "
+                     f"{with_ci(s.format_ok, s.format_ok_ci)}; read from a structured reply: {s.structured_answers}.")
+    if s.answer_in_prompt is not None or s.answer_context_recall is not None:
+        lines += [f"- Answer-context recall (gold articles found that the answer prompt showed): "
+                  f"{with_ci(s.answer_context_recall, s.answer_context_recall_ci)}; gold articles shown per question: "
+                  f"{num(s.gold_shown, 1)}; shown among all covered gold articles: {num(s.shown_recall)}.",
+                  f"- Gold answer in the answer prompt (its words or number; model-free): "
+                  f"{with_ci(s.answer_in_prompt, s.answer_in_prompt_ci)}.",
+                  f"- Wrong answers: {s.reader_failures} with the gold answer in the prompt (reader failures), "
+                  f"{s.retrieval_failures} without it (retrieval failures)."]
+    return ["## What the answer could see", "", *lines, ""] if lines else []
+
+
+def _passage_lines(config: dict, records: list[QuestionRecord]) -> list[str]:
     """How much of each gold article the answer prompt showed (passage mode records which passages it showed)."""
     agent = config.get("agent") or {}
     shown, seen, in_context = [], 0, 0
@@ -202,7 +219,7 @@ def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSu
                 # the shown text carries a title line and separators: a short article can come out above 100%
                 shown.append(min(1.0, article["tokens"] / article["article_tokens"]))
     if not agent.get("answer_passages") or not in_context:
-        return _seen_lines(summary)
+        return []
     shown.sort()
     median = shown[len(shown) // 2] if shown else 0.0
     words = agent.get("passage_words")  # unset: chosen by the context's size
@@ -210,29 +227,11 @@ def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSu
             if words is None else f"~{words} words")
     how = ("passages ranked across the whole context, at most" if agent.get("context_selection", "context") == "context"
            else "articles by search rank, each with")
-    return ["## What the answer could see", "",
-            f"- Answer budget {agent.get('answer_budget')} tokens: {how} {agent.get('answer_passages')} passages of "
+    return [f"- Answer budget {agent.get('answer_budget')} tokens: {how} {agent.get('answer_passages')} passages of "
             f"{size} per article (more when few articles leave room).",
             f"- Gold articles in the context: {in_context}; shown to the answer: {seen}; share of each shown gold "
             f"article's tokens the answer saw: median {pct(median)}, range {pct(shown[0] if shown else 0)}–"
-            f"{pct(shown[-1] if shown else 0)}.", *_seen_lines(summary)[2:]]
-
-
-def _seen_lines(s: RunSummary) -> list[str]:
-    """Answer-context recall, the gold answer in the prompt, and wrong answers split by reader and retrieval."""
-    formats = [] if s.format_ok is None else [
-        f"- Answer format followed (format_ok: a usable structured reply, or the 'Answer:' line): "
-        f"{with_ci(s.format_ok, s.format_ok_ci)}; read from a structured reply: {s.structured_answers}."]
-    if s.answer_in_prompt is None and s.answer_context_recall is None:
-        return ["## What the answer could see", "", *formats, ""] if formats else []
-    return ["## What the answer could see", "", *formats,
-            f"- Answer-context recall (gold articles found that the answer prompt showed): "
-            f"{with_ci(s.answer_context_recall, s.answer_context_recall_ci)}; gold articles shown per question: "
-            f"{num(s.gold_shown, 1)}; shown among all covered gold articles: {num(s.shown_recall)}.",
-            f"- Gold answer in the answer prompt (its words or number; model-free): "
-            f"{with_ci(s.answer_in_prompt, s.answer_in_prompt_ci)}.",
-            f"- Wrong answers: {s.reader_failures} with the gold answer in the prompt (reader failures), "
-            f"{s.retrieval_failures} without it (retrieval failures).", ""]
+            f"{pct(shown[-1] if shown else 0)}."]
 
 
 def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], plots: Sequence[str]) -> str:
