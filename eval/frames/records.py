@@ -49,7 +49,7 @@ class QuestionRecord(BaseModel):
     llm_calls: int = 0
     tokens: TokenUsage = TokenUsage()
     answer_context: dict | None = None  # AgentResult.answer_context: cut, budget, prompt, passages shown, text shown
-    # What the answer saw (eval/frames/shown.py); None: not answered.
+    # What the answer saw (metrics.answer_figures); None: not answered.
     gold_shown: list[str] | None = None
     answer_context_recall: float | None = None
     shown_recall: float | None = None

@@ -21,9 +21,8 @@ from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.autorater import exact_match
 from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
 from frames_agent.eval.frames.estimate import default_concurrency, duration, estimate, judge_spec, record_rates
-from frames_agent.eval.frames.metrics import RunSummary, retrieval_figures
+from frames_agent.eval.frames.metrics import RunSummary, answer_figures, recorded_context, retrieval_figures
 from frames_agent.eval.frames.records import QuestionRecord, frames_run_dir, truncated_queries
-from frames_agent.eval.frames.shown import answer_figures, recorded_context
 from frames_agent.eval.frames.systems import WATCH, CoverageChecker, System, SystemOutput
 from frames_agent.eval.judge import Judge
 from frames_agent.eval.rundir import RunDir

@@ -21,9 +21,9 @@ from markdown_it.utils import EnvType, OptionsDict
 from frames_agent.core import bounded
 from frames_agent.core.paths import write_atomic
 from frames_agent.eval.frames.datasets import normalize_title
+from frames_agent.eval.frames.metrics import shown_titles
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT, run_label
 from frames_agent.eval.frames.records import QUERY_CAP, REPORT_FILE, QuestionRecord, mark, truncated_queries
-from frames_agent.eval.frames.shown import shown_titles
 
 HTML_FILE = "report.html"
 # The figures a page inlines: the run's own plots (report.md) and the comparison's overlay (comparison.md).
