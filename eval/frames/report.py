@@ -53,12 +53,10 @@ def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, 
     config = run_dir.read_config()
     if config is None or not run_dir.results.exists():
         raise EvalError(f"{path} is not a frames run directory (needs config.json and results.jsonl)")
-    warnings: list[str] = []
-    if (run_dir.path / SUMMARY_FILE).exists():
-        try:  # a regular file, bounded: a FIFO or a link to /dev/zero in its place is no summary
-            warnings = [str(w) for w in load_file(run_dir.path / SUMMARY_FILE).get("warnings", [])]
-        except (OSError, ValueError, AttributeError, TypeError):
-            warnings = []
+    try:  # a regular file, bounded: none yet, a FIFO or a link to /dev/zero in its place is no summary
+        warnings = [str(w) for w in load_file(run_dir.path / SUMMARY_FILE).get("warnings", [])]
+    except (OSError, ValueError, AttributeError, TypeError):
+        warnings = []
     with run_dir.locked():
         summary, records = write_outputs(run_dir, config, warnings=warnings, html=html, files=files)
     return config, summary, records

@@ -24,6 +24,7 @@ from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.metrics import shown_titles
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT, run_label
 from frames_agent.eval.frames.records import QUERY_CAP, REPORT_FILE, QuestionRecord, mark, truncated_queries
+from frames_agent.eval.judge import Verdict
 
 HTML_FILE = "report.html"
 # The figures a page inlines: the run's own plots (report.md) and the comparison's overlay (comparison.md).
@@ -111,11 +112,8 @@ def passages(answer_context: Mapping | None, gold: set[str]) -> list[dict]:
     return out
 
 
-def _verdict(verdict) -> dict | None:
-    if verdict is None:
-        return None
-    return {"outcome": verdict.outcome, "method": verdict.method, "explanation": verdict.explanation,
-            "judge": verdict.judge, "error": verdict.error}
+def _verdict(verdict: Verdict | None) -> dict | None:
+    return None if verdict is None else verdict.model_dump(include={"outcome", "method", "explanation", "judge", "error"})
 
 
 def trace(record: QuestionRecord) -> dict:
