@@ -12,7 +12,7 @@ from frames_agent.eval.frames.html.page import HTML_FILE, write_comparison_html
 from frames_agent.eval.frames.metrics import RunSummary, judged_by
 from frames_agent.eval.frames.plots import OVERLAY_PLOT, Run, plot_overlay, run_label
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.stats import PairedComparison, PairedMeans, compare_paired, compare_paired_means, mean_ci, p_text
+from frames_agent.eval.stats import PairedComparison, PairedMeans, compare_paired, compare_paired_means, p_text
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
 Scored = tuple[str, RunSummary, list[QuestionRecord]]  # a run without its config
@@ -21,14 +21,11 @@ Scored = tuple[str, RunSummary, list[QuestionRecord]]  # a run without its confi
 def rows(runs: Sequence[Scored]) -> list[dict]:
     """One row of figures per run: questions, failed, rated, accuracy and recall with 95% CIs, cost per question."""
     out = []
-    for name, s, records in runs:
+    for name, s, _ in runs:  # the summary's intervals: those of the very accuracy and recall beside them
         n = max(1, s.n)
-        finished = [r for r in records if not r.failed]
-        rated = [float(bool(r.correct)) for r in finished if r.verdict is not None and not r.unrated]
         out.append({
             "run": name, "questions": s.n, "failed": s.failed, "rated": s.rated,
-            "accuracy": s.accuracy, "accuracy_ci": mean_ci(rated),
-            "recall": s.recall, "recall_ci": mean_ci([r.recall for r in finished if r.recall is not None]),
+            "accuracy": s.accuracy, "accuracy_ci": s.accuracy_ci, "recall": s.recall, "recall_ci": s.recall_ci,
             "covered_recall": s.covered_recall, "calls_per_question": s.calls / n,
             "tokens_per_question": (s.tokens.prompt + s.tokens.completion) / n, "unrated": s.unrated,
             "seconds_per_question": s.seconds / n})

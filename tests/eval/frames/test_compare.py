@@ -5,6 +5,7 @@ from frames_agent.eval.frames.comparison import comparison, paired_line, paired_
 from frames_agent.eval.frames.metrics import run_summary
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.judge import Verdict
+from frames_agent.eval.stats import wilson_ci
 
 
 def _record(qid: str, outcome: str | None, failed: bool = False, recall: float | None = None) -> QuestionRecord:
@@ -53,6 +54,8 @@ def test_comparison_has_a_failed_column_intervals_and_a_recall_test():
     header, _, row_a, row_b = table.splitlines()[:4]
     assert header.startswith("| run | questions | failed | rated | unrated |")
     assert row_a.startswith("| a | 6 | 0 |") and row_b.startswith("| b | 6 | 1 |")
+    low, high = wilson_ci(5, 6)  # the failure counts wrong in the accuracy and in its interval alike
+    assert f"| 83.3% [{low * 100:.1f}, {high * 100:.1f}] |" in row_b
     assert "[" in row_a and "on 5 paired questions" in table and "paired tests leave them out" in table
     assert "b vs a: +0.500 gold recall (1.000 vs 0.500) on 5 paired questions" in table
 
