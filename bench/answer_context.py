@@ -78,7 +78,7 @@ def replay(runs: list[Path], index: str, overrides: list[dict]) -> list[dict]:
     from frames_agent.agent.api import FramesAgent
     from frames_agent.agent.llm.testing import ScriptedLLM
     from frames_agent.eval.frames.datasets import normalize_title
-    from frames_agent.eval.frames.shown import answer_figures
+    from frames_agent.eval.frames.metrics import answer_figures
     from frames_agent.eval.stats import bootstrap_ci
     from frames_agent.index.build import open_index
 

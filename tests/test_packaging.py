@@ -80,7 +80,7 @@ def test_package_data_covers_every_file_the_code_opens():
 
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     html = ROOT / "eval" / "frames" / "html"
-    opened = [SHIPPED_LABELS, SHIPPED_AGREEMENT, html / "page.js", html / "page.css",
+    opened = [SHIPPED_LABELS, SHIPPED_AGREEMENT, html / "page.html", html / "page.js", html / "page.css",
               *(p for p in PROMPTS_DIR.iterdir() if p.suffix != ".py" and p.is_file())]
     assert all(p.is_file() for p in opened) and len(opened) > 10
     # Every other non-Python file inside the packages too: a file added later is shipped or this fails.

@@ -283,12 +283,6 @@ class Autorater(Judge):
             return self._decided(False, "no-overlap", f"the response shares no word with the gold answer {gold.strip()!r}")
         return None
 
-    def _shortcut(self, response: str, gold: str) -> Verdict | None:
-        verdict = self.shortcut(response, gold)
-        if self.llm is None and (verdict is None or verdict.method not in ("empty", "exact")):
-            return unrated(self.name)  # only a judge model may call a non-exact answer wrong
-        return verdict
-
     def _verdict(self, raw: str) -> Verdict:
         decision, why = parse_verdict(raw)
         if decision is None:  # the judge did not decide: unrated (rejudge can rate it), never wrong
@@ -298,10 +292,12 @@ class Autorater(Judge):
 
     async def arate(self, question: str, gold: str, response: str) -> Verdict:
         """The verdict with the judge's LLM usage; a failing judge call gives a recorded error, not an exception."""
-        verdict = self._shortcut(response, gold)
+        verdict = self.shortcut(response, gold)
+        if self.llm is None and (verdict is None or verdict.method not in ("empty", "exact")):
+            return unrated(self.name)  # only a judge model may call a non-exact answer wrong
         if verdict is not None:
             return verdict
-        assert self.llm is not None, "without a judge model _shortcut decides every answer"
+        assert self.llm is not None, "without a judge model the short-cuts decide every answer"
         tracker = UsageTracker(node="judge")
         text = self.prompt.render(question=question, response=response, ground_truth=gold)
         try:

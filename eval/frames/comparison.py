@@ -12,46 +12,43 @@ from frames_agent.eval.frames.html.page import HTML_FILE, write_comparison_html
 from frames_agent.eval.frames.metrics import RunSummary, judged_by
 from frames_agent.eval.frames.plots import OVERLAY_PLOT, Run, plot_overlay, run_label
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.stats import PairedComparison, PairedMeans, compare_paired, compare_paired_means, mean_ci, p_text
+from frames_agent.eval.stats import PairedComparison, PairedMeans, compare_paired, compare_paired_means, p_text
 
 TABLE_FILE, TABLE_CSV, TABLE_JSON = "comparison.md", "comparison.csv", "comparison.json"
 Scored = tuple[str, RunSummary, list[QuestionRecord]]  # a run without its config
 
 
-def _interval(low_high: tuple[float, float] | None, percent: bool) -> str:
-    if low_high is None:
-        return "–"
-    low, high = low_high
-    return f"[{low * 100:.0f}–{high * 100:.0f}]" if percent else f"[{low:.2f}–{high:.2f}]"
-
-
 def rows(runs: Sequence[Scored]) -> list[dict]:
     """One row of figures per run: questions, failed, rated, accuracy and recall with 95% CIs, cost per question."""
     out = []
-    for name, s, records in runs:
+    for name, s, _ in runs:  # the summary's intervals: those of the very accuracy and recall beside them
         n = max(1, s.n)
-        finished = [r for r in records if not r.failed]
-        rated = [float(bool(r.correct)) for r in finished if r.verdict is not None and not r.unrated]
         out.append({
             "run": name, "questions": s.n, "failed": s.failed, "rated": s.rated,
-            "accuracy": s.accuracy, "accuracy_ci": mean_ci(rated),
-            "recall": s.recall, "recall_ci": mean_ci([r.recall for r in finished if r.recall is not None]),
+            "accuracy": s.accuracy, "accuracy_ci": s.accuracy_ci, "recall": s.recall, "recall_ci": s.recall_ci,
             "covered_recall": s.covered_recall, "calls_per_question": s.calls / n,
             "tokens_per_question": (s.tokens.prompt + s.tokens.completion) / n, "unrated": s.unrated,
             "seconds_per_question": s.seconds / n})
     return out
 
 
+def _runs_table(runs: Sequence[Scored]) -> list[str]:
+    """The runs' figures side by side as a Markdown table: comparison.md's, and what the terminal prints."""
+    lines = ["| run | questions | failed | rated | unrated | accuracy (rated) [95% CI] | recall [95% CI] | "
+             "covered recall | calls/q | tokens/q | s/q |", "|---|" + "---:|" * 10]
+    for row in rows(runs):
+        acc_ci, (rec_low, rec_high) = row["accuracy_ci"], row["recall_ci"] or (None, None)
+        lines.append(f"| {row['run']} | {row['questions']} | {row['failed']} | {row['rated']} | {row['unrated']} | "
+                     f"{pct(row['accuracy'])} {_ci(*(acc_ci or (None, None))).replace('+', '')} | "
+                     f"{num(row['recall'])} {_ci(rec_low, rec_high, 1, 2).replace('+', '')} | "
+                     f"{num(row['covered_recall'])} | {row['calls_per_question']:.1f} | "
+                     f"{row['tokens_per_question']:.0f} | {row['seconds_per_question']:.1f} |")
+    return lines
+
+
 def comparison(runs: Sequence[Scored]) -> str:
     """Side-by-side table of runs (name, summary, records) and paired tests of each run against the first."""
-    header = (f"{'run':<28} {'questions':>9} {'failed':>6} {'rated':>6} {'accuracy':>9} {'95% CI':>9} "
-              f"{'recall':>7} {'95% CI':>11} {'cov.rec':>8} {'calls/q':>8} {'tokens/q':>9}")
-    lines = [header, "-" * len(header)]
-    for row in rows(runs):
-        lines.append(f"{row['run'][:28]:<28} {row['questions']:>9} {row['failed']:>6} {row['rated']:>6} "
-                     f"{pct(row['accuracy']):>9} {_interval(row['accuracy_ci'], True):>9} {num(row['recall']):>7} "
-                     f"{_interval(row['recall_ci'], False):>11} {num(row['covered_recall']):>8} "
-                     f"{row['calls_per_question']:>8.1f} {row['tokens_per_question']:>9.0f}")
+    lines = _runs_table(runs)
     if any(s.unrated for _, s, _ in runs):
         lines.append("accuracy is over rated answers only; unrated answers (no judge) are left out")
     if any(s.failed for _, s, _ in runs):
@@ -179,15 +176,7 @@ def markdown(runs: Sequence[Run], paired: list[dict], labels: dict[str, str], ov
     lines = ["# FRAMES runs compared", "", f"Baseline: `{base}` (the first run named); every difference is run − "
              "baseline, over the questions both finished (and, for accuracy, both rated).", ""]
     lines += [f"- `{name}`: {labels[name]}; {judged_by(s)}" for name, _, s, _ in runs]
-    lines += ["", "## Runs", "", "| run | questions | failed | rated | unrated | accuracy (rated) [95% CI] | "
-              "recall [95% CI] | covered recall | calls/q | tokens/q | s/q |", "|---|" + "---:|" * 10]
-    for row in rows([(n, s, r) for n, _, s, r in runs]):
-        acc_ci, (rec_low, rec_high) = row["accuracy_ci"], row["recall_ci"] or (None, None)
-        lines.append(f"| {row['run']} | {row['questions']} | {row['failed']} | {row['rated']} | {row['unrated']} | "
-                     f"{pct(row['accuracy'])} {_ci(*(acc_ci or (None, None))).replace('+', '')} | "
-                     f"{num(row['recall'])} {_ci(rec_low, rec_high, 1, 2).replace('+', '')} | "
-                     f"{num(row['covered_recall'])} | {row['calls_per_question']:.1f} | "
-                     f"{row['tokens_per_question']:.0f} | {row['seconds_per_question']:.1f} |")
+    lines += ["", "## Runs", "", *_runs_table([(n, s, r) for n, _, s, r in runs])]
     lines += ["", "Unrated answers (no judge, or no readable verdict) are left out of accuracy, never counted wrong; "
               "failed questions count as wrong in a run's accuracy and are left out of every paired test.", ""]
     if paired:
@@ -227,10 +216,6 @@ def _delta(figures: dict, scale: float, digits: int) -> str:
     return f"{figures['delta'] * scale:+.{digits}f} {_ci(figures['ci_low'], figures['ci_high'], scale, digits)}"
 
 
-def _bound(ci: Sequence[float] | None, side: int) -> float | None:
-    return None if ci is None else ci[side]
-
-
 def table_csv(runs: Sequence[Run], paired: list[dict]) -> str:
     """comparison.csv: one line per run, its figures and its paired figures against the baseline."""
     by_run = {p["run"]: p for p in paired}
@@ -243,10 +228,11 @@ def table_csv(runs: Sequence[Run], paired: list[dict]) -> str:
     for row in rows([(n, s, r) for n, _, s, r in runs]):
         p = by_run.get(row["run"], {})
         a, r = p.get("accuracy") or {}, p.get("recall") or {}
+        acc_low, acc_high = row["accuracy_ci"] or (None, None)
+        rec_low, rec_high = row["recall_ci"] or (None, None)
         table.append({
-            **{k: row[k] for k in fields if k in row}, "baseline": runs[0][0],
-            "accuracy_ci_low": _bound(row["accuracy_ci"], 0), "accuracy_ci_high": _bound(row["accuracy_ci"], 1),
-            "recall_ci_low": _bound(row["recall_ci"], 0), "recall_ci_high": _bound(row["recall_ci"], 1),
+            **{k: row[k] for k in fields if k in row}, "baseline": runs[0][0], "accuracy_ci_low": acc_low,
+            "accuracy_ci_high": acc_high, "recall_ci_low": rec_low, "recall_ci_high": rec_high,
             "paired_n": a.get("n"), "accuracy_delta": a.get("delta"), "accuracy_delta_ci_low": a.get("ci_low"),
             "accuracy_delta_ci_high": a.get("ci_high"), "mcnemar_p": a.get("p"), "wins": a.get("wins"),
             "losses": a.get("losses"), "recall_paired_n": r.get("n"), "recall_delta": r.get("delta"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import csv
+import hashlib
 import importlib
 import itertools
 import json
@@ -155,38 +156,34 @@ def _jsonl_rows(text: str, path: Path) -> Iterator[dict]:
         yield row
 
 
-def _table_rows(text: str, path: Path, notes: list[str]) -> Iterator[dict]:
-    header = text.split("\n", 1)[0]
-    delimiter = "," if path.suffix.lower() == ".csv" or ("\t" not in header and "," in header) else "\t"
-    try:
-        yield from read_table(text, delimiter, notes)
-    except csv.Error as exc:
-        raise DataError(f"{path} is not a readable {'CSV' if delimiter == ',' else 'TSV'} file: {exc}") from exc
-
-
-def read_table(text: str, delimiter: str, warnings: list[str]) -> Iterator[dict]:
+def _table_rows(text: str, path: Path, warnings: list[str]) -> Iterator[dict]:
     """Rows of a TSV/CSV text as dicts (with LINE_KEY), parsed as drawn; malformed rows warned about by line."""
+    first = text.split("\n", 1)[0]
+    delimiter = "," if path.suffix.lower() == ".csv" or ("\t" not in first and "," in first) else "\t"
     csv.field_size_limit(sys.maxsize)
     lines = text.splitlines(keepends=True)
     reader = csv.reader(lines, delimiter=delimiter)
-    header = next(reader, None)
-    if header is None:
-        return
-    width, start = len(header), reader.line_num + 1
-    for fields in reader:
-        end = reader.line_num
-        records = [(start, fields)]
-        if end > start and _swallowed(fields, lines[start:end], delimiter, width):
-            warnings.append(f"line {start}: unbalanced quote (the cell runs on to line {end}); "
-                            f"lines {start}-{end} read one row per line")
-            records = [(n, _one_line(lines[n - 1], delimiter)) for n in range(start, end + 1)]
-        for number, record in records:
-            if not any(cell.strip() for cell in record):
-                continue  # a blank line
-            if len(record) != width:
-                warnings.append(f"line {number}: {len(record)} fields where the header has {width}")
-            yield {**dict(zip(header, record)), LINE_KEY: number}
-        start = end + 1
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        width, start = len(header), reader.line_num + 1
+        for fields in reader:
+            end = reader.line_num
+            records = [(start, fields)]
+            if end > start and _swallowed(fields, lines[start:end], delimiter, width):
+                warnings.append(f"line {start}: unbalanced quote (the cell runs on to line {end}); "
+                                f"lines {start}-{end} read one row per line")
+                records = [(n, _one_line(lines[n - 1], delimiter)) for n in range(start, end + 1)]
+            for number, record in records:
+                if not any(cell.strip() for cell in record):
+                    continue  # a blank line
+                if len(record) != width:
+                    warnings.append(f"line {number}: {len(record)} fields where the header has {width}")
+                yield {**dict(zip(header, record)), LINE_KEY: number}
+            start = end + 1
+    except csv.Error as exc:
+        raise DataError(f"{path} is not a readable {'CSV' if delimiter == ',' else 'TSV'} file: {exc}") from exc
 
 
 def _swallowed(fields: list[str], inner: list[str], delimiter: str, width: int) -> bool:
@@ -310,7 +307,11 @@ def _parse_rows(rows: Iterable[dict], source: str, fingerprint: str, limit: int 
         if question is None or not in_split(question.prompt, split):
             continue
         if question.id in seen:
-            renamed = _unique(f"{question.id}-{number}", seen)
+            base = renamed = f"{question.id}-{number}"
+            suffix = 1
+            while renamed in seen:  # the first free "-2", "-3", ... when another question holds it
+                suffix += 1
+                renamed = f"{base}-{suffix}"
             dataset.warnings.append(f"question id {question.id} repeats; the later row is kept as {renamed}")
             question = question.model_copy(update={"id": renamed})
         seen.add(question.id)
@@ -324,29 +325,16 @@ def _parse_rows(rows: Iterable[dict], source: str, fingerprint: str, limit: int 
     return dataset
 
 
-def _unique(qid: str, seen: set[str]) -> str:
-    """qid, or qid with the first free "-2", "-3", ... when another question already holds it."""
-    taken, suffix = qid, 1
-    while taken in seen:
-        suffix += 1
-        taken = f"{qid}-{suffix}"
-    return taken
-
-
 def _row_id(row: dict, number: int) -> str:
     for key in ("id", "Unnamed: 0", ""):
         value = row.get(key)
         if value is not None and str(value).strip():
             text = str(value).strip()
             # An id names a question in file names, lines and pages: a longer one is cut, with a hash kept unique.
-            return text if len(text) <= MAX_ID_CHARS else f"{text[:MAX_ID_CHARS - 17]}…{_digest(text)}"
+            if len(text) <= MAX_ID_CHARS:
+                return text
+            return f"{text[:MAX_ID_CHARS - 17]}…{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
     return str(number)
-
-
-def _digest(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _parse_row(row: dict, number: int, prompt_col: str, answer_col: str, link_cols: list[str],

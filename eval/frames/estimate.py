@@ -101,14 +101,14 @@ class _Seen:
     slower: float | None = None
 
 
-def record_rates(model: str, calls: Iterable, slower: float | None = None) -> None:
-    """Keep a local model's measured rates as on an idle machine (times `slower`, the load met), the faster kept."""
+def record_rates(model: str, calls: Iterable) -> None:
+    """Keep a local model's measured rates as on an idle machine (times the load met), the faster kept."""
     calls = [c for c in calls if c.prompt_seconds and c.generation_seconds]
     read, read_s = sum(c.read_tokens for c in calls), sum(c.prompt_seconds for c in calls)
     out, out_s = sum(c.completion_tokens for c in calls), sum(c.generation_seconds for c in calls)
-    if not (read and read_s and out and out_s):
-        return
-    slower, _Seen.slower = slower or _Seen.slower or load()[0], None
+    if not (ModelSpec.of(model).local and read and read_s and out and out_s):
+        return  # only a local model's rates depend on this machine
+    slower, _Seen.slower = _Seen.slower or load()[0], None
     rates, kept, path = _read_rates(), measured_rates(model) or (0.0, 0.0), cache_dir() / RATES_FILE
     try:
         rates[model] = {"prompt_tps": round(max(kept[0], slower * read / read_s), 1),
@@ -143,26 +143,22 @@ def load() -> tuple[float, str]:
 
 def estimate(settings, agent_config, questions: int, concurrency: int) -> str:
     """A one-line up-front estimate of the run time on this machine, the index build included when needed."""
-    build = index_build_seconds(settings)
-    text = _estimate(settings, agent_config, questions, concurrency, build or 0.0)
-    return text + (f"; includes ~{duration(build)} to build the default index first" if build else "")
-
-
-def _estimate(settings, agent_config, questions: int, concurrency: int, build: float) -> str:
     from frames_agent.agent.prompts import load_prompt
     from frames_agent.eval.frames.autorater import JUDGE_PROMPT
     from frames_agent.retrieval.tokens import count_tokens
 
+    build = index_build_seconds(settings) or 0.0
+    tail = f"; includes ~{duration(build)} to build the default index first" if build else ""
     system_calls, judge_calls = calls_per_question(settings, agent_config)
     calls = f"{system_calls} LLM call(s)" + (f" + up to {judge_calls} judge call(s)" if judge_calls else "")
     opening = OPEN_SECONDS if opens_index(settings) else 0.0
     if not system_calls + judge_calls:  # retrieval only with bm25 or oracle: no model is involved
         return (f"{questions} question(s), no LLM calls: searches only, "
-                + (f"roughly {duration(build + opening)}" if build else "seconds rather than minutes"))
+                + (f"roughly {duration(build + opening)}" if build else "seconds rather than minutes") + tail)
     if not ModelSpec.of(settings.model).local:
         total = build + opening + questions * (system_calls + judge_calls) * HOSTED_SECONDS_PER_CALL / max(1, concurrency)
         return (f"{questions} question(s) × {calls}; at ~{HOSTED_SECONDS_PER_CALL:.0f} s a hosted call and concurrency "
-                f"{concurrency}: roughly {duration(total)} (an estimate; provider speed varies)")
+                f"{concurrency}: roughly {duration(total)} (an estimate; provider speed varies){tail}")
     measured = measured_rates(settings.model)
     prompt_tps, output_tps = measured or (LOCAL_PROMPT_TPS, LOCAL_OUTPUT_TPS)
 
@@ -191,7 +187,7 @@ def _estimate(settings, agent_config, questions: int, concurrency: int, build: f
     return (f"{questions} question(s) × {calls} with {settings.model} on this machine: roughly "
             f"{duration(build + slower * opening + questions * per_question)} (an estimate from ~{prompt_tps:.0f} prompt and "
             f"~{output_tps:.0f} output tokens/s, {source}, full token budgets, judge calls only when the "
-            f"short-cuts miss{note}; --limit N for a quick look; re-estimated after the first question)")
+            f"short-cuts miss{note}; --limit N for a quick look; re-estimated after the first question){tail}")
 
 
 def duration(seconds: float) -> str:

@@ -58,12 +58,16 @@ class InProcess:
 class RayCluster:
     """(run, question) tasks on a Ray cluster; each worker opens its own read-only index and model."""
 
-    def __init__(self, address: str | None = None, max_retries: int = 3, task_cpus: float = 1.0) -> None:
-        self.address, self.max_retries, self.task_cpus = address, max_retries, task_cpus
+    def __init__(self, address: str | None = None, max_retries: int = 3) -> None:
+        self.address, self.max_retries = address, max_retries
 
     def run(self, jobs: Sequence[Job], build: Build, echo: Echo) -> list[RunOutcome]:
         """Every run's questions as tasks on the cluster at once; a run's records are appended as they arrive."""
-        ray = _ray()
+        try:
+            import ray
+        except ImportError:
+            raise MissingExtraError("--executor ray needs Ray: pip install 'frames-agent[ray]' "
+                                    "(or pip install 'ray>=2.40')") from None
         started_here = self._connect(ray)
         try:
             with contextlib.ExitStack() as stack:
@@ -101,7 +105,7 @@ class RayCluster:
 
         from frames_agent.eval.frames.progress import shown
 
-        options = {"max_retries": self.max_retries, "num_cpus": self.task_cpus}
+        options = {"max_retries": self.max_retries, "num_cpus": 1}  # one question per task CPU
         probe = ray.remote(**options)(fingerprint_task)
         task = ray.remote(**options)(question_task)
         live = [run for run in runs if run.todo]
@@ -200,15 +204,6 @@ def ray_temp_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"frames-agent-ray-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
 
 
-def _ray():
-    try:
-        import ray
-    except ImportError:
-        raise MissingExtraError("--executor ray needs Ray: pip install 'frames-agent[ray]' "
-                                "(or pip install 'ray>=2.40')") from None
-    return ray
-
-
 def _portable(settings: FramesRunSettings, agent_config) -> tuple[FramesRunSettings, object]:
     """Paths the driver was given, made absolute for workers that start in another directory."""
     def absolute(value: str | None) -> str | None:
@@ -217,8 +212,6 @@ def _portable(settings: FramesRunSettings, agent_config) -> tuple[FramesRunSetti
     shipped = replace(settings, index=absolute(settings.index) or settings.index, progress=False)  # a str stays one
     update = {name: absolute(getattr(agent_config, name)) for name in ("prompt", "answer_prompt")}
     return shipped, agent_config.model_copy(update=update)
-
-
 
 
 def _cause(exc: BaseException) -> str:

@@ -54,17 +54,16 @@ def load_labelled(path: Path) -> list[Labelled]:
 
 def _confusion(pairs: Sequence[tuple[bool, bool]]) -> dict[str, int]:
     """Counts of (judge, label): true/false positives and negatives, the label being the truth."""
-    return {"true_positive": sum(1 for j, t in pairs if j and t), "false_positive": sum(1 for j, t in pairs if j and not t),
-            "false_negative": sum(1 for j, t in pairs if not j and t),
-            "true_negative": sum(1 for j, t in pairs if not j and not t)}
+    counts = Counter(pairs)
+    return {"true_positive": counts[True, True], "false_positive": counts[True, False],
+            "false_negative": counts[False, True], "true_negative": counts[False, False]}
 
 
 def _shortcuts(items: list[Labelled]) -> dict:
     checker = Autorater(None, "none", strict=True)
     checked = [(item, checker.shortcut(item.prediction, item.gold)) for item in items]
     decided = [(item, v) for item, v in checked if v is not None]
-    wrong = [{"question": i.question, "gold": i.gold, "prediction": i.prediction, "label": i.label,
-              "method": v.method} for i, v in decided if v.correct != i.label]
+    wrong = [{**i.model_dump(exclude={"kinds"}), "method": v.method} for i, v in decided if v.correct != i.label]
     return {"shortcut_decided": len(decided), "shortcut_correct": len(decided) - len(wrong),
             "shortcut_methods": dict(Counter(v.method for _, v in decided)), "shortcut_wrong": wrong}
 
@@ -95,8 +94,7 @@ def check(items: list[Labelled], judge: Autorater | None = None) -> dict:
     report["by_kind"] = _by_kind(items, verdicts)
     rated = [(v.correct, i.label) for v, i in zip(verdicts, items) if v.correct is not None]
     figures = agreement([j for j, _ in rated], [t for _, t in rated])
-    disagreements = [{"question": i.question, "gold": i.gold, "prediction": i.prediction, "label": i.label,
-                      "method": v.method, "explanation": v.explanation[:200]}
+    disagreements = [{**i.model_dump(exclude={"kinds"}), "method": v.method, "explanation": v.explanation[:200]}
                      for v, i in zip(verdicts, items) if v.correct is not None and v.correct != i.label]
     return {**report, "judge": judge.name, "rated": len(rated), "agreement": figures["agreement"],
             "kappa": figures["kappa"], "confusion": _confusion(rated),

@@ -1,18 +1,92 @@
-"""Per-question retrieval figures and the run summary (accuracy, recall, coverage, cost)."""
+"""Per-question figures (retrieval, where each gold article came from, what the answer saw: a reader failure told from
+a retrieval failure, model-free) and the run summary (accuracy, recall, coverage, provenance, cost)."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from statistics import mean
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from frames_agent.agent.llm.timing import NodeTiming, by_node
 from frames_agent.agent.state import AgentResult, TokenUsage
-from frames_agent.eval.frames.autorater import agreement
-from frames_agent.eval.frames.datasets import REASONING_TYPES
-from frames_agent.eval.frames.provenance import articles_by_step, gold_arrivals, origin_summary, provenance_fields
+from frames_agent.eval.frames.autorater import agreement, normalize_answer, numbers_in
+from frames_agent.eval.frames.datasets import REASONING_TYPES, normalize_title
 from frames_agent.eval.frames.records import QuestionRecord
+from frames_agent.eval.stats import mean_ci, wilson_ci
+
+ORIGINS = ("model", "proposer", "question", "fallback", "repeat", "tool")
+
+
+class Arrival(NamedTuple):
+    """When an article entered the context: its step (0 = up front), the articles read by then, the query's origin."""
+
+    step: int
+    read: int
+    origin: str | None
+
+
+def gold_arrivals(gold_titles: Sequence[str], result: AgentResult,
+                  aliases: Mapping[str, str] | None = None) -> tuple[dict[str, Arrival | None], list[int]]:
+    """Each gold title's Arrival (None: never read; a redirect counts its target), and articles read per step."""
+    by_id = {d.id: d for d in result.documents}
+    stepped = [(doc_id, record.step, record.new_doc_origins[i] if i < len(record.new_doc_origins) else None)
+               for record in result.steps for i, doc_id in enumerate(record.new_doc_ids)]
+    listed = {doc_id for doc_id, _, _ in stepped}
+    upfront = [(d.id, 0, None) for d in result.documents if d.id not in listed]
+    articles: set[str] = set()
+    first: dict[str, Arrival] = {}
+    after: dict[int, int] = {}
+    for doc_id, step, origin in sorted(upfront + stepped, key=lambda item: item[1]):
+        doc = by_id.get(doc_id)
+        if doc is None:
+            continue
+        articles.add(doc.key)
+        after[step] = len(articles)
+        key = normalize_title(doc.title)
+        if key and key not in first:
+            first[key] = Arrival(step, len(articles), origin)
+    steps, read = max((s.step for s in result.steps), default=0), after.get(0, 0)
+    by_step = []
+    for step in range(1, steps + 1):
+        read = after.get(step, read)
+        by_step.append(read)
+    aliases = aliases or {}
+    return {t: first.get(aliases.get(normalize_title(t), normalize_title(t))) for t in gold_titles}, by_step
+
+
+def articles_by_step(record: QuestionRecord) -> list[int]:
+    """Distinct articles read after each step; for records written before it was recorded, new documents summed."""
+    if record.articles_by_step:
+        return list(record.articles_by_step)
+    total, out = 0, []
+    for step in record.steps:
+        total += len(step.get("new_doc_ids") or []) or int(step.get("new_docs") or 0)
+        out.append(total)
+    return out
+
+
+def origin_summary(records: Iterable[QuestionRecord]) -> dict:
+    """Per origin: queries run, new articles, gold articles found (also per step), over finished questions."""
+    queries: Counter = Counter()
+    articles: Counter = Counter()
+    gold: Counter = Counter()
+    by_step: dict[str, Counter] = {}
+    for r in records:
+        for step in r.steps:
+            origins = step.get("origins") or []
+            queries.update(origins or [])
+            articles.update(step.get("new_doc_origins") or ["unknown"] * len(step.get("new_doc_ids") or []))
+        for title, found in r.found_step.items():
+            if found is None:
+                continue
+            origin = r.found_origin.get(title) or ("given" if found == 0 else "unknown")
+            gold[origin] += 1
+            by_step.setdefault(str(found), Counter())[origin] += 1
+    return {"queries_by_origin": dict(queries), "articles_by_origin": dict(articles), "gold_by_origin": dict(gold),
+            "gold_by_step_origin": {s: dict(c) for s, c in sorted(by_step.items(), key=lambda kv: int(kv[0]))}}
 
 
 def found_steps(gold_titles: Sequence[str], result: AgentResult,
@@ -45,8 +119,70 @@ def retrieval_figures(gold_titles: Sequence[str], covered: Sequence[str] | None,
         "covered_recall": recall(found, covered_list) if covered_list is not None else None,
         "recall_by_step": [recall(found, gold_titles, s) for s in range(1, steps + 1)],
         "coverage": (len(covered_list) / len(gold_titles)) if covered_list is not None and gold_titles else None,
-        **provenance_fields(arrived, by_step),
+        "found_at": {t: a.read if a else None for t, a in arrived.items()},
+        "found_origin": {t: a.origin if a else None for t, a in arrived.items()},
+        "articles_by_step": by_step,
     }
+
+
+# Gold answers are short; a long one ("X, because ...") is matched by its content words alone.
+_FILLER = frozenset("a an and are as at be by for from in is it of on or that the to was were with".split())
+# Characters of a recorded answer context kept in results.jsonl (a local model's is ~7k; a hosted one's can be MBs).
+MAX_RECORDED_CONTEXT = 64_000
+
+
+def shown_titles(answer_context: Mapping | None) -> list[str]:
+    """Titles of the articles the answer prompt showed (any selection mode)."""
+    if not answer_context:
+        return []
+    titles = answer_context.get("shown_titles") or [p.get("title", "") for p in answer_context.get("passages") or []]
+    return [t for t in titles if t]
+
+
+def gold_shown(gold_titles: Sequence[str], shown: Sequence[str], aliases: Mapping[str, str] | None = None) -> list[str]:
+    """The gold titles (as given) with at least one passage in the answer prompt; a redirect counts as its target."""
+    aliases = aliases or {}
+    seen = {normalize_title(t) for t in shown}
+    return [t for t in gold_titles if aliases.get(normalize_title(t), normalize_title(t)) in seen]
+
+
+def answer_in_text(gold_answer: str, text: str) -> bool:
+    """The gold answer's phrase, number or content words are in the text: a ceiling for a reader, not a verdict."""
+    gold, body = normalize_answer(gold_answer), normalize_answer(text)
+    if not gold or not body:
+        return False
+    if f" {gold} " in f" {body} ":
+        return True
+    if re.fullmatch(r"\d+(?:\.\d+)?", gold):
+        return float(gold) in numbers_in(text)
+    words = [w for w in gold.split() if w not in _FILLER]
+    have = set(body.split())
+    return bool(words) and all(w in have for w in words)
+
+
+def answer_figures(gold_titles: Sequence[str], covered: Sequence[str] | None, found_step: Mapping[str, int | None],
+                   gold_answer: str, answer_context: Mapping | None, aliases: Mapping[str, str] | None = None) -> dict:
+    """gold_shown, answer_context_recall, shown_recall and answer_in_prompt of a question; None if not answered."""
+    if not answer_context or not answer_context.get("budget"):
+        return {"gold_shown": None, "answer_context_recall": None, "shown_recall": None, "answer_in_prompt": None}
+    shown = gold_shown(gold_titles, shown_titles(answer_context), aliases)
+    pool = list(covered) if covered is not None else list(gold_titles)
+    found = [t for t in pool if found_step.get(t) is not None]
+    text = answer_context.get("text")
+    return {
+        "gold_shown": shown,
+        "answer_context_recall": (len(set(shown) & set(found)) / len(found)) if found else None,
+        "shown_recall": (len(set(shown) & set(pool)) / len(pool)) if pool else None,
+        "answer_in_prompt": answer_in_text(gold_answer, text) if isinstance(text, str) else None,
+    }
+
+
+def recorded_context(answer_context: dict) -> dict:
+    """The answer context as results.jsonl keeps it: the shown text capped at MAX_RECORDED_CONTEXT characters."""
+    text = answer_context.get("text")
+    if isinstance(text, str) and len(text) > MAX_RECORDED_CONTEXT:
+        return {**answer_context, "text": text[:MAX_RECORDED_CONTEXT], "text_cut": True}
+    return answer_context
 
 
 def _mean(values: Iterable[float | None]) -> float | None:
@@ -95,7 +231,7 @@ class RunSummary(BaseModel):
     rated: int = 0
     unrated: int = 0
     accuracy: float | None = None
-    accuracy_ci: tuple[float, float] | None = None  # 95% Wilson score interval (stats.mean_ci)
+    accuracy_ci: tuple[float, float] | None = None  # 95% Wilson score interval
     exact_matches: int = 0
     by_reasoning_type: dict[str, Accuracy] = {}
     recall: float | None = None
@@ -107,12 +243,12 @@ class RunSummary(BaseModel):
     covered_recall_by_step: list[float | None] = []
     articles_read: float | None = None  # mean distinct articles in the context at the end
     articles_by_step: list[float] = []  # mean distinct articles read after each step
-    # eval/frames/provenance.py: per query origin (model, proposer, question, fallback, repeat, tool)
+    # per query origin (ORIGINS)
     queries_by_origin: dict[str, int] = {}
     articles_by_origin: dict[str, int] = {}
     gold_by_origin: dict[str, int] = {}  # gold articles found, credited to the query that first brought them
     gold_by_step_origin: dict[str, dict[str, int]] = {}
-    # What the answer saw (eval/frames/shown.py), over the questions answered from a context.
+    # What the answer saw (answer_figures), over the questions answered from a context.
     answer_context_recall: float | None = None
     answer_context_recall_ci: tuple[float, float] | None = None
     shown_recall: float | None = None
@@ -183,14 +319,10 @@ def step_values(records: list[QuestionRecord], gold: bool = True) -> list[list[f
     return out
 
 
-def _intervals(records: list[QuestionRecord]) -> dict:
-    """95% intervals (stats.mean_ci) of accuracy (rated answers, failed as wrong) and of recall (finished questions)."""
-    from frames_agent.eval.stats import mean_ci
-
+def _intervals(records: list[QuestionRecord], overall: Accuracy) -> dict:
+    """95% intervals of accuracy (Wilson's, over rated answers, failed as wrong) and of recall (finished questions)."""
     done = [r for r in records if not r.failed]
-    asked = any(r.verdict is not None for r in records)
-    rated = [float(bool(r.correct)) for r in records if asked and (r.failed or r.verdict is not None) and not r.unrated]
-    return {"accuracy_ci": mean_ci(rated),
+    return {"accuracy_ci": wilson_ci(overall.right, overall.rated),
             "recall_ci": mean_ci([r.recall for r in done if r.recall is not None]),
             "covered_recall_ci": mean_ci([r.covered_recall for r in done if r.covered_recall is not None]),
             "recall_by_step_ci": [mean_ci(v) for v in step_values(done)]}
@@ -207,8 +339,6 @@ def _oracle_missing(records: list[QuestionRecord]) -> dict[str, int]:
 
 def _seen(records: list[QuestionRecord]) -> dict:
     """Means and intervals of what the answer saw; failures split by whether the answer was in the prompt."""
-    from frames_agent.eval.stats import mean_ci
-
     recall_seen = [r.answer_context_recall for r in records if r.answer_context_recall is not None]
     in_prompt = [float(r.answer_in_prompt) for r in records if r.answer_in_prompt is not None]
     wrong = [r for r in records if r.correct is False]
@@ -245,7 +375,7 @@ def run_summary(records: list[QuestionRecord], **about) -> RunSummary:
         tokens=TokenUsage(prompt=sum(r.tokens.prompt for r in records),
                       completion=sum(r.tokens.completion for r in records)),
         seconds=round(sum(r.seconds for r in records), 3), judge_calls=sum(r.judge_calls for r in records),
-        timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records),
+        timing=by_node(call for r in records for call in r.calls), **_judging(records), **_intervals(records, overall),
         oracle_missing=_oracle_missing(records), **_seen(done), **_articles(done), **origin_summary(done),
         failures=[{"id": r.id, "error": r.error} for r in records if r.failed])
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from frames_agent.eval.frames.budget import MatchedBudget
-from frames_agent.eval.frames.metrics import RunSummary, step_values
+from frames_agent.eval.frames.metrics import RunSummary
 from frames_agent.eval.frames.records import QuestionRecord
-from frames_agent.eval.stats import bootstrap_ci, wilson_ci
+from frames_agent.eval.stats import wilson_ci
 
 ACCURACY_PLOT, RECALL_PLOT, OVERLAY_PLOT = "accuracy_by_type.png", "recall_by_step.png", "recall_overlay.png"
 BUDGET_PLOT, HEATMAP_PLOT = "matched_budget.png", "heatmap.png"
@@ -128,32 +128,19 @@ def write_plots(out: Path, summary: RunSummary) -> list[str]:
     return made
 
 
-def used_model(config: dict) -> bool:
-    """Whether the run called the model: BM25 and oracle retrieval-only runs never do."""
-    return not (config.get("retrieval_only") and config.get("system") in ("bm25", "oracle"))
-
-
 def run_label(config: dict) -> str:
     """A legend label that tells the truth: the system, its settings, and the model only if one was called."""
     agent, system = config.get("agent", {}), config.get("system", "?")
     if system == "multistep":
-        label = f"multistep {agent.get('prompt')} (k={agent.get('k')}, n={agent.get('n')} steps)"
+        label = (f"multistep {agent.get('prompt')} (k={agent.get('k')} queries/step, n={agent.get('n')} steps, "
+                 f"n_docs={agent.get('n_docs')})")
     elif system == "bm25":
         label = f"BM25-R({agent.get('n_docs')})"
     else:
         label = system
-    label += f", {config.get('model')}" if used_model(config) else ", no model"
+    called = not (config.get("retrieval_only") and system in ("bm25", "oracle"))  # these baselines never ask a model
+    label += f", {config.get('model')}" if called else ", no model"
     return label + (" — retrieval only" if config.get("retrieval_only") else "")
-
-
-def _curve(records: list[QuestionRecord]) -> list[tuple[float, float, float]]:
-    """(mean, low, high) gold recall after each step over finished questions."""
-    out = []
-    for values in step_values([r for r in records if not r.failed]):
-        ci = bootstrap_ci(values)
-        if values and ci:
-            out.append((sum(values) / len(values), *ci))
-    return out
 
 
 def one_shot_span(steps: int) -> list[float]:
@@ -165,7 +152,9 @@ def plot_overlay(runs: Sequence[Run], path: Path) -> None:
     """Recall after each step of every run, 95% bands; single-shot systems as flat dashed lines over all steps."""
     plt = pyplot()
 
-    curves = {name: _curve(records) for name, _, _, records in runs}
+    # Steps with a mean and its interval (metrics.run_summary's, the per-run figure's too).
+    curves = {name: [(m, *ci) for m, ci in zip(s.recall_by_step, s.recall_by_step_ci) if m is not None and ci]
+              for name, _, s, _ in runs}
     steps = max([len(c) for c in curves.values()] + [1])
     xs = list(range(1, steps + 1))
     fig, ax = plt.subplots(figsize=(8, 4.2 + 0.22 * len(runs)))
@@ -187,7 +176,7 @@ def plot_overlay(runs: Sequence[Run], path: Path) -> None:
     ax.set_xticks(xs)
     ax.set_xlim(*one_shot_span(steps))
     ax.set_ylim(0, 100)
-    ax.set_title("Gold recall after each step (shaded: 95% bootstrap CI)")
+    ax.set_title("Gold recall after each step (shaded: 95% interval)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, frameon=False)  # below: never on data
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")

@@ -37,7 +37,7 @@ class QuestionRecord(BaseModel):
     truncated_queries: list[str] = []
     covered_titles: list[str] | None = None
     found_step: dict[str, int | None] = {}
-    # eval/frames/provenance.py: articles read when each gold title entered, its query's origin; read per step
+    # metrics.gold_arrivals: articles read when each gold title entered, its query's origin; read per step
     found_at: dict[str, int | None] = {}
     found_origin: dict[str, str | None] = {}
     articles_by_step: list[int] = []
@@ -49,7 +49,7 @@ class QuestionRecord(BaseModel):
     llm_calls: int = 0
     tokens: TokenUsage = TokenUsage()
     answer_context: dict | None = None  # AgentResult.answer_context: cut, budget, prompt, passages shown, text shown
-    # What the answer saw (eval/frames/shown.py); None: not answered.
+    # What the answer saw (metrics.answer_figures); None: not answered.
     gold_shown: list[str] | None = None
     answer_context_recall: float | None = None
     shown_recall: float | None = None
@@ -95,15 +95,13 @@ class QuestionRecord(BaseModel):
 
     def with_verdicts(self, verdict: Verdict | None, verdict2: Verdict | None = None) -> QuestionRecord:
         """A copy rated by (new) verdicts, their judge cost added to the record's."""
-        calls = sum(v.calls for v in (verdict, verdict2) if v is not None)
-        prompt = sum(v.prompt_tokens for v in (verdict, verdict2) if v is not None)
-        completion = sum(v.completion_tokens for v in (verdict, verdict2) if v is not None)
+        given = [v for v in (verdict, verdict2) if v is not None]
         return self.model_copy(update={
             "verdict": verdict, "verdict2": verdict2 if verdict2 is not None else self.verdict2,
-            "judge_calls": self.judge_calls + calls,
-            "calls": [*self.calls, *(t for v in (verdict, verdict2) if v is not None for t in v.timings)],
-            "judge_tokens": TokenUsage(prompt=self.judge_tokens.prompt + prompt,
-                                   completion=self.judge_tokens.completion + completion)})
+            "judge_calls": self.judge_calls + sum(v.calls for v in given),
+            "calls": [*self.calls, *(t for v in given for t in v.timings)],
+            "judge_tokens": TokenUsage(prompt=self.judge_tokens.prompt + sum(v.prompt_tokens for v in given),
+                                   completion=self.judge_tokens.completion + sum(v.completion_tokens for v in given))})
 
 
 def truncated_queries(steps: list[dict]) -> list[str]:

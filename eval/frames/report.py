@@ -9,9 +9,8 @@ from frames_agent.core.bounded import load_file
 from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.datasets import normalize_title
 from frames_agent.eval.frames.figures import num, pct, with_ci
-from frames_agent.eval.frames.metrics import RunSummary, judged_by, run_summary
-from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, used_model, write_plots
-from frames_agent.eval.frames.provenance import origin_lines
+from frames_agent.eval.frames.metrics import ORIGINS, RunSummary, judged_by, run_summary
+from frames_agent.eval.frames.plots import ACCURACY_PLOT, RECALL_PLOT, run_label, write_plots
 from frames_agent.eval.frames.records import REPORT_FILE, QuestionRecord, frames_run_dir, mark
 from frames_agent.eval.judge import judge_label
 from frames_agent.eval.rundir import SUMMARY_FILE
@@ -29,8 +28,8 @@ def _natural(qid: str) -> tuple:
 
 
 def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: bool = True,
-                  files: bool = True) -> RunSummary:
-    """summary.json, report.md, plots and report.html of run_dir's records (files=False: only computed)."""
+                  files: bool = True) -> tuple[RunSummary, list[QuestionRecord]]:
+    """summary.json, report.md, plots and report.html of run_dir's records (files=False: only computed); both read."""
     loaded, _ = run_dir.load_records()
     records = [loaded[k] for k in sorted(loaded, key=_natural)]
     judge = judge_label(config["judge"], config) if config.get("judge") is not None else None
@@ -45,7 +44,7 @@ def write_outputs(run_dir, config: dict, warnings: Sequence[str] = (), html: boo
         from frames_agent.eval.frames.html.page import write_run_html
 
         write_run_html(run_dir.path, config, records)
-    return summary
+    return summary, records
 
 
 def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, RunSummary, list[QuestionRecord]]:
@@ -54,31 +53,16 @@ def rerender(path: Path, html: bool = False, files: bool = True) -> tuple[dict, 
     config = run_dir.read_config()
     if config is None or not run_dir.results.exists():
         raise EvalError(f"{path} is not a frames run directory (needs config.json and results.jsonl)")
-    warnings: list[str] = []
-    if (run_dir.path / SUMMARY_FILE).exists():
-        try:  # a regular file, bounded: a FIFO or a link to /dev/zero in its place is no summary
-            warnings = [str(w) for w in load_file(run_dir.path / SUMMARY_FILE).get("warnings", [])]
-        except (OSError, ValueError, AttributeError, TypeError):
-            warnings = []
+    try:  # a regular file, bounded: none yet, a FIFO or a link to /dev/zero in its place is no summary
+        warnings = [str(w) for w in load_file(run_dir.path / SUMMARY_FILE).get("warnings", [])]
+    except (OSError, ValueError, AttributeError, TypeError):
+        warnings = []
     with run_dir.locked():
-        summary = write_outputs(run_dir, config, warnings=warnings, html=html, files=files)
-        records, _ = run_dir.load_records()
-    return config, summary, [records[k] for k in sorted(records, key=_natural)]
+        summary, records = write_outputs(run_dir, config, warnings=warnings, html=html, files=files)
+    return config, summary, records
 
 
 # --- markdown ---------------------------------------------------------------------------------------------------
-def _title(config: dict) -> str:
-    agent = config.get("agent", {})
-    what = config.get("system", "?")
-    if what == "multistep":
-        what += (f" ({agent.get('prompt')}, k={agent.get('k')} queries/step, n={agent.get('n')} steps, "
-                 f"n_docs={agent.get('n_docs')})")
-    elif what == "bm25":
-        what += f" (n_docs={agent.get('n_docs')})"
-    model = f" with {config.get('model')}" if used_model(config) else " (no model)"
-    return f"# FRAMES run: {what}{model}" + (" — retrieval only" if config.get("retrieval_only") else "")
-
-
 def _coverage_line(config: dict, s: RunSummary) -> str:
     if s.coverage is None:
         return "- Coverage: unknown (no index to check the gold articles against)."
@@ -182,7 +166,45 @@ def _timing_lines(s: RunSummary) -> list[str]:
             f"generated at {rate(t.generation_tps)} tok/s" for node, t in s.timing.items()]
 
 
-def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSummary) -> list[str]:
+def origin_lines(s: RunSummary) -> list[str]:
+    """report.md's "Where the gold came from" section (a RunSummary with origin totals), or nothing."""
+    if not s.gold_by_origin and not s.queries_by_origin:
+        return []
+    names = [o for o in (*ORIGINS, "given", "unknown") if o in {*s.queries_by_origin, *s.articles_by_origin,
+                                                                   *s.gold_by_origin}]
+    rows = ["## Where the gold came from", "",
+            "Gold articles found, by the origin of the query that first brought them (new articles are credited to "
+            "the first query, in query order, whose hits held them).", "",
+            "| origin | queries | new articles | gold found | gold per 100 new articles |", "|---|---:|---:|---:|---:|"]
+    for name in names:
+        new, found = s.articles_by_origin.get(name, 0), s.gold_by_origin.get(name, 0)
+        rows.append(f"| {name} | {s.queries_by_origin.get(name, 0)} | {new} | {found} | "
+                    f"{num(100 * found / new if new else None, 1)} |")
+    steps = s.gold_by_step_origin
+    if steps:
+        rows += ["", "| step | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
+        rows += [f"| {step} | " + " | ".join(str(counts.get(n, 0)) for n in names) + " |" for step, counts in steps.items()]
+    return rows + [""]
+
+
+def visibility_lines(config: dict, records: list[QuestionRecord], s: RunSummary) -> list[str]:
+    """report.md's "What the answer could see": gold passages shown, format followed, answer-context recall."""
+    lines = _passage_lines(config, records)
+    if s.format_ok is not None:
+        lines.append(f"- Answer format followed (format_ok: a usable structured reply, or the 'Answer:' line): "
+                     f"{with_ci(s.format_ok, s.format_ok_ci)}; read from a structured reply: {s.structured_answers}.")
+    if s.answer_in_prompt is not None or s.answer_context_recall is not None:
+        lines += [f"- Answer-context recall (gold articles found that the answer prompt showed): "
+                  f"{with_ci(s.answer_context_recall, s.answer_context_recall_ci)}; gold articles shown per question: "
+                  f"{num(s.gold_shown, 1)}; shown among all covered gold articles: {num(s.shown_recall)}.",
+                  f"- Gold answer in the answer prompt (its words or number; model-free): "
+                  f"{with_ci(s.answer_in_prompt, s.answer_in_prompt_ci)}.",
+                  f"- Wrong answers: {s.reader_failures} with the gold answer in the prompt (reader failures), "
+                  f"{s.retrieval_failures} without it (retrieval failures)."]
+    return ["## What the answer could see", "", *lines, ""] if lines else []
+
+
+def _passage_lines(config: dict, records: list[QuestionRecord]) -> list[str]:
     """How much of each gold article the answer prompt showed (passage mode records which passages it showed)."""
     agent = config.get("agent") or {}
     shown, seen, in_context = [], 0, 0
@@ -195,7 +217,7 @@ def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSu
                 # the shown text carries a title line and separators: a short article can come out above 100%
                 shown.append(min(1.0, article["tokens"] / article["article_tokens"]))
     if not agent.get("answer_passages") or not in_context:
-        return _seen_lines(summary)
+        return []
     shown.sort()
     median = shown[len(shown) // 2] if shown else 0.0
     words = agent.get("passage_words")  # unset: chosen by the context's size
@@ -203,34 +225,16 @@ def visibility_lines(config: dict, records: list[QuestionRecord], summary: RunSu
             if words is None else f"~{words} words")
     how = ("passages ranked across the whole context, at most" if agent.get("context_selection", "context") == "context"
            else "articles by search rank, each with")
-    return ["## What the answer could see", "",
-            f"- Answer budget {agent.get('answer_budget')} tokens: {how} {agent.get('answer_passages')} passages of "
+    return [f"- Answer budget {agent.get('answer_budget')} tokens: {how} {agent.get('answer_passages')} passages of "
             f"{size} per article (more when few articles leave room).",
             f"- Gold articles in the context: {in_context}; shown to the answer: {seen}; share of each shown gold "
             f"article's tokens the answer saw: median {pct(median)}, range {pct(shown[0] if shown else 0)}–"
-            f"{pct(shown[-1] if shown else 0)}.", *_seen_lines(summary)[2:]]
-
-
-def _seen_lines(s: RunSummary) -> list[str]:
-    """Answer-context recall, the gold answer in the prompt, and wrong answers split by reader and retrieval."""
-    formats = [] if s.format_ok is None else [
-        f"- Answer format followed (format_ok: a usable structured reply, or the 'Answer:' line): "
-        f"{with_ci(s.format_ok, s.format_ok_ci)}; read from a structured reply: {s.structured_answers}."]
-    if s.answer_in_prompt is None and s.answer_context_recall is None:
-        return ["## What the answer could see", "", *formats, ""] if formats else []
-    return ["## What the answer could see", "", *formats,
-            f"- Answer-context recall (gold articles found that the answer prompt showed): "
-            f"{with_ci(s.answer_context_recall, s.answer_context_recall_ci)}; gold articles shown per question: "
-            f"{num(s.gold_shown, 1)}; shown among all covered gold articles: {num(s.shown_recall)}.",
-            f"- Gold answer in the answer prompt (its words or number; model-free): "
-            f"{with_ci(s.answer_in_prompt, s.answer_in_prompt_ci)}.",
-            f"- Wrong answers: {s.reader_failures} with the gold answer in the prompt (reader failures), "
-            f"{s.retrieval_failures} without it (retrieval failures).", ""]
+            f"{pct(shown[-1] if shown else 0)}."]
 
 
 def render_markdown(config: dict, s: RunSummary, records: list[QuestionRecord], plots: Sequence[str]) -> str:
     """The whole report.md."""
-    lines = [_title(config), "",
+    lines = [f"# FRAMES run: {run_label(config)}", "",
              (f"- Questions: {s.n} finished ({s.failed} failed), data `{config.get('info', {}).get('data')}` "
               f"({config.get('data_fingerprint')}); index fingerprint `{config.get('index_fingerprint')}`."),
              _coverage_line(config, s), _judge_line(s),

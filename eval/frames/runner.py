@@ -21,9 +21,8 @@ from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.autorater import exact_match
 from frames_agent.eval.frames.datasets import Dataset, Question, load_questions
 from frames_agent.eval.frames.estimate import default_concurrency, duration, estimate, judge_spec, record_rates
-from frames_agent.eval.frames.metrics import RunSummary, retrieval_figures
+from frames_agent.eval.frames.metrics import RunSummary, answer_figures, recorded_context, retrieval_figures
 from frames_agent.eval.frames.records import QuestionRecord, frames_run_dir, truncated_queries
-from frames_agent.eval.frames.shown import answer_figures, recorded_context
 from frames_agent.eval.frames.systems import WATCH, CoverageChecker, System, SystemOutput
 from frames_agent.eval.judge import Judge
 from frames_agent.eval.rundir import RunDir
@@ -88,7 +87,8 @@ class RunOutcome:
     summary: RunSummary
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """text as part of a directory name: runs of other characters as one "-", at most 60 characters."""
     return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:60] or "x"
 
 
@@ -96,13 +96,13 @@ def default_out(settings: FramesRunSettings) -> Path:
     """runs/<system>[-<prompt>-k<k>-n<n>][-d<n_docs>]-<model>[-retrieval][-<split>][-idx<index>] under the cwd."""
     parts = [settings.system]
     if settings.system == "multistep":
-        parts += [_slug(Path(settings.prompt).stem), f"k{settings.k}", f"n{settings.n}", f"d{settings.n_docs}"]
+        parts += [slug(Path(settings.prompt).stem), f"k{settings.k}", f"n{settings.n}", f"d{settings.n_docs}"]
     elif settings.system == "bm25":
         parts.append(f"d{settings.n_docs}")
-    parts.append(_slug(settings.model))
+    parts.append(slug(settings.model))
     parts += ["retrieval"] if settings.retrieval_only else []
     parts += [settings.split] if settings.split != "all" else []
-    parts += [f"idx{_slug(Path(settings.index).name)}"] if settings.index != "default" else []
+    parts += [f"idx{slug(Path(settings.index).name)}"] if settings.index != "default" else []
     return Path("runs") / "-".join(parts)
 
 
@@ -173,7 +173,7 @@ class OpenRun:
 
         if not self.todo:  # nothing ran: record the config as it is (a finished run re-rendered)
             self.config = self.run_dir.write_config(self.config)
-        summary = write_outputs(self.run_dir, self.config, warnings=self.dataset.warnings)
+        summary, _ = write_outputs(self.run_dir, self.config, warnings=self.dataset.warnings)
         return RunOutcome(out=self.out, ran=len(self.todo) if self.started else 0, summary=summary)
 
 
@@ -393,13 +393,6 @@ def run_frames(settings: FramesRunSettings, agent_config, *,
                                 steps=agent_config.n if settings.system == "multistep" else None))
         finally:  # also after Ctrl-C: the summary covers every finished question
             outcome = run.finish()
-            _keep_rates(settings, [run.records[q.id] for q in run.todo if q.id in run.records])
+            done = [run.records[q.id] for q in run.todo if q.id in run.records]
+            record_rates(settings.model, [c for r in done for c in r.calls if c.node in ("plan", "answer")])
     return outcome
-
-
-def _keep_rates(settings: FramesRunSettings, done: list[QuestionRecord]) -> None:
-    """A local model's rates measured by this run, for the next run's estimate."""
-    from frames_agent.agent.llm.spec import ModelSpec
-
-    if ModelSpec.of(settings.model).local:
-        record_rates(settings.model, [c for r in done for c in r.calls if c.node in ("plan", "answer")])

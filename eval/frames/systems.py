@@ -102,12 +102,9 @@ class WikipediaFetcher:
         self._fetch = fetch or _wikipedia_page
         self._lock = threading.Lock()
 
-    def _path(self, title: str) -> Path:
-        return self.cache / (hashlib.sha1(normalize_title(title).encode()).hexdigest()[:24] + ".json")
-
     def get(self, title: str) -> tuple[Document | None, str | None]:
         """(document, None) or (None, why it is missing)."""
-        path = self._path(title)
+        path = self.cache / (hashlib.sha1(normalize_title(title).encode()).hexdigest()[:24] + ".json")
         if path.exists():
             try:
                 return Document.model_validate_json(path.read_text(encoding="utf-8")), None
@@ -125,12 +122,9 @@ class WikipediaFetcher:
             return None, f"not in the index; Wikipedia: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         doc = Document(id=f"wikipedia:{page_title}", title=title, text=text, source="wikipedia",
                        article_id=f"wikipedia:{page_title}")
-        self._store(path, doc)
-        return doc, None
-
-    def _store(self, path: Path, doc: Document) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, doc.model_dump_json())
+        return doc, None
 
 
 def _wikipedia_page(title: str) -> tuple[str, str]:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from string import Template
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
@@ -18,10 +19,12 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from frames_agent.core import bounded
+from frames_agent.core.paths import write_atomic
 from frames_agent.eval.frames.datasets import normalize_title
+from frames_agent.eval.frames.metrics import shown_titles
 from frames_agent.eval.frames.plots import ACCURACY_PLOT, OVERLAY_PLOT, RECALL_PLOT, run_label
 from frames_agent.eval.frames.records import QUERY_CAP, REPORT_FILE, QuestionRecord, mark, truncated_queries
-from frames_agent.eval.frames.shown import shown_titles
+from frames_agent.eval.judge import Verdict
 
 HTML_FILE = "report.html"
 # The figures a page inlines: the run's own plots (report.md) and the comparison's overlay (comparison.md).
@@ -109,17 +112,13 @@ def passages(answer_context: Mapping | None, gold: set[str]) -> list[dict]:
     return out
 
 
-def _verdict(verdict) -> dict | None:
-    if verdict is None:
-        return None
-    return {"outcome": verdict.outcome, "method": verdict.method, "explanation": verdict.explanation,
-            "judge": verdict.judge, "error": verdict.error}
+def _verdict(verdict: Verdict | None) -> dict | None:
+    return None if verdict is None else verdict.model_dump(include={"outcome", "method", "explanation", "judge", "error"})
 
 
-def trace(record: QuestionRecord, aliases: Mapping[str, str] | None = None) -> dict:
+def trace(record: QuestionRecord) -> dict:
     """Everything the trace view shows of one question in one run."""
     gold = {normalize_title(t) for t in record.gold_titles}
-    gold |= {normalize_title(v) for v in (aliases or {}).values()}
     shown = set(record.gold_shown or [])
     context = record.answer_context or {}
     return {
@@ -225,20 +224,6 @@ def _header(runs: Sequence[RunPage]) -> str:
     return f"<tr><th colspan='3'></th>{top}</tr><tr>{first}{cells}</tr>"
 
 
-_FILTERS = """<div class="filters">
-<label id="run-wrap">filters look at <select id="f-run"></select></label>
-<label>verdict <select id="f-verdict"><option value="all">all</option><option>correct</option><option>wrong</option>
-<option>unrated</option><option>failed</option><option value="none">not answered</option></select></label>
-<label>reasoning type <select id="f-type"><option value="all">all</option></select></label>
-<label><input type="checkbox" id="f-fns"> gold found but not shown</label>
-<label><input type="checkbox" id="f-sw"> gold shown but wrong answer</label>
-<label><input type="checkbox" id="f-cut"> queries at the length cap</label>
-<label id="disagree-wrap" hidden><input type="checkbox" id="f-disagree"> runs disagree</label>
-<label id="sbs-wrap" hidden><input type="checkbox" id="sbs" checked> traces side by side</label>
-<input type="search" id="f-search" placeholder="search questions and answers">
-<span id="count"></span></div>"""
-
-
 def render(runs: Sequence[RunPage], title: str, preface_html: str = "") -> str:
     """The whole page: summaries, the question table, and each question's trace as JSON parsed when opened."""
     ids = list(dict.fromkeys(rec.id for r in runs for rec in r.records))  # the first run's order, then new ones
@@ -253,27 +238,16 @@ def render(runs: Sequence[RunPage], title: str, preface_html: str = "") -> str:
               for qi, i in enumerate(ids) for k, b in enumerate(by_run) if i in b]
     summaries = "".join(f"<details{' open' if len(runs) == 1 else ''}><summary>{html.escape(r.name)}: "
                         f"{html.escape(r.label)}</summary>{r.summary_html}</details>" for r in runs)
-    return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        # No network: the page may load nothing from anywhere (images are data URIs, script and styles inline).
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">",
-        f"<title>{html.escape(title)}</title><style>{_asset('page.css')}</style></head><body>",
-        f"<h1>{html.escape(title)}</h1>", preface_html, f'<div class="summary">{summaries}</div>',
-        "<h2>Questions</h2>", _FILTERS,
-        f'<div class="tablewrap"><table id="questions"><thead>{_header(runs)}</thead><tbody></tbody></table></div>',
-        '<div id="trace"><p class="meta">Click a question to see its trace.</p></div>',
-        f'<script type="application/json" id="frames-index">{embed(index)}</script>', *traces,
-        f"<script>{_asset('page.js')}</script>", "</body></html>", ""])
+    # page.html's policy lets the page load nothing from anywhere: images are data URIs, script and styles inline.
+    return Template(_asset("page.html")).substitute(
+        title=html.escape(title), css=_asset("page.css"), js=_asset("page.js"), preface=preface_html,
+        summaries=summaries, header=_header(runs), index=embed(index), traces="".join("\n" + t for t in traces))
 
 
 def write_page(path: Path, runs: Sequence[RunPage], title: str, preface_html: str = "") -> Path:
     """Write the page to path (atomically: a reader never sees half a page); returns path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(render(runs, title, preface_html), encoding="utf-8")
-    partial.replace(path)
+    write_atomic(path, render(runs, title, preface_html))
     return path
 
 

@@ -5,6 +5,7 @@ from frames_agent.eval.frames.comparison import comparison, paired_line, paired_
 from frames_agent.eval.frames.metrics import run_summary
 from frames_agent.eval.frames.records import QuestionRecord
 from frames_agent.eval.judge import Verdict
+from frames_agent.eval.stats import wilson_ci
 
 
 def _record(qid: str, outcome: str | None, failed: bool = False, recall: float | None = None) -> QuestionRecord:
@@ -30,8 +31,9 @@ def test_comparison_table_shows_rated_counts_and_says_accuracy_is_over_rated():
     a = [_record("1", "accurate"), _record("2", "unrated")]
     b = [_record("1", "incorrect"), _record("2", "accurate")]
     table = comparison([("a", run_summary(a), a), ("b", run_summary(b), b)])
-    rows = table.splitlines()
-    assert rows[2].split()[:5] == ["a", "2", "0", "1", "100.0%"] and rows[3].split()[:5] == ["b", "2", "0", "2", "50.0%"]
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in table.splitlines()]
+    assert rows[2][:6] == ["a", "2", "0", "1", "1", "100.0% [20.7, 100.0]"] and rows[3][:5] == ["b", "2", "0", "2", "0"]
+    assert rows[3][5].startswith("50.0% [")
     assert "accuracy is over rated answers only" in table and "on 1 paired questions" in table
 
 
@@ -50,8 +52,10 @@ def test_comparison_has_a_failed_column_intervals_and_a_recall_test():
     b = [_record(str(i), "accurate", recall=1.0) for i in range(5)] + [_record("5", None, failed=True)]
     table = comparison([("a", run_summary(a), a), ("b", run_summary(b), b)])
     header, _, row_a, row_b = table.splitlines()[:4]
-    assert header.split()[:4] == ["run", "questions", "failed", "rated"]
-    assert row_a.split()[1:3] == ["6", "0"] and row_b.split()[1:3] == ["6", "1"]
+    assert header.startswith("| run | questions | failed | rated | unrated |")
+    assert row_a.startswith("| a | 6 | 0 |") and row_b.startswith("| b | 6 | 1 |")
+    low, high = wilson_ci(5, 6)  # the failure counts wrong in the accuracy and in its interval alike
+    assert f"| 83.3% [{low * 100:.1f}, {high * 100:.1f}] |" in row_b
     assert "[" in row_a and "on 5 paired questions" in table and "paired tests leave them out" in table
     assert "b vs a: +0.500 gold recall (1.000 vs 0.500) on 5 paired questions" in table
 

@@ -48,7 +48,7 @@ def test_reports_carry_intervals_and_labels_that_tell_the_truth(three_runs):
     report = (multistep / "report.md").read_text()
     assert "k=2 queries/step, n=2 steps" in report and "accuracy (rated) [95% CI]" in report
     assert "agreement with hand labels is unknown" in report or "hand-labelled answers" in report
-    assert (bm25 / "report.md").read_text().startswith("# FRAMES run: bm25 (n_docs=3) (no model) — retrieval only")
+    assert (bm25 / "report.md").read_text().startswith("# FRAMES run: BM25-R(3), no model — retrieval only")
     assert "questions" in (bm25 / "report.md").read_text()
     oracle_report = (oracle / "report.md").read_text()
     assert "- Oracle: **2 of the 16 gold articles could not be supplied** (1× not in the index; " in oracle_report

@@ -419,7 +419,7 @@ def test_compare_runs_each_prompt_into_its_own_dir(tmp_path, tiny_retriever, cap
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert (tmp_path / "cmp" / "vanilla" / "results.jsonl").exists() and (tmp_path / "cmp" / "planning").is_dir()
-    assert re.search(r"vanilla\s+6\s+0\s+6\s+66.7%", out) and "planning vs vanilla: +0.0 points" in out
+    assert re.search(r"\| vanilla \| 6 \| 0 \| 6 \| 0 \| 66.7% \[", out) and "planning vs vanilla: +0.0 points" in out
     assert cli.main(argv) == 0  # resumable: the second time runs nothing
     assert "6 already done" in capsys.readouterr().err
     for name in ("comparison.md", "comparison.csv", "comparison.json", "recall_overlay.png", "report.html"):
