@@ -149,12 +149,10 @@ class StreamingAnswerPrinter(AnswerPrinter):
     """An AnswerPrinter while an answer call is open: LangChain streams only for a handler class with these methods."""
 
     def tap_output_iter(self, run_id: Any, output: Any) -> Any:
-        """Chunks pass through unchanged."""
+        """Chunks pass through unchanged (sync and async alike)."""
         return output
 
-    def tap_output_aiter(self, run_id: Any, output: Any) -> Any:
-        """Chunks pass through unchanged."""
-        return output
+    tap_output_aiter = tap_output_iter
 
 
 def run_ask(args: argparse.Namespace) -> int:
