@@ -51,8 +51,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _leave_abandoned_work(code: int) -> None:
-    """Exit now (output flushed, files closed by the handlers) if a question abandoned at its deadline still runs:
-    the interpreter would join its uncancellable thread (minutes, for a model server that hangs)."""
+    """Exit now (output flushed) if a question abandoned at its deadline still runs: its thread cannot be joined."""
     deadline = sys.modules.get("frames_agent.agent.deadline")
     if deadline is None or not deadline.abandoned():
         return

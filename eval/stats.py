@@ -118,10 +118,6 @@ class PairedMeans:
                 f"paired questions, 95% CI [{self.ci_low:+.3f}, {self.ci_high:+.3f}] (paired bootstrap); {test}")
 
 
-def _abs_mean(d: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.abs(np.mean(d, axis=axis))
-
-
 def sign_flip_p(diffs: Sequence[float]) -> float | None:
     """Two-sided paired sign-flip permutation p-value (None: fewer than MIN_TESTED differences)."""
     d = np.asarray(diffs, dtype=float)
@@ -132,8 +128,8 @@ def sign_flip_p(diffs: Sequence[float]) -> float | None:
     # |mean| against "greater" is the two-sided test; scipy is exact over every sign pattern when 2^n <= resamples.
     from scipy.stats import permutation_test
 
-    result = permutation_test((d,), _abs_mean, permutation_type="samples", alternative="greater",
-                              n_resamples=BOOTSTRAP_RESAMPLES, batch=1000, vectorized=True,
+    result = permutation_test((d,), lambda x, axis=-1: np.abs(np.mean(x, axis=axis)), permutation_type="samples",
+                              alternative="greater", n_resamples=BOOTSTRAP_RESAMPLES, batch=1000, vectorized=True,
                               rng=np.random.default_rng(BOOTSTRAP_SEED))
     return float(result.pvalue)
 

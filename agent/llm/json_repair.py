@@ -17,6 +17,7 @@ from frames_agent.core.terminal import valid_data
 
 # Schema-shaped repairs no library makes (the json-repair package: docs/measurements.md#tried-and-not-kept).
 T = TypeVar("T", bound=BaseModel)
+PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}  # a reply written as a Python dict
 BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)]|\(\d+\))\s+")
 
 
@@ -79,10 +80,6 @@ def single_to_double_quotes(text: str) -> str:
     return "".join(out)
 
 
-def _python_literals(text: str) -> str:
-    return re.sub(r"\b(True|False|None)\b", lambda m: {"True": "true", "False": "false", "None": "null"}[m.group(1)], text)
-
-
 def _decode(text: str) -> tuple[Any, bool]:
     """(value, text after the value was ignored); ValueError when nothing decodes."""
     try:
@@ -115,7 +112,7 @@ def loads_lenient(text: str) -> tuple[Any, list[str]]:
     except JSONOutOfBounds:
         raise ValueError("JSON nested too deeply") from None
     no_commas = re.sub(r",(\s*[}\]])", r"\1", text)
-    quoted = _python_literals(single_to_double_quotes(no_commas))
+    quoted = re.sub(r"\b(True|False|None)\b", lambda m: PYTHON_LITERALS[m.group(1)], single_to_double_quotes(no_commas))
     attempts: list[tuple[str, list[str]]] = [(text, [])]
     if no_commas != text:
         attempts.append((no_commas, ["removed trailing commas"]))
