@@ -83,18 +83,15 @@ class CRAGClient:
                     raise CRAGError(f"CRAG {ep.name}: no reply from {self.server} within {self.timeout:g}s") from None
             except httpx.TransportError as exc:
                 if last:
-                    raise CRAGError(f"CRAG {ep.name}: cannot reach CRAG server at {self.server} ({_transport_reason(exc)}); "
+                    text = str(exc) or type(exc).__name__
+                    reason = "connection refused" if "refused" in text.lower() else _short(text, 80)
+                    raise CRAGError(f"CRAG {ep.name}: cannot reach CRAG server at {self.server} ({reason}); "
                                     "start one with `python cli.py crag-server` or set CRAG_SERVER") from None
             else:
                 if reply.status_code not in _RETRY_STATUSES or last:
                     return _decode(ep, reply, body)
             time.sleep(self.backoff * (2 ** attempt))
         raise AssertionError("unreachable")
-
-
-def _transport_reason(exc: httpx.TransportError) -> str:
-    text = str(exc) or type(exc).__name__
-    return "connection refused" if "refused" in text.lower() else _short(text, 80)
 
 
 def _decode(ep: Endpoint, reply: httpx.Response, body: Any) -> dict[str, Any]:
