@@ -74,7 +74,7 @@ class RayCluster:
                 stack.enter_context(_sigterm_noted())
                 runs = [stack.enter_context(open_run(settings, config, echo)) for settings, config in jobs]
                 try:
-                    self._execute(ray, runs, build, echo)
+                    self._execute(ray, runs, build, echo, cancel=not started_here)
                 finally:  # also after Ctrl-C: every started run's summary covers its finished questions
                     outcomes = [run.finish() for run in runs if run.started or not run.todo]
             return outcomes
@@ -100,7 +100,7 @@ class RayCluster:
                             "`ray start --head`, or leave out --address for a local one)") from None
         return True
 
-    def _execute(self, ray, runs: list[OpenRun], build: Build, echo: Echo) -> None:
+    def _execute(self, ray, runs: list[OpenRun], build: Build, echo: Echo, cancel: bool) -> None:
         from tqdm import tqdm
 
         from frames_agent.eval.frames.progress import shown
@@ -134,7 +134,9 @@ class RayCluster:
                     run.add(self._record(ray, ref, run, question))
                     bar.update(1)
         finally:
-            for ref in pending:  # interrupted: the rest stay unrun, so a resume runs them (none is half-recorded)
+            # Interrupted: the rest stay unrun, so a resume runs them (none is half-recorded). A cluster started here
+            # stops with it; cancelling there too races a finishing task's reply, which Ray aborts on.
+            for ref in pending if cancel else ():
                 ray.cancel(ref)
             bar.close()
 
