@@ -115,6 +115,8 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
         if LUCENE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.lucene)
+        if "crag_server" in getattr(item, "fixturenames", ()):  # a CRAG server process: out of the quick loop
+            item.add_marker(pytest.mark.slow)
     missing = {"lucene": lucene_missing(), "local": _missing("local", ("xllamacpp",))}
     for item in items:
         reason = next((why for mark, why in missing.items() if why and mark in item.keywords), None)

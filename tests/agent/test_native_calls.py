@@ -25,9 +25,15 @@ def _tool_names(kwargs: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def client():
+def crag_server():
     require(CRAG_DATA / "company_name.dict")
-    with ServerProcess(CRAG_DATA) as proc, CRAGClient(proc.url, retries=0) as c:
+    with ServerProcess(CRAG_DATA) as proc:
+        yield proc.url
+
+
+@pytest.fixture(scope="module")
+def client(crag_server):
+    with CRAGClient(crag_server, retries=0) as c:
         yield c
 
 

@@ -13,6 +13,8 @@ from openai import BadRequestError, OpenAI
 from tests.agent.llm.fake_openai import FakeOpenAI, completion
 from tests.agent.serve.conftest import TOKEN, serving
 
+pytestmark = pytest.mark.slow  # nearly every test talks to a `cli.py serve` process
+
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 QUESTION = "Who is the mayor of Brennick?"
 

@@ -18,15 +18,15 @@ RECORDED = json.loads(RECORDINGS.read_text())["calls"] if RECORDINGS.is_file() e
 
 
 @pytest.fixture(scope="module")
-def server():
+def crag_server():
     require(RECORDINGS)
     with ServerProcess(CRAG_DATA) as proc:
         yield proc.url
 
 
 @pytest.fixture()
-def client(server):
-    with CRAGClient(server, timeout=30, retries=0) as c:
+def client(crag_server):
+    with CRAGClient(crag_server, timeout=30, retries=0) as c:
         yield c
 
 

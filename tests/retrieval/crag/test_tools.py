@@ -19,9 +19,15 @@ RECORDED = load_recorded(RECORDINGS) if RECORDINGS.is_file() else []
 
 
 @pytest.fixture(scope="module")
-def client():
+def crag_server():
     require(RECORDINGS)
-    with ServerProcess(CRAG_DATA) as proc, CRAGClient(proc.url, retries=0) as c:
+    with ServerProcess(CRAG_DATA) as proc:
+        yield proc.url
+
+
+@pytest.fixture(scope="module")
+def client(crag_server):
+    with CRAGClient(crag_server, retries=0) as c:
         yield c
 
 
