@@ -196,6 +196,7 @@ def _plan(calls, queries=("lock stock director",)):
 
 
 @needs_crag
+@pytest.mark.slow  # a CRAG server process
 def test_task2_uses_kg_tools_and_pages(tmp_path):
     path = tmp_path / "rows.jsonl"
     _write(path, [_row(0, query="what is meta's eps?", answer="22.95", domain="finance")])
