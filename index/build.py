@@ -362,12 +362,15 @@ def _run_anserini(collection: Path, index_dir: Path, total: int, threads: int, p
 
 
 def _versions() -> dict:
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
     from frames_agent.retrieval.lucene.jvm import anserini_jar
 
-    # A build runs pyserini's Anserini, so pyserini is installed here.
-    return {"frames-agent": __version__, "pyserini": version("pyserini"),
+    try:  # pyserini imported from a checkout has no package metadata: a finished build must not fail on it
+        pyserini: str | None = version("pyserini")
+    except PackageNotFoundError:
+        pyserini = None
+    return {"frames-agent": __version__, "pyserini": pyserini,
             "anserini_jar": Path(anserini_jar()).name, "python": platform.python_version()}
 
 

@@ -199,6 +199,20 @@ def test_manifest_records_inputs_unit_counts_and_versions(tiny_index, tiny_corpu
 
 
 @pytest.mark.lucene
+def test_pyserini_without_package_metadata_is_recorded_as_unknown(monkeypatch):
+    import importlib.metadata
+
+    from frames_agent.index import build
+
+    def version(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)  # pyserini imported from a checkout
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    versions = build._versions()
+    assert versions["pyserini"] is None and versions["anserini_jar"].startswith("anserini-")
+
+
+@pytest.mark.lucene
 def test_rebuild_is_idempotent_force_rebuilds_and_changed_inputs_rebuild(tmp_path, tiny_corpus):
     corpus = write_jsonl(tmp_path / "c.jsonl", tiny_corpus[:3])
     out = tmp_path / "ix"
