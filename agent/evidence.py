@@ -112,8 +112,8 @@ def entity_spans(text: str) -> list[str]:
                     opening = False
                 while words and (words[-1].lower() in FUNCTION_WORDS or words[-1].isdigit()):
                     words.pop()
-                is_date = all(w.lower() in _CALENDAR or w.isdigit() for w in words)
-                if words and stem_terms(" ".join(words)) and not (opening and len(words) == 1) and not is_date:
+                if (words and stem_terms(" ".join(words)) and not (opening and len(words) == 1)
+                        and not all(w.lower() in _CALENDAR or w.isdigit() for w in words)):  # a date names no article
                     spans.append(" ".join(words))
     return spans
 

@@ -110,8 +110,8 @@ def merge(context: list[ContextEntry], found: Sequence[tuple[int, Document]], st
     for rank, doc in found:
         known = by_key.get(doc.key)
         # A new passage of a known article joins its entry; a whole article already read is a copy, not news.
-        whole = known is not None and any(d.id == known.key for d in known.documents)
-        if known is not None and (doc.id in seen_ids or doc.id == doc.key or whole):
+        if known is not None and (doc.id in seen_ids or doc.id == doc.key
+                                  or any(d.id == known.key for d in known.documents)):
             # Found again, maybe higher up for another query: that is a sign of use, so it moves up.
             known.rank = min(known.rank, rank)
             continue
