@@ -155,10 +155,10 @@ class GeminiModel(BaseChatModel):
     def client(self) -> genai.Client:
         """One SDK client per model, with our key, base URL and timeout; retries are ours, not the SDK's."""
         if self._client is None:
-            # Our transports: each request's timeout is its total deadline, each reply bounded in size and nesting.
+            # One transport for both clients: a request's timeout is its total deadline, each reply is bounded.
+            transport = bounded_transport(httpx)
             options = types.HttpOptions(timeout=int(self.timeout * 1000), base_url=self.base_url,
-                                        client_args={"transport": bounded_transport(httpx)},
-                                        async_client_args={"transport": bounded_transport(httpx)})
+                                        client_args={"transport": transport}, async_client_args={"transport": transport})
             self._client = genai.Client(api_key=self.api_key.get_secret_value(), http_options=options)
         return self._client
 

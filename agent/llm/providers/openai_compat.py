@@ -187,18 +187,19 @@ class OpenAICompatChat(RetriedChat, ChatOpenAI):
     @model_validator(mode="after")
     def _client_per_loop(self) -> OpenAICompatChat:
         """Our bounded HTTP clients unless the caller gave one; our retries replace the SDK's."""
-        # Our transports bound every reply (size, nesting) and make the timeout a total deadline per request.
+        # Our transport (one serves both clients) bounds every reply and makes the timeout a total deadline.
+        transport = (bounded_transport(_http_module())
+                     if self.http_client is None or self.http_async_client is None else None)
         if isinstance(self.root_client, openai.OpenAI):
             own: dict[str, Any] = {} if self.http_client is not None else {"http_client": openai.DefaultHttpxClient(
-                timeout=self.root_client.timeout, transport=bounded_transport(_http_module()),
-                event_hooks={"response": [_numbers_bounded]})}
+                timeout=self.root_client.timeout, transport=transport, event_hooks={"response": [_numbers_bounded]})}
             self.root_client = self.root_client.with_options(max_retries=0, **own)
             self.client = self.root_client.chat.completions
         root = self.root_async_client
         if isinstance(root, openai.AsyncOpenAI):
             own_async: dict[str, Any] = {} if self.http_async_client is not None else {"http_client": (
                 openai.DefaultAsyncHttpxClient(timeout=root.timeout, event_hooks={"response": [_anumbers_bounded]},
-                                               transport=bounded_transport(_http_module())))}
+                                               transport=transport))}
             root = root.with_options(max_retries=0, **own_async)
             self.root_async_client, self.async_client = root, root.chat.completions
         return self
