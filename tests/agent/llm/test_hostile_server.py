@@ -85,7 +85,8 @@ def test_a_hanging_server_costs_the_deadline_and_no_retry_after_it(fake):
 
 
 def test_retries_inherit_the_deadline_and_never_start_after_it(fake):
-    fake.always(500, {"error": {"message": "boom"}}, {"retry-after-ms": "100"}, delay=0.2)
+    # Requests at 0 s and 0.7 s; a third would begin at 1.4 s. The 0.3 s margin absorbs a loaded machine's drift.
+    fake.always(500, {"error": {"message": "boom"}}, {"retry-after-ms": "500"}, delay=0.2)
     llm = resolve_model("openai:m", base_url=fake.url, timeout=30, max_retries=50)
     started = time.monotonic()
     with pytest.raises((QuestionTimeout, E.ServerError)):

@@ -80,7 +80,8 @@ def test_retries_never_start_after_the_question_deadline():
         calls.append(time.monotonic())
         raise ServerError("500")
 
-    policy = RetryPolicy(max_retries=100, base_delay=0.1, max_delay=0.1, jitter=0.0)
+    # Calls at 0, 0.35 and 0.7 s; a fourth would begin at 1.05 s. The 0.3 s margin absorbs a loaded machine's drift.
+    policy = RetryPolicy(max_retries=100, base_delay=0.35, max_delay=0.35, jitter=0.0)
     started = time.monotonic()
     with pytest.raises(ServerError):
         call_within(lambda: call_with_retries(fail, policy, lambda e: e), 1.0)
