@@ -64,7 +64,7 @@ def default_rows() -> Path:
 
 
 
-def kg_label(server_arg: str | None, process: Any) -> str:
+def kg_source(server_arg: str | None, process: Any) -> str:
     """The KG behind the tools: the local recordings (when the compatible server was started) or the server URL."""
     if process is not None:
         return (f"local recordings (compatible server at {process.url}: company table and recorded replies only; "
@@ -117,7 +117,7 @@ def run_crag(args: argparse.Namespace) -> int:
                                                resolve_model(judge_spec, cache=True, timeout=config.timeout))
     tools, server = crag_tools_for(args.server) if args.task == 2 else ([], None)
     try:
-        summary = run(data, args.out, llm, judge, settings, tools, kg=kg_label(args.server, server),
+        summary = run(data, args.out, llm, judge, settings, tools, kg=kg_source(args.server, server),
                       agent_config=config)
     finally:
         if server is not None:

@@ -105,7 +105,8 @@ def typed(key: str, value: str) -> object:
     return value
 
 
-def slug(value: str) -> str:
+def value_slug(value: str) -> str:
+    """A grid value as part of a directory name: a file by its stem, a negative number with its sign, 40 characters."""
     if re.fullmatch(r"-[0-9.]+", value):  # a negative number keeps its sign: -1 is not cell 1
         return value
     stem = Path(value).stem if ("/" in value or value.endswith(".txt")) else value
@@ -135,7 +136,7 @@ def cells(axes: list[Axis]) -> list[Cell]:
     out = []
     for combo in itertools.product(*(a.values for a in axes)):
         pairs = tuple(zip((a.key for a in axes), combo))
-        out.append(Cell("_".join(f"{k}={slug(v)}" for k, v in pairs), pairs))
+        out.append(Cell("_".join(f"{k}={value_slug(v)}" for k, v in pairs), pairs))
     names = [c.name for c in out]
     clash = next((n for n in names if names.count(n) > 1), None)
     if clash:

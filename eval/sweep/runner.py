@@ -13,7 +13,7 @@ from frames_agent.eval.errors import EvalError
 from frames_agent.eval.frames.executors import Build, InProcess, Job, RayCluster
 from frames_agent.eval.frames.runner import FramesRunSettings, RunOutcome, check_settings
 from frames_agent.eval.rundir import MAX_RESULTS_BYTES, RESULTS_FILE, write_atomic
-from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, slug
+from frames_agent.eval.sweep.grid import Axis, Cell, cells, check_sets, find_baseline, value_slug
 
 SWEEP_FILE = "sweep.json"
 
@@ -35,8 +35,7 @@ def plan_sweep(base: FramesRunSettings, axes: list[Axis], baseline: str | None =
     from frames_agent.eval.frames.systems import SYSTEMS
 
     check_sets(axes, base)
-    # Default: runs/sweep-<keys>-<model>[-retrieval].
-    parts = ["sweep", *(a.key.replace("_", "-") for a in axes), slug(base.model)]
+    parts = ["sweep", *(a.key.replace("_", "-") for a in axes), value_slug(base.model)]
     root = Path(base.out) if base.out else Path("runs") / "-".join(parts + (["retrieval"] if base.retrieval_only else []))
     grid = cells(axes)
     jobs: list[Job] = []

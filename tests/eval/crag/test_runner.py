@@ -393,17 +393,17 @@ def test_cli_crag_row_past_its_deadline_is_recorded_and_the_run_goes_on(tmp_path
 
 def test_every_crag_report_says_which_kg_answered(tmp_path):
     """Task-2 scores over the local recordings are not CRAG task-2 scores: the report must say which KG it was."""
-    from frames_agent.eval.crag.commands import kg_label
+    from frames_agent.eval.crag.commands import kg_source
 
     class Local:
         url = "http://127.0.0.1:5555"
 
-    assert kg_label(None, Local()).startswith("local recordings (compatible server at http://127.0.0.1:5555")
-    assert kg_label("http://kg.example:8000", None) == "CRAG_SERVER http://kg.example:8000"
+    assert kg_source(None, Local()).startswith("local recordings (compatible server at http://127.0.0.1:5555")
+    assert kg_source("http://kg.example:8000", None) == "CRAG_SERVER http://kg.example:8000"
     path = tmp_path / "rows.jsonl"
     _write(path, [_row(0)])
     summary = run(path, tmp_path / "out", ScriptedLLM(responder=lambda m: "Answer: guy ritchie"), None,
-                  CragSettings(task=2, model="s"), log=lambda s: None, kg=kg_label(None, Local()))
+                  CragSettings(task=2, model="s"), log=lambda s: None, kg=kg_source(None, Local()))
     from frames_agent.eval.crag.score import format_table
 
     assert summary.kg.startswith("local recordings") and "KG: local recordings" in format_table(summary)

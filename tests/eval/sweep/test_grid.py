@@ -7,7 +7,7 @@ import pytest
 
 from frames_agent.core.errors import UsageError
 from frames_agent.eval.frames.runner import FramesRunSettings
-from frames_agent.eval.sweep.grid import cells, find_baseline, parse_grid, slug
+from frames_agent.eval.sweep.grid import cells, find_baseline, parse_grid, value_slug
 
 
 def test_cells_cover_the_product_first_axis_slowest_with_typed_settings():
@@ -66,7 +66,7 @@ def test_grid_values_are_checked_against_the_config_and_repeats_refused(grid, me
 def test_cell_names_keep_the_spelling_given():
     assert [c.name for c in cells(parse_grid(["k=01,2", "plan_budget=500,800.0"]))] == [
         "k=01_plan_budget=500", "k=01_plan_budget=800.0", "k=2_plan_budget=500", "k=2_plan_budget=800.0"]
-    assert slug("-1") == "-1" and slug("1") == "1"  # a negative value keeps its sign in a cell name
+    assert value_slug("-1") == "-1" and value_slug("1") == "1"  # a negative value keeps its sign in a cell name
 
 
 def test_a_cells_results_are_read_within_bounds_when_planning(tmp_path):
