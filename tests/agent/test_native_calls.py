@@ -11,9 +11,7 @@ from langchain_core.messages import AIMessage
 from frames_agent.agent import AgentConfig, FramesAgent
 from frames_agent.agent.llm.testing import ScriptedLLM, ToolScriptedLLM
 from frames_agent.retrieval.crag import CRAGClient
-from frames_agent.retrieval.crag.server import ServerProcess
 from frames_agent.retrieval.crag.tools import crag_tools
-from tests.shared_data import CRAG_DATA, require
 
 
 def _call(name: str, args: dict, i: int = 0) -> dict:
@@ -22,13 +20,6 @@ def _call(name: str, args: dict, i: int = 0) -> dict:
 
 def _tool_names(kwargs: dict) -> list[str]:
     return [t["function"]["name"] for t in kwargs.get("tools", [])]
-
-
-@pytest.fixture(scope="module")
-def crag_server():
-    require(CRAG_DATA / "company_name.dict")
-    with ServerProcess(CRAG_DATA) as proc:
-        yield proc.url
 
 
 @pytest.fixture(scope="module")

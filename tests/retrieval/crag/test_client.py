@@ -11,17 +11,10 @@ import pytest
 from frames_agent import cli
 from frames_agent.retrieval.crag import CRAGClient, CRAGError, build_tools, select_endpoints
 from frames_agent.retrieval.crag.endpoints import BY_NAME, ENDPOINTS
-from frames_agent.retrieval.crag.server import CompanyTable, ServerProcess, free_port, load_recorded
-from tests.shared_data import CRAG_DATA, RECORDINGS, needs_crag, require
+from frames_agent.retrieval.crag.server import CompanyTable, free_port, load_recorded
+from tests.shared_data import CRAG_DATA, RECORDINGS, needs_crag
 
 RECORDED = json.loads(RECORDINGS.read_text())["calls"] if RECORDINGS.is_file() else []
-
-
-@pytest.fixture(scope="module")
-def crag_server():
-    require(RECORDINGS)
-    with ServerProcess(CRAG_DATA) as proc:
-        yield proc.url
 
 
 @pytest.fixture()

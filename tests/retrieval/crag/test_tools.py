@@ -11,18 +11,11 @@ from frames_agent.agent.llm.testing import ScriptedLLM
 from frames_agent.retrieval.crag import CRAGClient, CRAGError, build_tools
 from frames_agent.retrieval.crag.endpoints import BY_NAME
 from frames_agent.retrieval.crag.render import compact, number, render
-from frames_agent.retrieval.crag.server import ServerProcess, free_port, load_recorded
+from frames_agent.retrieval.crag.server import free_port, load_recorded
 from frames_agent.retrieval.crag.tools import CRAGToolError, call_id, crag_tools, result_document
-from tests.shared_data import CRAG_DATA, RECORDINGS, needs_crag, require
+from tests.shared_data import RECORDINGS, needs_crag
 
 RECORDED = load_recorded(RECORDINGS) if RECORDINGS.is_file() else []
-
-
-@pytest.fixture(scope="module")
-def crag_server():
-    require(RECORDINGS)
-    with ServerProcess(CRAG_DATA) as proc:
-        yield proc.url
 
 
 @pytest.fixture(scope="module")
