@@ -77,20 +77,8 @@ def test_package_import_graph_is_acyclic():
         targets = {package_of(t) for t in imports_of(module)}
         # A package may use its own sub-packages (its __init__ re-exports them); every other edge must not loop.
         graph.setdefault(source, set()).update(t for t in targets if not (t + ".").startswith(source + "."))
-    state: dict[str, int] = {}
-
-    def visit(node: str, path: list[str]) -> None:
-        state[node] = 1
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == 1:
-                raise AssertionError("import cycle: " + " -> ".join([*path, node, nxt]))
-            if not state.get(nxt):
-                visit(nxt, [*path, node])
-        state[node] = 2
-
-    for node in sorted(graph):
-        if not state.get(node):
-            visit(node, [])
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
