@@ -68,25 +68,25 @@ class RayCluster:
         except ImportError:
             raise MissingExtraError("--executor ray needs Ray: pip install 'frames-agent[ray]' "
                                     "(or pip install 'ray>=2.40')") from None
-        started_here = self._connect(ray)
+        connected = self._connect(ray)
         try:
             with contextlib.ExitStack() as stack:
                 stack.enter_context(_sigterm_noted())
                 runs = [stack.enter_context(open_run(settings, config, echo)) for settings, config in jobs]
                 try:
-                    self._execute(ray, runs, build, echo, cancel=not started_here)
+                    self._execute(ray, runs, build, echo, cancel=connected != "local")
                 finally:  # also after Ctrl-C: every started run's summary covers its finished questions
                     outcomes = [run.finish() for run in runs if run.started or not run.todo]
             return outcomes
         finally:
-            if started_here:
+            if connected:
                 with java_signals_kept():  # shutdown resets the JVM's signal handlers (see java_signals_kept)
                     ray.shutdown()
 
-    def _connect(self, ray) -> bool:
-        """Join (or start) the cluster unless this process already has; True when it was started here."""
+    def _connect(self, ray) -> str | None:
+        """Join (or start) the cluster unless this process already has: "joined", "local" (started here) or None."""
         if ray.is_initialized():
-            return False
+            return None
         joined = self.address or os.environ.get("RAY_ADDRESS")
         # Our own temporary directory: without an address Ray joins whatever cluster the shared /tmp/ray names.
         target = {"address": self.address} if joined else {"address": "local", "_temp_dir": str(ray_temp_dir()),
@@ -98,7 +98,7 @@ class RayCluster:
             where = self.address or "a local cluster"
             raise EvalError(f"cannot reach the Ray cluster at {where}: {first_line(exc, 300)} (start one with "
                             "`ray start --head`, or leave out --address for a local one)") from None
-        return True
+        return "joined" if joined else "local"
 
     def _execute(self, ray, runs: list[OpenRun], build: Build, echo: Echo, cancel: bool) -> None:
         from tqdm import tqdm
@@ -186,7 +186,7 @@ _TERM = threading.Event()  # set by SIGTERM while a Ray run waits for its tasks
 
 @contextlib.contextmanager
 def _sigterm_noted() -> Iterator[None]:
-    """SIGTERM only noted while tasks run; the waiting loop raises Terminated (tasks cancelled, records kept)."""
+    """SIGTERM only noted while tasks run; the waiting loop raises Terminated (tasks stop, records kept)."""
     # Raised inside Ray's compiled wait it surfaced as a SystemError, and Ray's own handler exits mid-call.
     import signal
 

@@ -21,7 +21,7 @@ def test_a_local_cluster_is_started_in_our_own_temporary_directory_on_loopback(m
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     ray = FakeRay()
-    assert RayCluster()._connect(ray) is True
+    assert RayCluster()._connect(ray) == "local"
     [asked] = ray.asked
     # address None would join whichever cluster /tmp/ray/ray_current_cluster names, another user's too.
     assert asked["address"] == "local" and asked["_node_ip_address"] == "127.0.0.1"
@@ -31,8 +31,8 @@ def test_a_local_cluster_is_started_in_our_own_temporary_directory_on_loopback(m
 def test_a_named_cluster_is_joined_as_named(monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     ray = FakeRay()
-    RayCluster(address="10.0.0.5:6379")._connect(ray)
+    assert RayCluster(address="10.0.0.5:6379")._connect(ray) == "joined"  # its tasks are cancelled on interrupt
     assert ray.asked[0]["address"] == "10.0.0.5:6379" and "_temp_dir" not in ray.asked[0]
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.6:6379")
-    RayCluster()._connect(ray)
+    assert RayCluster()._connect(ray) == "joined"
     assert ray.asked[1]["address"] is None and "_temp_dir" not in ray.asked[1]  # Ray reads $RAY_ADDRESS itself
