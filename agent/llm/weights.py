@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frames_agent.agent.llm.errors import WeightsError
+from frames_agent.core.paths import write_atomic
 
 GGUF_MAGIC = b"GGUF"
 QWEN_PARTS = 22
@@ -81,8 +82,9 @@ def verify_gguf(path: Path, spec: WeightsSpec, stamps: Path) -> Path:
     if stat.st_size != spec.size:
         raise WeightsError(f"{spec.name}: {path} is truncated or corrupt ({stat.st_size:,} bytes, expected "
                            f"{spec.size:,}); reinstall: {spec.install_hint}")
-    try:
-        stamped = json.loads(_stamp_path(path, stamps).read_text())
+    stamp = _stamp_path(path, stamps)
+    try:  # only a regular file: open() on a FIFO blocks
+        stamped = json.loads(stamp.read_text()) if stamp.is_file() else None
     except (OSError, ValueError):
         stamped = None  # no stamp or a broken one: the file is hashed
     if stamped == _mark(path, spec):
@@ -96,7 +98,7 @@ def verify_gguf(path: Path, spec: WeightsSpec, stamps: Path) -> Path:
 def _write_stamp(path: Path, spec: WeightsSpec, stamps: Path) -> None:
     try:
         stamps.mkdir(parents=True, exist_ok=True)
-        _stamp_path(path, stamps).write_text(json.dumps(_mark(path, spec)))
+        write_atomic(_stamp_path(path, stamps), json.dumps(_mark(path, spec)))  # replaces whatever is there
     except OSError:
         pass  # no stamp only costs a rehash next time
 

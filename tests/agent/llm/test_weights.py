@@ -60,6 +60,24 @@ def test_truncated_and_corrupt_files_are_rejected(tmp_path):
         weights.verify_gguf(path, spec, tmp_path / "stamps")
 
 
+def test_a_stamp_that_is_not_a_regular_file_costs_a_rehash_not_a_hang(tmp_path, monkeypatch):
+    import threading
+
+    parts, spec, _ = make_parts(tmp_path)
+    dest = weights.assemble_parts(parts, tmp_path / "models" / "tiny.gguf", spec)
+    stamp = weights._stamp_path(dest, tmp_path / "stamps")
+    stamp.parent.mkdir(parents=True)
+    os.mkfifo(stamp)  # open() on a FIFO with no other end blocks: reading or writing it would hang
+    hashed, real = [], weights.sha256_file
+    monkeypatch.setattr(weights, "sha256_file", lambda p: hashed.append(p) or real(p))
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(weights.verify_gguf(dest, spec, tmp_path / "stamps")),
+                              daemon=True)
+    worker.start()
+    worker.join(30)
+    assert done == [dest] and hashed == [dest] and stamp.is_file()  # hashed, and the stamp is a file again
+
+
 def test_qwen_is_rebuilt_when_our_copy_is_damaged(tmp_path, monkeypatch):
     parts, spec, blob = make_parts(tmp_path, n=22, size=10)
     monkeypatch.setattr(weights, "QWEN", spec)
