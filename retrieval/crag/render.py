@@ -110,11 +110,6 @@ def _table(result: dict[str, dict], columns: tuple[str, ...] | None, cap: int) -
     return "\n".join([head, *first, f"… ({len(lines) - len(first) - 3} rows not shown) …", *last])
 
 
-def _is_table(result: Any) -> bool:
-    return isinstance(result, dict) and bool(result) and all(isinstance(v, dict) for v in result.values()) \
-        and len({len(v) for v in result.values()}) == 1 and not any(k[:2].isdigit() for k in result)
-
-
 def _entity(value: dict[str, Any]) -> dict[str, Any]:
     """A movie/person entity with its long lists reduced to what answers questions."""
     out = dict(value)
@@ -152,7 +147,9 @@ def _body(endpoint: str, result: Any, cap: int) -> str:
     if endpoint == "open_get_entity" and isinstance(result, dict):
         text = str(result.get("summary_text") or "")[:800]
         return (text + "\n" + compact(result.get("summary_structured") or {})).strip()
-    if _is_table(result):
+    # A pandas table as {column: {row: value}}: named columns of one length (keys like dates hold rows instead).
+    if (isinstance(result, dict) and result and all(isinstance(v, dict) for v in result.values())
+            and len({len(v) for v in result.values()}) == 1 and not any(k[:2].isdigit() for k in result)):
         columns = _PLAY_COLUMNS if endpoint.endswith("play_by_play_data_by_game_ids") else None
         return _table(result, columns, cap)
     if isinstance(result, dict):
