@@ -204,7 +204,7 @@ def run_compare_command(args: argparse.Namespace) -> int:
     check_extras(base)
     if base.system != "multistep":
         raise FramesAgentError("compare varies the planning prompt, which only --system multistep uses")
-    slugs = [slug(Path(p).stem) for p in args.prompts]
+    slugs = [slug(Path(p).stem, limit=None) for p in args.prompts]  # uncut: a compare resumes in the dirs it made
     if len(set(slugs)) != len(slugs):
         raise FramesAgentError(f"--prompts names two variants the same way ({', '.join(slugs)}); rename a file")
     root = Path(base.out) if base.out else Path("runs") / ("compare-" + default_out(base).name.split("-", 2)[-1])

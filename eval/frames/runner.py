@@ -87,9 +87,9 @@ class RunOutcome:
     summary: RunSummary
 
 
-def slug(text: str) -> str:
-    """text as part of a directory name: runs of other characters as one "-", at most 60 characters."""
-    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:60] or "x"
+def slug(text: str, limit: int | None = 60) -> str:
+    """text as part of a directory name: runs of other characters as one "-", at most `limit` characters."""
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")[:limit] or "x"
 
 
 def default_out(settings: FramesRunSettings) -> Path:

@@ -430,6 +430,21 @@ def test_compare_runs_each_prompt_into_its_own_dir(tmp_path, tiny_retriever, cap
     assert "cmp/planning: 6 question(s)" in out and "planning vs vanilla" in out and "vanilla vs planning" not in out
 
 
+def test_compare_names_each_prompt_dir_after_its_whole_file_name(tmp_path, tiny_retriever, capsys, monkeypatch):
+    from frames_agent.core.paths import project_root
+    from frames_agent.eval.frames import commands as frames_commands
+
+    monkeypatch.setattr(frames_commands, "build_components", builder(tiny_retriever))
+    text = (project_root() / "agent" / "prompts" / "vanilla.txt").read_text()
+    long = ["x" * 70 + "-first", "x" * 70 + "-second"]  # alike for 70 characters: a cut name would merge them
+    for name in long:
+        (tmp_path / f"{name}.txt").write_text(text)
+    argv = ["compare", "--prompts", *(str(tmp_path / f"{n}.txt") for n in long), "--data", TINY, "--out",
+            str(tmp_path / "cmp"), "--model", "scripted", "--k", "1", "--n", "1", "--limit", "1", "--no-progress"]
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    assert all((tmp_path / "cmp" / name / "results.jsonl").is_file() for name in long)
+
+
 def test_bad_concurrency_is_one_line(tmp_path, tiny_retriever):
     with pytest.raises(FramesAgentError, match="--concurrency must be at least 1"):
         run(tmp_path, tiny_retriever, concurrency=0)
